@@ -1,0 +1,45 @@
+import cliProgress from 'cli-progress';
+
+/** The CLI's output layer: results on stdout, progress and errors on stderr. */
+export type Output = {
+  line(text: string): void;
+  json(value: unknown): void;
+  table(rows: Record<string, unknown>[], columns?: string[]): void;
+  error(text: string): void;
+  progress(total: number, label: string): { tick(detail: string): void; stop(): void };
+};
+
+const cell = (v: unknown): string => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+export function create(streams: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream & { isTTY?: boolean } } = process): Output {
+  const write = (stream: NodeJS.WritableStream, text: string) => stream.write(`${text}\n`);
+  return {
+    line: (text) => write(streams.stdout, text),
+    json: (value) => write(streams.stdout, JSON.stringify(value, null, 2)),
+    error: (text) => write(streams.stderr, `error: ${text}`),
+    table(rows, columns) {
+      if (rows.length === 0) {
+        write(streams.stdout, '(none)');
+        return;
+      }
+      const cols = columns ?? Object.keys(rows[0]!);
+      const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+      const format = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+      write(streams.stdout, format(cols));
+      for (const r of rows) write(streams.stdout, format(cols.map((c) => cell(r[c]))));
+    },
+    progress(total, label) {
+      // A bar on a terminal; one line per step elsewhere, so logs and CI output stay readable.
+      if (streams.stderr.isTTY) {
+        const bar = new cliProgress.SingleBar(
+          { format: `${label} [{bar}] {value}/{total} {detail}`, stream: streams.stderr, hideCursor: true, clearOnComplete: false },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(total, 0, { detail: '' });
+        return { tick: (detail) => bar.increment(1, { detail }), stop: () => bar.stop() };
+      }
+      let done = 0;
+      return { tick: (detail) => write(streams.stderr, `${label} ${++done}/${total} ${detail}`), stop: () => undefined };
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import * as Accounts from '../../store/Accounts.js';
+import * as Credentials from '../../store/Credentials.js';
+import * as Ledger from '../../store/Ledger.js';
+import type { SecretKind } from '../../auth/Secret.js';
+import { type Command, UsageError, jsonOption, number, required, text } from '../Command.js';
+
+export const accountsCreate: Command = {
+  name: 'accounts create',
+  summary: 'Create an account (a caller who holds API keys and balances, or an owner or team member).',
+  usage: 'accounts create NAME [--email EMAIL]',
+  options: { email: { type: 'string' }, ...jsonOption },
+  positionals: { min: 1, max: 1 },
+  run({ services, out }, { values, positionals }) {
+    const account = Accounts.create(services().db, { name: positionals[0]!, email: text(values, 'email') });
+    if (values.json) out.json(account);
+    else out.line(`created account ${account.name} (${account.id})`);
+  },
+};
+
+export const accountsList: Command = {
+  name: 'accounts list',
+  summary: 'List accounts with their unlock and credit balances.',
+  usage: 'accounts list [--json]',
+  options: jsonOption,
+  run({ services, out }, { values }) {
+    const rows = Accounts.list(services().db);
+    if (values.json) out.json(rows);
+    else out.table(rows.map((a) => ({ id: a.id, name: a.name, email: a.email, unlocks: a.unlockBalance, credits: a.creditBalance })));
+  },
+};
+
+function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: string, use: string): Command[] {
+  return [
+    {
+      name: `${word} create`,
+      summary: `Create ${what} for an account; the secret is printed once and stored only as a hash.`,
+      usage: `${word} create --account NAME [--label LABEL]`,
+      options: { account: { type: 'string' }, label: { type: 'string' }, ...jsonOption },
+      run({ services, out }, { values }) {
+        const db = services().db;
+        const account = Accounts.get(db, required(values, 'account'));
+        const { credential, token } = Credentials.issue(db, { kind, accountId: account.id, label: text(values, 'label') });
+        if (values.json) out.json({ ...credential, token });
+        else {
+          out.line(`created ${what} ${credential.id} for ${account.name}. Shown once, store it now:`);
+          out.line(token);
+          out.line(use);
+        }
+      },
+    },
+    {
+      name: `${word} list`,
+      summary: `List ${what}s (never their secrets).`,
+      usage: `${word} list [--account NAME] [--json]`,
+      options: { account: { type: 'string' }, ...jsonOption },
+      run({ services, out }, { values }) {
+        const db = services().db;
+        const account = text(values, 'account');
+        const rows = Credentials.list(db, kind, account === undefined ? undefined : Accounts.get(db, account).id);
+        if (values.json) out.json(rows);
+        else
+          out.table(
+            rows.map((c) => ({
+              id: c.id,
+              account: c.accountId,
+              label: c.label,
+              created: new Date(c.createdAt).toISOString(),
+              lastUsed: c.lastUsedAt && new Date(c.lastUsedAt).toISOString(),
+              revoked: c.revokedAt && new Date(c.revokedAt).toISOString(),
+            })),
+          );
+      },
+    },
+    {
+      name: `${word} revoke`,
+      summary: `Revoke ${what}; requests presenting it get 401 from then on.`,
+      usage: `${word} revoke ID`,
+      positionals: { min: 1, max: 1 },
+      run({ services, out }, { positionals }) {
+        const credential = Credentials.revoke(services().db, kind, positionals[0]!);
+        out.line(`revoked ${what} ${credential.id}`);
+      },
+    },
+  ];
+}
+
+export const keyCommands = credentialCommands('api_key', 'keys', 'an API key', 'send it as the service-api-key header');
+export const tokenCommands = credentialCommands('bearer_token', 'tokens', 'a bearer token', 'send it as Authorization: Bearer <token>');
+
+export const creditsGrant: Command = {
+  name: 'credits grant',
+  summary: "Add unlocks and/or credits to an account's balances (negative amounts take them back), with a ledger entry.",
+  usage: 'credits grant ACCOUNT [--unlocks N] [--credits N] [--memo TEXT]',
+  options: { unlocks: { type: 'string' }, credits: { type: 'string' }, memo: { type: 'string' }, ...jsonOption },
+  positionals: { min: 1, max: 1 },
+  run({ services, out }, { values, positionals }) {
+    const db = services().db;
+    const unlocks = number(values, 'unlocks', { integer: true }) ?? 0;
+    const credits = number(values, 'credits', { integer: true }) ?? 0;
+    if (unlocks === 0 && credits === 0) throw new UsageError('give --unlocks and/or --credits');
+    const account = Accounts.get(db, positionals[0]!);
+    const entry = Ledger.move(db, { accountId: account.id, kind: 'grant', unlocksDelta: unlocks, creditsDelta: credits, memo: text(values, 'memo') ?? '' });
+    const after = Accounts.get(db, account.id);
+    if (values.json) out.json({ ledgerId: entry, account: after });
+    else out.line(`${after.name}: ${after.unlockBalance} unlocks, ${after.creditBalance} credits (ledger #${entry})`);
+  },
+};
+
+export const ledger: Command = {
+  name: 'ledger',
+  summary: 'Show the newest ledger entries: grants, charges, reversals and creator earnings.',
+  usage: 'ledger [--account NAME] [--limit N] [--json]',
+  options: { account: { type: 'string' }, limit: { type: 'string' }, ...jsonOption },
+  run({ services, out }, { values }) {
+    const db = services().db;
+    const account = text(values, 'account');
+    const rows = Ledger.entries(db, {
+      accountId: account === undefined ? undefined : Accounts.get(db, account).id,
+      limit: number(values, 'limit', { min: 1, integer: true }) ?? 50,
+    });
+    if (values.json) out.json(rows);
+    else
+      out.table(
+        rows.map((e) => ({
+          id: e.id,
+          at: new Date(e.createdAt).toISOString(),
+          kind: e.kind,
+          account: e.accountId,
+          unlocks: e.unlocksDelta,
+          credits: e.creditsDelta,
+          usd: e.usdMicros / 1_000_000,
+          query: e.queryId,
+          memo: e.memo,
+        })),
+      );
+  },
+};

@@ -1,0 +1,175 @@
+import path from 'node:path';
+import { AccessLevel, ChannelKind, ChannelStatus } from '../../contract/Channel.js';
+import * as Demo from '../../demo/Demo.js';
+import * as Upload from '../../ingest/Upload.js';
+import * as Channels from '../../store/Channels.js';
+import * as Items from '../../store/Items.js';
+import * as Profiles from '../../store/Profiles.js';
+import { type Command, UsageError, jsonOption, number, oneOf, required, text } from '../Command.js';
+
+export const channelsCreate: Command = {
+  name: 'channels create',
+  summary: 'Add a channel (a source of content) to a profile.',
+  usage: 'channels create --profile SLUG --kind KIND --label LABEL [--access public|private] [--rate DOLLARS_PER_MILLION_TOKENS] [--id ch_...] [--source-url URL]',
+  options: {
+    profile: { type: 'string' },
+    kind: { type: 'string' },
+    label: { type: 'string' },
+    access: { type: 'string' },
+    rate: { type: 'string' },
+    id: { type: 'string' },
+    'source-url': { type: 'string' },
+    ...jsonOption,
+  },
+  run({ services, out }, { values }) {
+    const db = services().db;
+    const profile = Profiles.get(db, required(values, 'profile'));
+    const kind = oneOf(values, 'kind', ChannelKind.options);
+    if (!kind) throw new UsageError(`--kind is required: ${ChannelKind.options.join(', ')}`);
+    const channel = Channels.create(db, {
+      id: text(values, 'id'),
+      profileId: profile.id,
+      kind,
+      label: required(values, 'label'),
+      accessLevel: oneOf(values, 'access', AccessLevel.options) ?? 'public',
+      ratePerMillionTokens: number(values, 'rate', { min: 0 }) ?? 0,
+      sourceUrl: text(values, 'source-url'),
+    });
+    if (values.json) out.json(channel);
+    else out.line(`created ${channel.accessLevel} ${channel.kind} channel ${channel.id} on ${profile.slug}`);
+  },
+};
+
+export const channelsUpdate: Command = {
+  name: 'channels update',
+  summary: "Change a channel's label, access level, price or status (paused channels neither sync nor answer).",
+  usage: 'channels update ID [--label LABEL] [--access public|private] [--rate N] [--status live|paused]',
+  options: { label: { type: 'string' }, access: { type: 'string' }, rate: { type: 'string' }, status: { type: 'string' }, ...jsonOption },
+  positionals: { min: 1, max: 1 },
+  run({ services, out }, { values, positionals }) {
+    const status = oneOf(values, 'status', ChannelStatus.options);
+    if (status === 'syncing') throw new UsageError('syncing is set by a running sync; use live or paused');
+    const channel = Channels.update(services().db, positionals[0]!, {
+      label: text(values, 'label'),
+      accessLevel: oneOf(values, 'access', AccessLevel.options),
+      ratePerMillionTokens: number(values, 'rate', { min: 0 }),
+      status,
+    });
+    if (values.json) out.json(channel);
+    else out.line(`updated ${channel.id}: ${channel.status}, ${channel.accessLevel}, $${channel.ratePerMillionTokens}/M tokens`);
+  },
+};
+
+export const channelsList: Command = {
+  name: 'channels list',
+  summary: 'List channels with their item and chunk counts, sync state and last error.',
+  usage: 'channels list [--profile SLUG] [--json]',
+  options: { profile: { type: 'string' }, ...jsonOption },
+  run({ services, out }, { values }) {
+    const db = services().db;
+    const slug = text(values, 'profile');
+    const profiles = slug === undefined ? Profiles.list(db) : [Profiles.get(db, slug)];
+    const rows = profiles.flatMap((p) => Channels.byProfile(db, p.id).map((c) => ({ profile: p.slug, ...c, ...Items.counts(db, c.id) })));
+    if (values.json) out.json(rows);
+    else
+      out.table(
+        rows.map((c) => ({
+          id: c.id,
+          profile: c.profile,
+          kind: c.kind,
+          label: c.label,
+          access: c.accessLevel,
+          status: c.status,
+          rate: c.ratePerMillionTokens,
+          items: c.items,
+          chunks: c.chunks,
+          lastError: c.lastError,
+        })),
+      );
+  },
+};
+
+export const upload: Command = {
+  name: 'upload',
+  summary: `Upload files (${Object.keys(Upload.formats).join(' ')}) into a channel; unchanged files change nothing.`,
+  usage: 'upload --channel ID FILE... [--title T] [--source-url URL] [--published-at DATE] [--author NAME] [--external-id ID]',
+  options: {
+    channel: { type: 'string' },
+    title: { type: 'string' },
+    'source-url': { type: 'string' },
+    'published-at': { type: 'string' },
+    author: { type: 'string' },
+    'external-id': { type: 'string' },
+    ...jsonOption,
+  },
+  positionals: { min: 1, max: 10_000 },
+  async run({ services, config, out }, { values, positionals }) {
+    const db = services().db;
+    const channel = Channels.get(db, required(values, 'channel'));
+    const perFile = ['title', 'source-url', 'external-id'].filter((k) => values[k] !== undefined);
+    if (positionals.length > 1 && perFile.length > 0) throw new UsageError(`--${perFile[0]} applies to one file; upload files one at a time to set it`);
+    for (const file of positionals) Upload.formatOf(file);
+    const progress = out.progress(positionals.length, `upload ${channel.id}`);
+    const results = [];
+    let failed = 0;
+    for (const file of positionals) {
+      try {
+        const result = await Upload.ingest(db, {
+          channelId: channel.id,
+          file,
+          metadata: {
+            title: text(values, 'title'),
+            sourceUrl: text(values, 'source-url'),
+            publishedAt: text(values, 'published-at'),
+            author: text(values, 'author'),
+            externalId: text(values, 'external-id'),
+          },
+          chunkTargetTokens: config.chunkTargetTokens,
+        });
+        results.push({ file, ...result });
+        progress.tick(`${path.basename(file)}: ${result.outcome}`);
+      } catch (error) {
+        failed += 1;
+        progress.tick(`${path.basename(file)}: failed`);
+        out.error(`${file}: ${(error as Error).message}`);
+      }
+    }
+    progress.stop();
+    if (values.json) out.json(results);
+    else out.table(results.map((r) => ({ file: r.file, item: r.itemId, outcome: r.outcome, chunks: r.chunkCount, title: r.title })));
+    return failed > 0 ? 1 : 0;
+  },
+};
+
+export const itemsList: Command = {
+  name: 'items list',
+  summary: 'List the items of a channel with their chunk counts.',
+  usage: 'items list --channel ID [--json]',
+  options: { channel: { type: 'string' }, ...jsonOption },
+  run({ services, out }, { values }) {
+    const db = services().db;
+    const items = Items.byChannel(db, Channels.get(db, required(values, 'channel')).id);
+    if (values.json) out.json(items);
+    else
+      out.table(
+        items.map((i) => ({ id: i.id, title: i.title, published: i.publishedAt && new Date(i.publishedAt).toISOString().slice(0, 10), chunks: i.chunkCount, source: i.sourceUrl })),
+      );
+  },
+};
+
+export const demoLoad: Command = {
+  name: 'demo load',
+  summary: 'Load (or refresh) the demo dataset from data/demo through the upload ingestion.',
+  usage: 'demo load [--dir DIRECTORY]',
+  options: { dir: { type: 'string' }, ...jsonOption },
+  async run({ services, config, out }, { values }) {
+    const directory = text(values, 'dir') ?? Demo.defaultDirectory;
+    const manifest = await Demo.readManifest(directory);
+    const total = manifest.profiles.reduce((n, p) => n + p.channels.reduce((m, c) => m + c.items.length, 0), 0);
+    const progress = out.progress(total, 'demo');
+    const result = await Demo.load(services().db, { directory, chunkTargetTokens: config.chunkTargetTokens, onProgress: (e) => progress.tick(e.file) });
+    progress.stop();
+    if (values.json) out.json(result);
+    else out.line(`demo: ${result.profiles} profiles, ${result.channels} channels, ${result.items} items (${result.created} new, ${result.updated} updated, ${result.unchanged} unchanged), ${result.chunks} chunks`);
+  },
+};

@@ -1,0 +1,44 @@
+import * as Demo from '../../demo/Demo.js';
+import * as Profiles from '../../store/Profiles.js';
+import * as HttpServer from '../../transport/http/Server.js';
+import * as Stdio from '../../transport/mcp/Stdio.js';
+import { type Command, UsageError, number, text } from '../Command.js';
+
+const untilSignal = () =>
+  new Promise<string>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
+  });
+
+export const serve: Command = {
+  name: 'serve',
+  summary: 'Serve the HTTP API and MCP over HTTP (loads the demo dataset on first start).',
+  usage: 'serve [--host HOST] [--port PORT]',
+  options: { host: { type: 'string' }, port: { type: 'string' } },
+  async run({ config, services: open, out }, { values }) {
+    const services = open();
+    if (config.demoData) {
+      const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
+      if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
+    }
+    const port = number(values, 'port', { min: 0, integer: true }) ?? config.port;
+    const { server, url } = await HttpServer.listen(services, { host: text(values, 'host') ?? config.host, port });
+    services.logger.info('listening', { url, database: config.databasePath, environment: config.environment });
+    out.line(`profile-edge listening on ${url}  (MCP: ${url}/mcp, OpenAPI: ${url}/openapi.json)`);
+    const signal = await untilSignal();
+    services.logger.info('shutting down', { signal });
+    await HttpServer.close(server);
+  },
+};
+
+export const mcp: Command = {
+  name: 'mcp',
+  summary: 'Serve MCP over stdio for a local host (Claude Desktop, editors, agents).',
+  usage: 'mcp [--profile SLUG]   (credentials: PROFILE_EDGE_API_KEY, PROFILE_EDGE_BEARER_TOKEN)',
+  options: { profile: { type: 'string' } },
+  async run({ services: open }, { values }) {
+    const services = open();
+    const slug = text(values, 'profile');
+    if (slug !== undefined && !Profiles.byHandle(services.db, slug)) throw new UsageError(`no profile "${slug}"`);
+    await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });
+  },
+};

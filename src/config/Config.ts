@@ -1,0 +1,123 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { Rail } from '../contract/Quote.js';
+
+/** The project root: where `data/` and `SKILL.md` live, whatever the working directory. */
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const optionalText = z.string().trim().transform((v) => (v === '' ? undefined : v)).optional();
+
+/** Every environment variable the service reads, with its default. `.env.example` lists the same set. */
+const Environment = z.object({
+  ENVIRONMENT: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATABASE_PATH: z.string().min(1).default(path.join(projectRoot, 'data', 'profile-edge.db')),
+  DEMO_DATA: flag.optional(),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  TRUST_PROXY: flag.default('false'),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+  CHUNK_TARGET_TOKENS: z.coerce.number().int().min(50).max(2000).default(320),
+  PRICE_USD_MILLICENTS: z.coerce.number().int().min(1).default(5_000),
+  QUERY_COST_UNLOCKS: z.coerce.number().int().min(0).default(1),
+  QUERY_COST_CREDITS: z.coerce.number().int().min(0).default(10),
+  QUOTE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  TEMPO_NETWORK: z.enum(['mainnet', 'testnet']).default('mainnet'),
+  TEMPO_PAY_TO: address.optional(),
+  TEMPO_CURRENCY: address.optional(),
+  X402_BASE_NETWORK: z.enum(['mainnet', 'sepolia']).default('mainnet'),
+  X402_BASE_PAY_TO: address.optional(),
+  X402_BASE_CURRENCY: address.optional(),
+  PROFILE_EDGE_API_KEY: optionalText,
+  PROFILE_EDGE_BEARER_TOKEN: optionalText,
+});
+
+/** One on-chain rail as configured: where money goes and in which token. */
+export type RailConfig = {
+  rail: Rail;
+  chain: string;
+  chainId: number;
+  currency: string;
+  payTo: string | undefined;
+};
+
+export type Config = {
+  environment: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  databasePath: string;
+  demoData: boolean;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  trustProxy: boolean;
+  maxBodyBytes: number;
+  chunkTargetTokens: number;
+  pricing: {
+    amountUsdMillicents: number;
+    costUnlocks: number;
+    costCredits: number;
+  };
+  quoteRateLimitPerMinute: number;
+  rails: Record<Rail, RailConfig>;
+  /** Credentials the stdio MCP server acts with; never logged. */
+  stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
+};
+
+/** USDC and chain ids per rail and network; the currency can be overridden per rail. */
+const networks = {
+  tempo: {
+    mainnet: { chain: 'tempo', chainId: 4217, currency: '0x20C000000000000000000000b9537d11c60E8b50' },
+    // The Moderato test network has no USDC; pathUSD is its canonical test stablecoin.
+    testnet: { chain: 'tempo-moderato', chainId: 42431, currency: '0x20c0000000000000000000000000000000000000' },
+  },
+  x402_base: {
+    mainnet: { chain: 'base', chainId: 8453, currency: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' },
+    sepolia: { chain: 'base-sepolia', chainId: 84532, currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e' },
+  },
+} as const;
+
+/** A configuration error, reported to the operator as one readable message. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads and validates configuration from an environment (by default `process.env`).
+ * This is the only place in the service that reads environment variables.
+ */
+export function load(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = Environment.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const tempo = networks.tempo[e.TEMPO_NETWORK];
+  const base = networks.x402_base[e.X402_BASE_NETWORK];
+  return {
+    environment: e.ENVIRONMENT,
+    host: e.HOST,
+    port: e.PORT,
+    databasePath: e.DATABASE_PATH === ':memory:' ? e.DATABASE_PATH : path.resolve(e.DATABASE_PATH),
+    // Production never gets demo rows unless an operator asks for them.
+    demoData: e.DEMO_DATA ?? e.ENVIRONMENT !== 'production',
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    chunkTargetTokens: e.CHUNK_TARGET_TOKENS,
+    pricing: {
+      amountUsdMillicents: e.PRICE_USD_MILLICENTS,
+      costUnlocks: e.QUERY_COST_UNLOCKS,
+      costCredits: e.QUERY_COST_CREDITS,
+    },
+    quoteRateLimitPerMinute: e.QUOTE_RATE_LIMIT_PER_MINUTE,
+    rails: {
+      tempo: { rail: 'tempo', ...tempo, currency: e.TEMPO_CURRENCY ?? tempo.currency, payTo: e.TEMPO_PAY_TO },
+      x402_base: { rail: 'x402_base', ...base, currency: e.X402_BASE_CURRENCY ?? base.currency, payTo: e.X402_BASE_PAY_TO },
+    },
+    stdioCredentials: { apiKey: e.PROFILE_EDGE_API_KEY, bearerToken: e.PROFILE_EDGE_BEARER_TOKEN },
+  };
+}

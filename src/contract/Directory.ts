@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { Channel } from './Channel.js';
+
+export const ProfileRef = z.object({ slug: z.string(), name: z.string() }).strict();
+export type ProfileRef = z.infer<typeof ProfileRef>;
+
+/** Where a profile's per-profile endpoints live, as paths relative to the base address. */
+export const EndpointManifest = z
+  .object({ channels: z.string(), quote: z.string(), query: z.string(), mcp: z.string() })
+  .strict();
+export type EndpointManifest = z.infer<typeof EndpointManifest>;
+
+export const DirectoryProfile = z
+  .object({
+    slug: z.string(),
+    name: z.string(),
+    description: z.string(),
+    channels: z.array(Channel),
+    endpoints: EndpointManifest,
+  })
+  .strict();
+export type DirectoryProfile = z.infer<typeof DirectoryProfile>;
+
+/** One page of the public directory; `nextCursor` is omitted on the last page. */
+export const DirectoryPage = z
+  .object({ data: z.array(DirectoryProfile), nextCursor: z.string().optional() })
+  .strict();
+export type DirectoryPage = z.infer<typeof DirectoryPage>;
+
+export const ProfileChannels = z
+  .object({
+    slug: z.string(),
+    name: z.string(),
+    channels: z.array(Channel),
+    pricingUnit: z.literal('dollars_per_million_profile_tokens'),
+    profileToken: z.literal('ceil(charCount / 4)'),
+  })
+  .strict();
+export type ProfileChannels = z.infer<typeof ProfileChannels>;
+
+export const Health = z
+  .object({ ok: z.boolean(), service: z.literal('profile-edge'), environment: z.string() })
+  .strict();
+export type Health = z.infer<typeof Health>;

@@ -1,0 +1,131 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { projectRoot } from '../config/Config.js';
+import { AccessLevel, ChannelKind } from '../contract/Channel.js';
+import * as Upload from '../ingest/Upload.js';
+import * as Accounts from '../store/Accounts.js';
+import * as Channels from '../store/Channels.js';
+import * as Collections from '../store/Collections.js';
+import type { Database } from '../store/Database.js';
+import { getMeta, setMeta } from '../store/Database.js';
+import * as Profiles from '../store/Profiles.js';
+
+/** Where the demo dataset lives: source files plus a manifest of who owns what. */
+export const defaultDirectory = path.join(projectRoot, 'data', 'demo');
+
+const Manifest = z
+  .object({
+    accounts: z.array(z.object({ name: z.string(), email: z.string().optional() }).strict()),
+    profiles: z.array(
+      z
+        .object({
+          slug: z.string(),
+          name: z.string(),
+          description: z.string(),
+          visibility: z.enum(['public', 'unlisted', 'private']),
+          directory: z.boolean(),
+          owner: z.string().nullable(),
+          members: z.array(z.string()),
+          aliases: z.array(z.string()).optional(),
+          channels: z.array(
+            z
+              .object({
+                id: z.string(),
+                kind: ChannelKind,
+                label: z.string(),
+                accessLevel: AccessLevel,
+                ratePerMillionTokens: z.number(),
+                status: z.enum(['live', 'paused']),
+                items: z.array(
+                  z
+                    .object({
+                      externalId: z.string(),
+                      file: z.string(),
+                      title: z.string(),
+                      sourceUrl: z.string().optional(),
+                      publishedAt: z.string(),
+                      author: z.string().optional(),
+                    })
+                    .strict(),
+                ),
+              })
+              .strict(),
+          ),
+        })
+        .strict(),
+    ),
+    collections: z.array(
+      z.object({ creator: z.string(), slug: z.string(), name: z.string(), description: z.string(), channels: z.array(z.string()) }).strict(),
+    ),
+  })
+  .strict();
+export type Manifest = z.infer<typeof Manifest>;
+
+export type Progress = (event: { done: number; total: number; file: string }) => void;
+
+export type LoadResult = { profiles: number; channels: number; items: number; created: number; updated: number; unchanged: number; chunks: number };
+
+/** Reads and validates a demo manifest. */
+export async function readManifest(directory: string): Promise<Manifest> {
+  const raw = await fs.readFile(path.join(directory, 'manifest.json'), 'utf8');
+  return Manifest.parse(JSON.parse(raw));
+}
+
+/**
+ * Loads the demo dataset through the same upload ingestion an operator uses. Idempotent: what exists is kept, and
+ * unchanged files change nothing.
+ */
+export async function load(db: Database, options: { directory?: string; chunkTargetTokens: number; onProgress?: Progress }): Promise<LoadResult> {
+  const directory = options.directory ?? defaultDirectory;
+  const manifest = await readManifest(directory);
+  for (const account of manifest.accounts) {
+    if (!Accounts.find(db, account.name)) Accounts.create(db, account);
+  }
+  for (const p of manifest.profiles) {
+    const owner = p.owner === null ? null : Accounts.get(db, p.owner).id;
+    const profile =
+      Profiles.byHandle(db, p.slug) ??
+      Profiles.create(db, { slug: p.slug, name: p.name, description: p.description, visibility: p.visibility, directory: p.directory, ownerAccountId: owner });
+    for (const alias of p.aliases ?? []) if (!Profiles.byHandle(db, alias)) Profiles.addAlias(db, profile.id, alias);
+    for (const member of p.members) Profiles.addMember(db, profile.id, Accounts.get(db, member).id);
+    for (const c of p.channels) {
+      if (!Channels.find(db, c.id)) {
+        Channels.create(db, { id: c.id, profileId: profile.id, kind: c.kind, label: c.label, accessLevel: c.accessLevel, ratePerMillionTokens: c.ratePerMillionTokens, status: c.status });
+      }
+    }
+  }
+  for (const c of manifest.collections) {
+    const creator = Profiles.get(db, c.creator);
+    if (!Collections.find(db, creator.id, c.slug)) {
+      Collections.create(db, { profileId: creator.id, slug: c.slug, name: c.name, description: c.description, channelIds: c.channels });
+    }
+  }
+
+  const items = manifest.profiles.flatMap((p) => p.channels.flatMap((c) => c.items.map((item) => ({ channelId: c.id, item }))));
+  const result: LoadResult = { profiles: manifest.profiles.length, channels: 0, items: items.length, created: 0, updated: 0, unchanged: 0, chunks: 0 };
+  result.channels = manifest.profiles.reduce((n, p) => n + p.channels.length, 0);
+  let done = 0;
+  for (const { channelId, item } of items) {
+    const stored = await Upload.ingest(db, {
+      channelId,
+      file: path.join(directory, item.file),
+      metadata: { externalId: item.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author },
+      chunkTargetTokens: options.chunkTargetTokens,
+    });
+    result[stored.outcome] += 1;
+    result.chunks += stored.chunkCount;
+    options.onProgress?.({ done: ++done, total: items.length, file: item.file });
+  }
+  return result;
+}
+
+const loadedKey = 'demo_loaded_at';
+
+/** Loads the demo on a store's first start only: an operator who removes demo rows does not get them back. */
+export async function loadOnFirstStart(db: Database, options: { chunkTargetTokens: number; directory?: string }): Promise<LoadResult | undefined> {
+  if (getMeta(db, loadedKey) !== undefined) return undefined;
+  const result = await load(db, options);
+  setMeta(db, loadedKey, new Date().toISOString());
+  return result;
+}

@@ -1,0 +1,82 @@
+/**
+ * The one error table: every failure the service reports has a stable string code, and this module alone maps a code
+ * to its HTTP status and its JSON-RPC error code.
+ */
+
+type Entry = { status: number; jsonRpc: number; message: string };
+
+const table = {
+  invalid_json: { status: 400, jsonRpc: -32700, message: 'The request body is not valid JSON.' },
+  invalid_request: { status: 400, jsonRpc: -32602, message: 'The request is invalid.' },
+  invalid_cursor: { status: 400, jsonRpc: -32602, message: 'The cursor is not one this service issued.' },
+  invalid_limit: { status: 400, jsonRpc: -32602, message: 'limit must be an integer from 1 to 100.' },
+  missing_rail: { status: 400, jsonRpc: -32602, message: 'rail is required for on-chain price metadata: tempo or x402_base.' },
+  invalid_rail: { status: 400, jsonRpc: -32602, message: 'rail must be tempo or x402_base.' },
+  missing_question: { status: 400, jsonRpc: -32602, message: 'question is required.' },
+  invalid_scope: { status: 400, jsonRpc: -32602, message: 'The scope is invalid.' },
+  missing_payment_mode: { status: 400, jsonRpc: -32602, message: 'paymentMode (unlocks or credits) is required with an API key.' },
+  invalid_api_key: { status: 401, jsonRpc: -32001, message: 'The service-api-key header is missing, malformed or revoked.' },
+  invalid_bearer_token: { status: 401, jsonRpc: -32001, message: 'The bearer token is malformed, unknown or revoked.' },
+  payment_required: { status: 402, jsonRpc: -32042, message: 'Payment is required.' },
+  insufficient_balance: { status: 402, jsonRpc: -32002, message: 'The account balance does not cover this query.' },
+  not_found: { status: 404, jsonRpc: -32004, message: 'Not found.' },
+  method_not_allowed: { status: 405, jsonRpc: -32601, message: 'Method not allowed.' },
+  conflict: { status: 409, jsonRpc: -32009, message: 'That already exists.' },
+  payload_too_large: { status: 413, jsonRpc: -32600, message: 'The request body is too large.' },
+  no_relevant_content: { status: 422, jsonRpc: -32022, message: 'No indexed content is relevant enough to price this question.' },
+  rate_limited: { status: 429, jsonRpc: -32029, message: 'Too many requests.' },
+  rail_unavailable: { status: 503, jsonRpc: -32003, message: 'This payment rail is not configured on this server.' },
+  service_unavailable: { status: 503, jsonRpc: -32003, message: 'The service is unavailable.' },
+  internal_error: { status: 500, jsonRpc: -32603, message: 'Internal error.' },
+} as const satisfies Record<string, Entry>;
+
+export type ErrorCode = keyof typeof table;
+
+export const errorCodes = Object.keys(table) as ErrorCode[];
+
+/** Extra Error-body fields (the contract allows extra properties) and the HTTP headers that go with them. */
+export type ErrorDetails = Record<string, unknown>;
+
+/** A failure with a stable code; everything a caller sees of it comes from the table and `details`. */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, options: { details?: ErrorDetails; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message ?? table[code].message, { cause: options.cause });
+    this.code = code;
+    this.details = options.details ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return table[this.code].status;
+  }
+
+  get jsonRpcCode(): number {
+    return table[this.code].jsonRpc;
+  }
+}
+
+/** The HTTP status of a code. */
+export function statusOf(code: ErrorCode): number {
+  return table[code].status;
+}
+
+/** Any thrown value as a ServiceError; unknown failures become `internal_error` with the cause kept for the log. */
+export function toServiceError(error: unknown): ServiceError {
+  if (error instanceof ServiceError) return error;
+  return new ServiceError('internal_error', undefined, { cause: error });
+}
+
+/** The contract's Error body. */
+export function toErrorBody(error: ServiceError): { error: ErrorCode; message: string } & ErrorDetails {
+  return { ...error.details, error: error.code, message: error.message };
+}
+
+/** A JSON-RPC error object: the Error body travels in `data`, with the HTTP-equivalent status beside it. */
+export function toJsonRpcError(error: ServiceError): { code: number; message: string; data: Record<string, unknown> } {
+  return { code: error.jsonRpcCode, message: error.message, data: { ...toErrorBody(error), status: error.status } };
+}

@@ -1,0 +1,103 @@
+import type { Database } from './Database.js';
+import * as Ids from './Ids.js';
+
+/** A chunk before it is stored. */
+export type ChunkDraft = {
+  text: string;
+  startSeconds?: number | undefined;
+  endSeconds?: number | undefined;
+  speaker?: string | undefined;
+};
+
+/** One item of a channel with its chunks, as an ingestion produces it. */
+export type ItemDraft = {
+  channelId: string;
+  externalId: string;
+  title: string;
+  sourceUrl?: string | undefined;
+  publishedAt?: number | undefined;
+  author?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  /** Fingerprint of everything the chunks were made from; an unchanged fingerprint means nothing to do. */
+  contentHash: string;
+  chunks: ChunkDraft[];
+};
+
+export type StoredItem = {
+  id: string;
+  channelId: string;
+  externalId: string;
+  title: string;
+  sourceUrl: string | null;
+  publishedAt: number | null;
+  author: string | null;
+  contentHash: string;
+  chunkCount: number;
+  updatedAt: number;
+};
+
+export type Outcome = 'created' | 'updated' | 'unchanged';
+
+/** An item's id follows from its channel and its id at the source. */
+export const itemId = (channelId: string, externalId: string): string => Ids.stable('it', channelId, externalId);
+
+/**
+ * Stores an item and its chunks. Unchanged content (same fingerprint) writes nothing; changed content replaces the
+ * item's chunks in one transaction, so readers see the old chunks or the new ones, never a mix.
+ */
+export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: Outcome; chunkCount: number } {
+  const id = itemId(draft.channelId, draft.externalId);
+  return db.transaction(() => {
+    const existing = db.prepare('SELECT content_hash AS contentHash FROM items WHERE id = ?').get(id) as { contentHash: string } | undefined;
+    if (existing?.contentHash === draft.contentHash) {
+      const chunkCount = db.prepare('SELECT count(*) FROM chunks WHERE item_id = ?').pluck().get(id) as number;
+      return { itemId: id, outcome: 'unchanged' as const, chunkCount };
+    }
+    const now = Date.now();
+    if (existing) {
+      db.prepare('DELETE FROM chunks WHERE item_id = ?').run(id);
+      db.prepare(
+        `UPDATE items SET title = ?, source_url = ?, published_at = ?, author = ?, content_hash = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+      ).run(draft.title, draft.sourceUrl ?? null, draft.publishedAt ?? null, draft.author ?? null, draft.contentHash, JSON.stringify(draft.metadata ?? {}), now, id);
+    } else {
+      db.prepare(
+        `INSERT INTO items (id, channel_id, external_id, title, source_url, published_at, author, content_hash, metadata, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, draft.channelId, draft.externalId, draft.title, draft.sourceUrl ?? null, draft.publishedAt ?? null, draft.author ?? null,
+        draft.contentHash, JSON.stringify(draft.metadata ?? {}), now, now);
+    }
+    const insert = db.prepare(
+      `INSERT INTO chunks (id, item_id, ordinal, text, char_count, start_seconds, end_seconds, speaker) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    draft.chunks.forEach((chunk, ordinal) => {
+      insert.run(Ids.stable('ck', id, ordinal, draft.contentHash), id, ordinal, chunk.text, chunk.text.length,
+        chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null);
+    });
+    return { itemId: id, outcome: existing ? ('updated' as const) : ('created' as const), chunkCount: draft.chunks.length };
+  })();
+}
+
+/** Removes an item and its chunks. */
+export function remove(db: Database, id: string): boolean {
+  return db.prepare('DELETE FROM items WHERE id = ?').run(id).changes > 0;
+}
+
+/** The items of a channel, newest first. */
+export function byChannel(db: Database, channelId: string): StoredItem[] {
+  return db
+    .prepare(
+      `SELECT i.id, i.channel_id AS channelId, i.external_id AS externalId, i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt,
+         i.author, i.content_hash AS contentHash, i.updated_at AS updatedAt, (SELECT count(*) FROM chunks c WHERE c.item_id = i.id) AS chunkCount
+       FROM items i WHERE i.channel_id = ? ORDER BY i.published_at DESC, i.id`,
+    )
+    .all(channelId) as StoredItem[];
+}
+
+/** Item and chunk totals of a channel. */
+export function counts(db: Database, channelId: string): { items: number; chunks: number } {
+  return db
+    .prepare(
+      `SELECT count(DISTINCT i.id) AS items, count(c.rowid) AS chunks FROM items i LEFT JOIN chunks c ON c.item_id = i.id WHERE i.channel_id = ?`,
+    )
+    .get(channelId) as { items: number; chunks: number };
+}

@@ -1,0 +1,26 @@
+import type { Database } from 'better-sqlite3';
+import { foundation } from './migrations/001_foundation.js';
+
+/** Numbered schema migrations; a later issue appends, never edits an applied one. */
+export const migrations: readonly { version: number; name: string; sql: string }[] = [
+  { version: 1, name: 'foundation', sql: foundation },
+];
+
+/** Applies every migration newer than the database, each in its own transaction. Returns the versions applied. */
+export function migrate(db: Database): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
+  const applied = new Set(
+    db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
+  );
+  const done: number[] = [];
+  for (const m of migrations) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+    })();
+    done.push(m.version);
+  }
+  return done;
+}

@@ -1,0 +1,115 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { projectRoot } from '../../config/Config.js';
+import { ServiceError, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
+import type { Services } from '../../Services.js';
+import * as Tools from '../../../tools/Tools.js';
+import { presentedOf, sendError } from './Http.js';
+import * as McpHttp from './McpHttp.js';
+import * as OpenApi from './OpenApi.js';
+import { expressPath, routes } from './Rest.js';
+
+const notAllowed = (allow: string) => (_req: Request, res: Response) =>
+  sendError(res.set('Allow', allow), new ServiceError('method_not_allowed', `use ${allow}`));
+
+/** Maps a body-parser failure onto the error table. */
+function bodyError(error: { type?: string; status?: number }): ServiceError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new ServiceError('invalid_json');
+    case 'entity.too.large':
+      return new ServiceError('payload_too_large');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new ServiceError('invalid_request', 'the request body could not be read');
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The HTTP surface: health, the OpenAPI document, SKILL.md, the REST paths (thin mappings onto the tools) and MCP over
+ * HTTP. Every failure leaves as the contract's Error body (JSON-RPC envelopes on the MCP endpoints).
+ */
+export function create(services: Services): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', services.config.trustProxy);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      services.logger.info('request', { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) });
+    });
+    next();
+  });
+
+  // Every body is read as JSON whatever its content type, so `curl -d '{...}'` works without a header.
+  app.use(express.json({ type: () => true, limit: services.config.maxBodyBytes }));
+
+  app.route('/health').get((_req, res) => {
+    let ok = true;
+    try {
+      services.db.prepare('SELECT 1').get();
+    } catch {
+      ok = false;
+    }
+    res.json({ ok, service: 'profile-edge', environment: services.config.environment });
+  }).all(notAllowed('GET'));
+
+  const openapi = OpenApi.document();
+  app.route('/openapi.json').get((_req, res) => res.json(openapi)).all(notAllowed('GET'));
+
+  app.route('/SKILL.md').get((_req, res) => {
+    res.type('text/markdown; charset=utf-8').sendFile(path.join(projectRoot, 'SKILL.md'));
+  }).all(notAllowed('GET'));
+  const skillDir = path.join(projectRoot, 'skill');
+  if (fs.existsSync(skillDir)) app.use('/skill', express.static(skillDir, { dotfiles: 'ignore', index: false, fallthrough: true }));
+
+  const byPath = new Map<string, typeof routes>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  for (const [apiPath, group] of byPath) {
+    const chain = app.route(expressPath(apiPath));
+    for (const route of group) {
+      chain[route.method](async (req: Request, res: Response) => {
+        try {
+          const payload = await Tools.invoke({
+            services,
+            name: route.tool,
+            args: route.args(req),
+            presented: presentedOf(req),
+            binding: route.binding(req),
+          });
+          res.json(payload);
+        } catch (thrown) {
+          const error = toServiceError(thrown);
+          if (error.code === 'internal_error') services.logger.error('request failed', { path: req.path, error: error.cause ?? error });
+          sendError(res, error);
+        }
+      });
+    }
+    chain.all(notAllowed(group.map((r) => r.method.toUpperCase()).join(', ')));
+  }
+
+  app.route('/mcp').get(McpHttp.manifest(services)).post(McpHttp.rpc(services)).all(notAllowed('GET, POST'));
+  app.route('/:slug/mcp').get(McpHttp.manifest(services)).post(McpHttp.rpc(services)).all(notAllowed('GET, POST'));
+
+  app.use((req: Request, res: Response) => sendError(res, new ServiceError('not_found', `no route ${req.method} ${req.path}`)));
+
+  app.use((thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const error = bodyError(thrown as { type?: string }) ?? toServiceError(thrown);
+    if (error.code === 'internal_error') services.logger.error('request failed', { path: req.path, error: error.cause ?? error });
+    if (res.headersSent) return;
+    if (/\/mcp$/.test(req.path)) {
+      res.status(error.status).json({ jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
+      return;
+    }
+    sendError(res, error);
+  });
+  return app;
+}

@@ -1,0 +1,20 @@
+import type { Request, Response } from 'express';
+import type { Presented } from '../../auth/Caller.js';
+import { type ServiceError, toErrorBody } from '../../errors/ServiceError.js';
+
+/** The credentials an HTTP request presents: the `service-api-key` header and an `Authorization: Bearer` token. */
+export function presentedOf(req: Request): Presented {
+  const apiKey = req.get('service-api-key');
+  const authorization = req.get('authorization');
+  const bearer = authorization === undefined ? undefined : /^Bearer\s+(.*)$/i.exec(authorization.trim());
+  return {
+    apiKey: apiKey === undefined ? undefined : apiKey.trim(),
+    bearerToken: bearer ? bearer[1]!.trim() : undefined,
+    origin: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+  };
+}
+
+/** Writes a ServiceError as the contract's Error body with its status and headers. */
+export function sendError(res: Response, error: ServiceError): void {
+  res.status(error.status).set(error.headers).json(toErrorBody(error));
+}

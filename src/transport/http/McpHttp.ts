@@ -1,0 +1,111 @@
+import type { Request, Response } from 'express';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import * as Access from '../../auth/Access.js';
+import * as Caller from '../../auth/Caller.js';
+import { ServiceError, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
+import type { Services } from '../../Services.js';
+import * as Tools from '../../../tools/Tools.js';
+import type { Binding } from '../../../tools/Tools.js';
+import * as McpServer from '../mcp/McpServer.js';
+import { presentedOf, sendError } from './Http.js';
+
+type JsonRpcId = string | number | null;
+
+const bindingOf = (req: Request): Binding => (req.params.slug === undefined ? { kind: 'global' } : { kind: 'profile', slug: String(req.params.slug) });
+
+/** GET: the endpoint's McpManifest. A request for an SSE stream gets 405: this server answers every POST in its body. */
+export function manifest(services: Services) {
+  return (req: Request, res: Response): void => {
+    const accept = req.get('accept') ?? '';
+    if (accept.includes('text/event-stream') && !accept.includes('application/json')) {
+      res.status(405).set('Allow', 'GET, POST').json({ error: 'method_not_allowed', message: 'This endpoint opens no SSE stream; POST JSON-RPC requests.' });
+      return;
+    }
+    try {
+      res.json(Tools.manifest(services, bindingOf(req), presentedOf(req)));
+    } catch (thrown) {
+      sendError(res, toServiceError(thrown));
+    }
+  };
+}
+
+/** A direct tool call: a tool name as `method`, or the `tool`/`arguments` compatibility fields. */
+function directCall(body: Record<string, unknown>): { name: string; args: unknown } | undefined {
+  if (typeof body.tool === 'string') return { name: body.tool, args: body.arguments ?? body.params };
+  if (typeof body.method === 'string' && Tools.find(body.method)) return { name: body.method, args: body.params };
+  return undefined;
+}
+
+/** Splits MCP request metadata from tool arguments: `_meta` is never a tool argument of a direct call. */
+function withoutMeta(args: unknown): unknown {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return args;
+  const { _meta: _ignored, ...rest } = args as Record<string, unknown>;
+  return rest;
+}
+
+async function answerDirectCall(services: Services, req: Request, res: Response, call: { name: string; args: unknown }, id: JsonRpcId): Promise<void> {
+  try {
+    const result = await Tools.invoke({ services, name: call.name, args: withoutMeta(call.args), presented: presentedOf(req), binding: bindingOf(req) });
+    res.json({ jsonrpc: '2.0', id, result });
+  } catch (thrown) {
+    const error = toServiceError(thrown);
+    McpServer.logFailure(services, error, { tool: call.name, transport: 'mcp-http' });
+    res.set(error.headers).json({ jsonrpc: '2.0', id, error: toJsonRpcError(error) });
+  }
+}
+
+/** Hands a standard MCP message to the SDK's stateless Streamable HTTP transport and relays its JSON answer. */
+async function answerWithSdk(services: Services, req: Request, res: Response, message: unknown): Promise<void> {
+  const server = McpServer.create({ services, binding: bindingOf(req), presented: presentedOf(req) });
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  try {
+    await server.connect(transport);
+    const headers = new Headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' });
+    const version = req.get('mcp-protocol-version');
+    if (version) headers.set('mcp-protocol-version', version);
+    const request = new globalThis.Request(`http://localhost${req.originalUrl}`, { method: 'POST', headers, body: JSON.stringify(message) });
+    const response = await transport.handleRequest(request, { parsedBody: message });
+    res.status(response.status);
+    response.headers.forEach((value, name) => res.setHeader(name, value));
+    res.send(Buffer.from(await response.arrayBuffer()));
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+}
+
+/**
+ * POST: JSON-RPC. Per-profile endpoints first check the profile exists and is readable (404 otherwise). Direct tool
+ * calls are answered here with the tool payload as `result`; everything else is MCP and goes through the SDK.
+ */
+export function rpc(services: Services) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const binding = bindingOf(req);
+    try {
+      if (binding.kind === 'profile') Access.readableProfile(services.db, binding.slug, Caller.resolve(services.db, presentedOf(req)));
+    } catch (thrown) {
+      sendError(res, toServiceError(thrown));
+      return;
+    }
+    const body: unknown = req.body;
+    if (body === undefined || body === null || typeof body !== 'object') {
+      const error = new ServiceError('invalid_request', 'POST a JSON-RPC request object');
+      res.status(400).json({ jsonrpc: '2.0', id: null, error: { ...toJsonRpcError(error), code: -32600 } });
+      return;
+    }
+    if (!Array.isArray(body)) {
+      const message = body as Record<string, unknown>;
+      const id = (['string', 'number'].includes(typeof message.id) ? message.id : null) as JsonRpcId;
+      const call = directCall(message);
+      if (call) return answerDirectCall(services, req, res, call, id);
+      if (message.jsonrpc === undefined) message.jsonrpc = '2.0';
+    }
+    try {
+      await answerWithSdk(services, req, res, body);
+    } catch (thrown) {
+      const error = toServiceError(thrown);
+      McpServer.logFailure(services, error, { transport: 'mcp-http' });
+      if (!res.headersSent) res.status(error.status).json({ jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
+    }
+  };
+}

@@ -1,0 +1,96 @@
+import type { z } from 'zod';
+import { zodToJsonSchema } from 'zod-to-json-schema';
+import { ErrorBody, Health, McpManifest, McpRequest, McpResponse } from '../../contract/Contract.js';
+import { type Route, type RouteResponse, routes } from './Rest.js';
+
+/** The interface version of SPEC.md this server implements. */
+export const interfaceVersion = '0.2.0';
+
+function jsonSchema(schema: z.ZodTypeAny): Record<string, unknown> {
+  const { $schema: _schema, ...rest } = zodToJsonSchema(schema, { target: 'jsonSchema7', $refStrategy: 'none' }) as Record<string, unknown>;
+  return rest;
+}
+
+function responses(list: Record<number, RouteResponse>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(list).map(([status, r]) => [
+      status,
+      {
+        description: r.description,
+        ...(r.headers && {
+          headers: Object.fromEntries(
+            Object.entries(r.headers).map(([name, description]) => [name, { description, schema: { type: 'integer', minimum: 1 } }]),
+          ),
+        }),
+        content: { 'application/json': { schema: jsonSchema(r.schema) } },
+      },
+    ]),
+  );
+}
+
+const slugParameter = { name: 'slug', in: 'path', required: true, schema: { type: 'string' } };
+const apiKeyOrBearer = [{}, { apiKey: [] }, { bearer: [] }];
+
+function operation(route: Route): Record<string, unknown> {
+  const parameters = [...(route.path.includes('{slug}') ? [slugParameter] : []), ...(route.query ?? []).map((q) => ({ ...q, in: 'query', required: false }))];
+  return {
+    operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+(\w)/g, (_, c: string) => c.toUpperCase())}`,
+    summary: route.summary,
+    'x-mcp-tool': route.tool,
+    ...(parameters.length > 0 && { parameters }),
+    ...(route.requestBody && {
+      requestBody: { required: route.requestBody.required, content: { 'application/json': { schema: jsonSchema(route.requestBody.schema) } } },
+    }),
+    security: route.path === '/api/profiles' ? [{}] : apiKeyOrBearer,
+    responses: responses(route.responses),
+  };
+}
+
+const manifestResponse: RouteResponse = { description: 'McpManifest.', schema: McpManifest };
+const rpcResponse: RouteResponse = { description: 'McpResponse: a JSON-RPC result or error.', schema: McpResponse };
+const notReadable: RouteResponse = { description: 'Unknown profile, or private without authorization.', schema: ErrorBody };
+
+function mcpPaths(): Record<string, unknown> {
+  const get = (perProfile: boolean) => ({
+    summary: perProfile ? "A profile's MCP manifest." : 'The global MCP manifest.',
+    ...(perProfile && { parameters: [slugParameter] }),
+    security: apiKeyOrBearer,
+    responses: responses(
+      perProfile ? { 200: manifestResponse, 404: notReadable } : { 200: manifestResponse },
+    ),
+  });
+  const post = (perProfile: boolean) => ({
+    summary: 'MCP JSON-RPC: initialize, tools/list, tools/call, or a tool name as method.',
+    ...(perProfile && { parameters: [slugParameter] }),
+    security: apiKeyOrBearer,
+    requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(McpRequest) } } },
+    responses: responses(
+      perProfile ? { 200: rpcResponse, 404: notReadable, 405: { description: 'Method not allowed.', schema: ErrorBody } } : { 200: rpcResponse },
+    ),
+  });
+  return { '/mcp': { get: get(false), post: post(false) }, '/{slug}/mcp': { get: get(true), post: post(true) } };
+}
+
+/** The OpenAPI 3.1.0 document, generated from the same zod schemas and route table that serve requests. */
+export function document(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {
+    '/health': { get: { summary: 'Liveness.', security: [{}], responses: responses({ 200: { description: 'Health.', schema: Health } }) } },
+  };
+  for (const route of routes) paths[route.path] = { ...paths[route.path], [route.method]: operation(route) };
+  Object.assign(paths, mcpPaths());
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'profile-edge',
+      version: interfaceVersion,
+      description: 'Grounded, cited answers from the indexed content of participating experts, over REST and MCP.',
+    },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'service-api-key' },
+        bearer: { type: 'http', scheme: 'bearer' },
+      },
+    },
+    paths,
+  };
+}

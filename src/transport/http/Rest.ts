@@ -1,0 +1,102 @@
+import type { Request } from 'express';
+import type { z } from 'zod';
+import { DirectoryPage, ErrorBody, ProfileChannels, QuoteRequest, QuoteResponse } from '../../contract/Contract.js';
+import type { ToolName } from '../../contract/Mcp.js';
+import type { Binding } from '../../../tools/Tools.js';
+
+/** One response of a route, for the OpenAPI document. */
+export type RouteResponse = { description: string; schema: z.ZodTypeAny; headers?: Record<string, string> };
+
+/** A REST path mapped onto a tool: how to read the binding and arguments from the request, and what it answers. */
+export type Route = {
+  method: 'get' | 'post';
+  /** OpenAPI-style path, `{slug}` for parameters. */
+  path: string;
+  tool: ToolName;
+  summary: string;
+  binding(req: Request): Binding;
+  args(req: Request): unknown;
+  query?: { name: string; description: string; schema: Record<string, unknown> }[];
+  requestBody?: { schema: z.ZodTypeAny; required: boolean };
+  responses: Record<number, RouteResponse>;
+};
+
+const error = (description: string, headers?: Record<string, string>): RouteResponse => ({ description, schema: ErrorBody, headers });
+
+/** A query-string integer as a number, anything else as given so validation reports it. */
+const integer = (value: unknown): unknown => (typeof value === 'string' && /^-?\d{1,12}$/.test(value) ? Number(value) : value);
+
+const slugOf = (req: Request): Binding => ({ kind: 'profile', slug: String(req.params.slug) });
+const global = (): Binding => ({ kind: 'global' });
+const body = (req: Request): unknown => req.body;
+
+const rateLimited = error('Quote rate limit exceeded; `resetAt` in the body.', { 'Retry-After': 'Seconds to wait, an integer of at least 1.' });
+
+/** Every REST path of the contract that is served, each a thin mapping onto a tool. */
+export const routes: Route[] = [
+  {
+    method: 'get',
+    path: '/api/profiles',
+    tool: 'profile_list_channels',
+    summary: 'List public directory profiles with their channels.',
+    binding: global,
+    args: (req) => {
+      const q = req.query as Record<string, unknown>;
+      return { ...(q.limit !== undefined && { limit: integer(q.limit) }), ...(q.cursor !== undefined && { cursor: q.cursor }) };
+    },
+    query: [
+      { name: 'limit', description: 'Maximum rows to return, 1 to 100 (default 50).', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', description: 'Opaque: nextCursor of the previous page (a numeric offset string).', schema: { type: 'string' } },
+    ],
+    responses: { 200: { description: 'A page of the directory.', schema: DirectoryPage }, 400: error('Invalid limit or cursor.') },
+  },
+  {
+    method: 'get',
+    path: '/api/profiles/{slug}/channels',
+    tool: 'profile_list_channels',
+    summary: "List a profile's channels.",
+    binding: slugOf,
+    args: () => ({}),
+    responses: {
+      200: { description: "The profile's channels.", schema: ProfileChannels },
+      404: error('Unknown profile, or private without authorization.'),
+      405: error('Method not allowed.'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/profiles/{slug}/quote',
+    tool: 'profile_quote',
+    summary: 'Free, static price metadata for a query to one profile.',
+    binding: slugOf,
+    args: body,
+    requestBody: { schema: QuoteRequest, required: false },
+    responses: {
+      200: { description: 'The on-chain or API-key shape.', schema: QuoteResponse },
+      400: error('Missing or invalid rail.'),
+      401: error('Invalid or revoked API key or bearer token.'),
+      404: error('Unknown profile, or private without authorization.'),
+      429: rateLimited,
+      503: error('The rail is not configured on this server.'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/ask/quote',
+    tool: 'profile_quote',
+    summary: 'Free, static price metadata for global or multi-handle queries.',
+    binding: global,
+    args: body,
+    requestBody: { schema: QuoteRequest, required: false },
+    responses: {
+      200: { description: 'The on-chain or API-key shape.', schema: QuoteResponse },
+      400: error('Missing or invalid rail.'),
+      401: error('Invalid or revoked API key.'),
+      429: rateLimited,
+      503: error('The rail is not configured on this server.'),
+    },
+  },
+];
+
+/** Express path syntax for an OpenAPI path. */
+export const expressPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');

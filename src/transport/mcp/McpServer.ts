@@ -1,0 +1,76 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Presented } from '../../auth/Caller.js';
+import { toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
+import type { ServiceError } from '../../errors/ServiceError.js';
+import type { Services } from '../../Services.js';
+import * as Tools from '../../../tools/Tools.js';
+import type { Binding } from '../../../tools/Tools.js';
+
+export const serverInfo = { name: 'profile-edge', version: '0.2.0' };
+
+/** A tool's payload as a `tools/call` result: the JSON as text for any host, and as structured content. */
+export function toolResult(payload: unknown): { content: { type: 'text'; text: string }[]; structuredContent: Record<string, unknown> } {
+  return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload as Record<string, unknown> };
+}
+
+/** A failed tool call as a `tools/call` result with `isError`, so the model sees the Error body and can correct itself. */
+export function toolErrorResult(error: ServiceError): ReturnType<typeof toolResult> & { isError: true } {
+  const body = { ...toErrorBody(error), status: error.status };
+  return { ...toolResult(body), isError: true };
+}
+
+/** Logs failures that are the server's fault; the caller sees only the table's message. */
+export function logFailure(services: Services, error: ServiceError, context: Record<string, unknown>): void {
+  if (error.code === 'internal_error') services.logger.error('tool failed', { ...context, error: error.cause ?? error });
+}
+
+/**
+ * An MCP server (the official SDK's protocol layer) over the tool handlers: `tools/list`, `tools/call`, and each tool
+ * name as a direct method whose result is the tool payload itself. Payment-required errors are always JSON-RPC errors
+ * (-32042), as MCP payment clients expect; other tool failures are `isError` results.
+ */
+export function create(options: { services: Services; binding: Binding; presented: Presented }): Server {
+  const { services, binding, presented } = options;
+  const server = new Server(serverInfo, {
+    capabilities: { tools: {} },
+    instructions: 'Grounded, cited answers from the indexed content of participating experts. Read /SKILL.md for when to use it.',
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: Tools.all.map((t) => ({ name: t.name, description: t.description(binding), inputSchema: Tools.inputJsonSchema(t, binding) as { type: 'object' } })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const { name, arguments: args } = request.params;
+    if (!Tools.find(name)) throw new McpError(-32602, `unknown tool "${name}"`);
+    try {
+      return toolResult(await Tools.invoke({ services, name, args, presented, binding }));
+    } catch (thrown) {
+      const error = toServiceError(thrown);
+      logFailure(services, error, { tool: name, transport: 'mcp' });
+      if (error.code === 'payment_required') {
+        const rpc = toJsonRpcError(error);
+        throw new McpError(rpc.code, rpc.message, rpc.data);
+      }
+      return toolErrorResult(error);
+    }
+  });
+
+  for (const tool of Tools.all) {
+    const schema = z.object({ method: z.literal(tool.name), params: z.record(z.unknown()).optional() });
+    server.setRequestHandler(schema, async (request) => {
+      const { _meta: _ignored, ...args } = request.params ?? {};
+      try {
+        return (await Tools.invoke({ services, name: tool.name, args, presented, binding })) as Record<string, unknown>;
+      } catch (thrown) {
+        const error = toServiceError(thrown);
+        logFailure(services, error, { tool: tool.name, transport: 'mcp' });
+        const rpc = toJsonRpcError(error);
+        throw new McpError(rpc.code, rpc.message, rpc.data);
+      }
+    });
+  }
+  return server;
+}

@@ -1,0 +1,36 @@
+import type { z } from 'zod';
+import type { Caller } from '../src/auth/Caller.js';
+import type { ToolName } from '../src/contract/Mcp.js';
+import type { ErrorCode } from '../src/errors/ServiceError.js';
+import type { Services } from '../src/Services.js';
+import type { Profile } from '../src/store/Profiles.js';
+
+/** Where a tool is served: the global endpoint, or a per-profile endpoint bound to one slug. */
+export type Binding = { kind: 'global' } | { kind: 'profile'; slug: string };
+
+/** What a handler receives besides its input. */
+export type ToolContext = {
+  services: Services;
+  caller: Caller;
+  binding: Binding;
+  /** The bound profile, already checked readable by the caller; absent on the global endpoint. */
+  profile: Profile | undefined;
+};
+
+/** One MCP tool: its contract (a strict input schema per binding) and its handler. */
+export type Tool = {
+  name: ToolName;
+  description(binding: Binding): string;
+  input(binding: Binding): z.ZodTypeAny;
+  /** Error codes for invalid input, by top-level field (default `invalid_request`). */
+  fieldErrors?: Partial<Record<string, ErrorCode>>;
+  run(input: never, context: ToolContext): unknown;
+};
+
+/** Declares a tool with its input type inferred from its schema. */
+export function define<S extends z.ZodTypeAny>(tool: Omit<Tool, 'run' | 'input'> & {
+  input(binding: Binding): S;
+  run(input: z.infer<S>, context: ToolContext): unknown;
+}): Tool {
+  return tool as unknown as Tool;
+}

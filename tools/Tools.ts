@@ -1,0 +1,89 @@
+import type { z } from 'zod';
+import { zodToJsonSchema } from 'zod-to-json-schema';
+import * as Access from '../src/auth/Access.js';
+import * as Caller from '../src/auth/Caller.js';
+import type { McpManifest, ToolName } from '../src/contract/Mcp.js';
+import { ServiceError } from '../src/errors/ServiceError.js';
+import type { Services } from '../src/Services.js';
+import { profileListChannels } from './ProfileListChannels.js';
+import { profileQuote } from './ProfileQuote.js';
+import type { Binding, Tool } from './Tool.js';
+
+export type { Binding, Tool, ToolContext } from './Tool.js';
+
+/** The tools this server offers, in the order they are listed. Only working tools are here. */
+export const all: readonly Tool[] = [profileListChannels, profileQuote];
+
+/** A tool by name, or undefined for a name this server does not offer. */
+export function find(name: string): Tool | undefined {
+  return all.find((t) => t.name === name);
+}
+
+/** The JSON Schema of a tool's input, as listed in `tools/list` and the MCP manifest. */
+export function inputJsonSchema(tool: Tool, binding: Binding): Record<string, unknown> {
+  const { $schema: _schema, ...schema } = zodToJsonSchema(tool.input(binding), { target: 'jsonSchema7', $refStrategy: 'none' }) as Record<string, unknown>;
+  return schema;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+      const where = issue.path.join('.');
+      return where ? `${where}: ${issue.message}` : issue.message;
+    })
+    .join('; ');
+}
+
+/** Validates tool arguments against the tool's strict schema; the first offending field picks the error code. */
+export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown {
+  if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) {
+    throw new ServiceError('invalid_request', 'tool arguments must be a JSON object');
+  }
+  const parsed = tool.input(binding).safeParse(args ?? {});
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const field = first?.path[0];
+  const code = (typeof field === 'string' && tool.fieldErrors?.[field]) || 'invalid_request';
+  throw new ServiceError(code, describeIssues(parsed.error), {
+    details: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
+  });
+}
+
+/** Everything a transport hands over for one tool call. */
+export type Invocation = {
+  services: Services;
+  name: string;
+  args: unknown;
+  presented: Caller.Presented;
+  binding: Binding;
+};
+
+/**
+ * The one entry point every transport uses: authenticate, resolve the bound profile (404 when unknown or not
+ * readable), validate the input strictly, run the handler. Failures are ServiceErrors for the transport to render.
+ */
+export async function invoke(invocation: Invocation): Promise<unknown> {
+  const { services, binding } = invocation;
+  const tool = find(invocation.name);
+  if (!tool) throw new ServiceError('invalid_request', `unknown tool "${invocation.name}"; tools: ${all.map((t) => t.name).join(', ')}`);
+  const caller = Caller.resolve(services.db, invocation.presented);
+  const profile = binding.kind === 'profile' ? Access.readableProfile(services.db, binding.slug, caller) : undefined;
+  const input = parseInput(tool, binding, invocation.args);
+  return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile });
+}
+
+/** The MCP manifest of an endpoint; a per-profile one only for a caller who may read the profile. */
+export function manifest(services: Services, binding: Binding, presented: Caller.Presented): McpManifest {
+  let profile: McpManifest['profile'] = { slug: 'global', name: 'All public profiles' };
+  if (binding.kind === 'profile') {
+    const found = Access.readableProfile(services.db, binding.slug, Caller.resolve(services.db, presented));
+    profile = { slug: found.slug, name: found.name };
+  }
+  return {
+    protocol: 'mcp',
+    profile,
+    tools: all.map((t) => ({ name: t.name as ToolName, description: t.description(binding), inputSchema: inputJsonSchema(t, binding) })),
+    skill: '/SKILL.md',
+  };
+}
