@@ -1,0 +1,395 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { z } from 'zod';
+import { DirectoryPage, ErrorBody, OnchainQuote, ApiKeyQuote, ProfileChannels } from '../src/contract/Contract.js';
+import type { ToolName } from '../src/contract/Mcp.js';
+import type { Binding } from '../tools/Tools.js';
+import * as Environment from './support/Environment.js';
+import type { Keys } from './support/Environment.js';
+import * as Transports from './support/Transports.js';
+import type { Credentials, Outcome, Transport, TransportName } from './support/Transports.js';
+
+/**
+ * The contract suite: every case runs through the tool handler, REST with fetch, and MCP over HTTP and stdio with
+ * the official SDK client, and must give the same payload or the same error mapping on each.
+ */
+
+type Case = {
+  name: string;
+  tool: ToolName;
+  binding: Binding;
+  args?: Record<string, unknown>;
+  as?: (keys: Keys) => Credentials;
+  /** Transports that cannot express the case (a REST GET has no body; stdio binds its profile at start). */
+  skip?: TransportName[];
+} & (
+  | { status: 200; schema: z.ZodTypeAny; check?: (payload: Record<string, unknown>) => void }
+  | { status: number; error: string; check?: (body: Record<string, unknown>) => void }
+);
+
+const global: Binding = { kind: 'global' };
+const profile = (slug: string): Binding => ({ kind: 'profile', slug });
+const slugs = (payload: Record<string, unknown>) => (payload.data as { slug: string }[]).map((p) => p.slug);
+const channelIds = (payload: Record<string, unknown>) => (payload.channels as { id: string }[]).map((c) => c.id);
+
+const cases: Case[] = [
+  // The directory
+  {
+    name: 'directory lists public opted-in profiles only, each with channels and endpoints',
+    tool: 'profile_list_channels',
+    binding: global,
+    status: 200,
+    schema: DirectoryPage,
+    check: (p) => {
+      expect(slugs(p)).toEqual(['mara-lindqvist', 'nadia-ferreira-holm', 'owen-halvorsen']);
+      expect(p.nextCursor).toBeUndefined();
+      const owen = (p.data as { slug: string; channels: { id: string }[]; endpoints: unknown }[]).find((r) => r.slug === 'owen-halvorsen')!;
+      expect(owen.channels.map((c) => c.id)).not.toContain('ch_owen_members');
+      expect(owen.endpoints).toEqual({
+        channels: '/api/profiles/owen-halvorsen/channels',
+        quote: '/api/profiles/owen-halvorsen/quote',
+        query: '/api/profiles/owen-halvorsen/query',
+        mcp: '/owen-halvorsen/mcp',
+      });
+    },
+  },
+  {
+    name: 'directory pages with limit and returns nextCursor until the last page',
+    tool: 'profile_list_channels',
+    binding: global,
+    args: { limit: 2 },
+    status: 200,
+    schema: DirectoryPage,
+    check: (p) => {
+      expect(slugs(p)).toEqual(['mara-lindqvist', 'nadia-ferreira-holm']);
+      expect(p.nextCursor).toBe('2');
+    },
+  },
+  {
+    name: 'directory last page omits nextCursor',
+    tool: 'profile_list_channels',
+    binding: global,
+    args: { limit: 2, cursor: '2' },
+    status: 200,
+    schema: DirectoryPage,
+    check: (p) => {
+      expect(slugs(p)).toEqual(['owen-halvorsen']);
+      expect('nextCursor' in p).toBe(false);
+    },
+  },
+  {
+    name: 'directory past the end is an empty page',
+    tool: 'profile_list_channels',
+    binding: global,
+    args: { cursor: '50' },
+    status: 200,
+    schema: DirectoryPage,
+    check: (p) => expect(p).toEqual({ data: [] }),
+  },
+  {
+    name: 'directory never shows the private profile, even to its owner',
+    tool: 'profile_list_channels',
+    binding: global,
+    as: (k) => ({ bearerToken: k.sunnivaBearer }),
+    status: 200,
+    schema: DirectoryPage,
+    check: (p) => expect(slugs(p)).not.toContain('sunniva-bratt'),
+  },
+  { name: 'limit 0 is 400', tool: 'profile_list_channels', binding: global, args: { limit: 0 }, status: 400, error: 'invalid_limit' },
+  { name: 'limit 101 is 400', tool: 'profile_list_channels', binding: global, args: { limit: 101 }, status: 400, error: 'invalid_limit' },
+  { name: 'a non-integer limit is 400', tool: 'profile_list_channels', binding: global, args: { limit: 2.5 }, status: 400, error: 'invalid_limit' },
+  { name: 'a cursor not issued by the service is 400', tool: 'profile_list_channels', binding: global, args: { cursor: 'abc' }, status: 400, error: 'invalid_cursor' },
+  { name: 'a negative cursor is 400', tool: 'profile_list_channels', binding: global, args: { cursor: '-1' }, status: 400, error: 'invalid_cursor' },
+  {
+    name: 'an unknown argument is 400',
+    tool: 'profile_list_channels',
+    binding: global,
+    args: { limit: 5, verbose: true },
+    status: 400,
+    error: 'invalid_request',
+    skip: ['rest'],
+    check: (b) => expect(b.message).toContain('verbose'),
+  },
+  {
+    name: 'arguments on a per-profile listing are 400',
+    tool: 'profile_list_channels',
+    binding: profile('mara-lindqvist'),
+    args: { slug: 'owen-halvorsen' },
+    status: 400,
+    error: 'invalid_request',
+    skip: ['rest'],
+  },
+
+  // One profile's channels
+  {
+    name: 'a public profile lists its public channels with the pricing constants',
+    tool: 'profile_list_channels',
+    binding: profile('owen-halvorsen'),
+    status: 200,
+    schema: ProfileChannels,
+    check: (p) => {
+      expect(p).toMatchObject({ slug: 'owen-halvorsen', name: 'Owen Halvorsen', pricingUnit: 'dollars_per_million_profile_tokens', profileToken: 'ceil(charCount / 4)' });
+      expect(channelIds(p).sort()).toEqual(['ch_owen_alerts', 'ch_owen_blog']);
+      expect((p.channels as { id: string; status: string }[]).find((c) => c.id === 'ch_owen_alerts')!.status).toBe('paused');
+    },
+  },
+  {
+    name: "the owner's bearer token also sees the private channel",
+    tool: 'profile_list_channels',
+    binding: profile('owen-halvorsen'),
+    as: (k) => ({ bearerToken: k.owenBearer }),
+    status: 200,
+    schema: ProfileChannels,
+    check: (p) => {
+      expect(channelIds(p).sort()).toEqual(['ch_owen_alerts', 'ch_owen_blog', 'ch_owen_members']);
+      expect((p.channels as { id: string; accessLevel: string }[]).find((c) => c.id === 'ch_owen_members')!.accessLevel).toBe('private');
+    },
+  },
+  {
+    name: 'another bearer token does not see the private channel',
+    tool: 'profile_list_channels',
+    binding: profile('owen-halvorsen'),
+    as: (k) => ({ bearerToken: k.outsiderBearer }),
+    status: 200,
+    schema: ProfileChannels,
+    check: (p) => expect(channelIds(p)).not.toContain('ch_owen_members'),
+  },
+  {
+    name: 'the global endpoint lists one profile by slug',
+    tool: 'profile_list_channels',
+    binding: global,
+    args: { slug: 'mara-lindqvist' },
+    status: 200,
+    schema: ProfileChannels,
+    check: (p) => expect(channelIds(p).sort()).toEqual(['ch_mara_blog', 'ch_mara_youtube']),
+  },
+  {
+    name: 'an unlisted profile is readable by slug',
+    tool: 'profile_list_channels',
+    binding: profile('declan-aubury'),
+    status: 200,
+    schema: ProfileChannels,
+    check: (p) => expect(p.slug).toBe('declan-aubury'),
+  },
+  {
+    name: 'a public profile outside the directory is readable by slug',
+    tool: 'profile_list_channels',
+    binding: profile('ines-marchetti'),
+    status: 200,
+    schema: ProfileChannels,
+  },
+  {
+    name: 'an alias handle resolves to its profile',
+    tool: 'profile_list_channels',
+    binding: profile('mara'),
+    status: 200,
+    schema: ProfileChannels,
+    check: (p) => expect(p.slug).toBe('mara-lindqvist'),
+  },
+  { name: 'an unknown profile is 404', tool: 'profile_list_channels', binding: profile('nobody-here'), status: 404, error: 'not_found', skip: ['mcp-stdio'] },
+  { name: 'an odd slug is 404', tool: 'profile_list_channels', binding: profile('..%2F..%2Fetc'), status: 404, error: 'not_found', skip: ['mcp-stdio'] },
+  { name: 'an overlong slug is 404', tool: 'profile_list_channels', binding: profile('x'.repeat(300)), status: 404, error: 'not_found', skip: ['mcp-stdio'] },
+  { name: 'an unknown slug on the global endpoint is 404', tool: 'profile_list_channels', binding: global, args: { slug: 'nobody-here' }, status: 404, error: 'not_found' },
+
+  // Private profiles
+  { name: 'a private profile is 404 to anonymous callers', tool: 'profile_list_channels', binding: profile('sunniva-bratt'), status: 404, error: 'not_found' },
+  {
+    name: 'a private profile is 404 to an unrelated bearer token',
+    tool: 'profile_list_channels',
+    binding: profile('sunniva-bratt'),
+    as: (k) => ({ bearerToken: k.outsiderBearer }),
+    status: 404,
+    error: 'not_found',
+  },
+  {
+    name: 'a private profile is 404 to an unauthorized API key',
+    tool: 'profile_list_channels',
+    binding: profile('sunniva-bratt'),
+    as: (k) => ({ apiKey: k.callerKey }),
+    status: 404,
+    error: 'not_found',
+  },
+  {
+    name: 'a private profile by slug on the global endpoint is 404 to anonymous callers',
+    tool: 'profile_list_channels',
+    binding: global,
+    args: { slug: 'sunniva-bratt' },
+    status: 404,
+    error: 'not_found',
+  },
+  ...(
+    [
+      ['its owner’s bearer token', (k: Keys) => ({ bearerToken: k.sunnivaBearer })],
+      ['a team member’s bearer token', (k: Keys) => ({ bearerToken: k.kaiBearer })],
+      ['its owner’s API key', (k: Keys) => ({ apiKey: k.sunnivaKey })],
+      ['an API key of an account the owner authorized', (k: Keys) => ({ apiKey: k.partnerKey })],
+    ] as const
+  ).map(
+    ([who, as]): Case => ({
+      name: `a private profile is readable by ${who}`,
+      tool: 'profile_list_channels',
+      binding: profile('sunniva-bratt'),
+      as,
+      status: 200,
+      schema: ProfileChannels,
+      check: (p) => expect(channelIds(p).sort()).toEqual(['ch_sunniva_notion', 'ch_sunniva_uploads']),
+    }),
+  ),
+
+  // Credentials
+  {
+    name: 'a malformed API key is 401',
+    tool: 'profile_list_channels',
+    binding: profile('mara-lindqvist'),
+    as: () => ({ apiKey: 'not-a-key' }),
+    status: 401,
+    error: 'invalid_api_key',
+  },
+  {
+    name: 'a well-formed but unknown API key is 401',
+    tool: 'profile_quote',
+    binding: global,
+    as: () => ({ apiKey: `pek_0123456789abcdef_${'A'.repeat(43)}` }),
+    status: 401,
+    error: 'invalid_api_key',
+  },
+  { name: 'a revoked API key is 401', tool: 'profile_quote', binding: global, as: (k) => ({ apiKey: k.revokedKey }), status: 401, error: 'invalid_api_key' },
+  {
+    name: 'an API key presented as a bearer token is 401',
+    tool: 'profile_list_channels',
+    binding: global,
+    as: (k) => ({ bearerToken: k.callerKey }),
+    status: 401,
+    error: 'invalid_bearer_token',
+  },
+
+  // Quotes
+  {
+    name: 'a per-profile tempo quote is the on-chain shape on Tempo mainnet',
+    tool: 'profile_quote',
+    binding: profile('mara-lindqvist'),
+    args: { rail: 'tempo' },
+    status: 200,
+    schema: OnchainQuote,
+    check: (p) =>
+      expect(p).toEqual({
+        rail: 'tempo',
+        amountUsdMillicents: 5000,
+        payTo: Environment.payTo.tempo,
+        currency: '0x20C000000000000000000000b9537d11c60E8b50',
+        chainId: 4217,
+      }),
+  },
+  {
+    name: 'a global x402_base quote is the on-chain shape on Base',
+    tool: 'profile_quote',
+    binding: global,
+    args: { rail: 'x402_base' },
+    status: 200,
+    schema: OnchainQuote,
+    check: (p) =>
+      expect(p).toEqual({
+        rail: 'x402_base',
+        amountUsdMillicents: 5000,
+        payTo: Environment.payTo.x402_base,
+        currency: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        chainId: 8453,
+      }),
+  },
+  {
+    name: "with an API key a quote is the key owner's unlock and credit cost",
+    tool: 'profile_quote',
+    binding: global,
+    as: (k) => ({ apiKey: k.callerKey }),
+    status: 200,
+    schema: ApiKeyQuote,
+    check: (p) => expect(p).toEqual({ rail: 'api_key', costUnlocks: 1, costCredits: 10, costUsd: 0.05 }),
+  },
+  {
+    name: 'with an API key the rail is ignored',
+    tool: 'profile_quote',
+    binding: profile('owen-halvorsen'),
+    args: { rail: 'tempo' },
+    as: (k) => ({ apiKey: k.callerKey }),
+    status: 200,
+    schema: ApiKeyQuote,
+  },
+  {
+    name: 'a quote without a key and without a rail is 400 listing the supported rails',
+    tool: 'profile_quote',
+    binding: global,
+    status: 400,
+    error: 'missing_rail',
+    check: (b) => expect((b.supportedRails as { rail: string }[]).map((r) => r.rail)).toEqual(['tempo', 'x402_base']),
+  },
+  {
+    name: 'a bearer token alone still needs a rail',
+    tool: 'profile_quote',
+    binding: profile('sunniva-bratt'),
+    args: {},
+    as: (k) => ({ bearerToken: k.sunnivaBearer }),
+    status: 400,
+    error: 'missing_rail',
+  },
+  { name: 'an unknown rail is 400', tool: 'profile_quote', binding: global, args: { rail: 'bitcoin' }, status: 400, error: 'invalid_rail' },
+  { name: 'a rail of the wrong type is 400', tool: 'profile_quote', binding: global, args: { rail: 7 }, status: 400, error: 'invalid_rail' },
+  {
+    name: 'an unknown quote field is 400',
+    tool: 'profile_quote',
+    binding: global,
+    args: { rail: 'tempo', nonce: 'abc' },
+    status: 400,
+    error: 'invalid_request',
+    check: (b) => expect(b.message).toContain('nonce'),
+  },
+  { name: 'a quote for an unknown profile is 404', tool: 'profile_quote', binding: profile('nobody-here'), args: { rail: 'tempo' }, status: 404, error: 'not_found', skip: ['mcp-stdio'] },
+  { name: 'a quote for a private profile is 404 to anonymous callers', tool: 'profile_quote', binding: profile('sunniva-bratt'), args: { rail: 'tempo' }, status: 404, error: 'not_found' },
+];
+
+let environment: Environment.Environment;
+let http: Awaited<ReturnType<typeof Environment.serve>>;
+const transports = new Map<TransportName, Transport>();
+
+beforeAll(async () => {
+  environment = await Environment.create({ QUOTE_RATE_LIMIT_PER_MINUTE: '100000' });
+  http = await Environment.serve(environment);
+  for (const t of [
+    Transports.handler(environment),
+    Transports.rest(http.url),
+    Transports.mcpHttp(http.url),
+    Transports.mcpStdio(environment, { QUOTE_RATE_LIMIT_PER_MINUTE: '100000' }),
+  ]) {
+    transports.set(t.name, t);
+  }
+});
+
+afterAll(async () => {
+  await Promise.all([...transports.values()].map((t) => t.close()));
+  await http?.close();
+  await environment?.close();
+});
+
+const names: TransportName[] = ['handler', 'rest', 'mcp-http', 'mcp-stdio'];
+
+const run = (c: Case, transport: TransportName): Promise<Outcome> =>
+  transports.get(transport)!.call({ tool: c.tool, args: c.args, binding: c.binding, credentials: c.as?.(environment.keys) });
+
+describe.each(names)('contract over %s', (transportName) => {
+  test.each(cases.filter((c) => !c.skip?.includes(transportName)))('$name', async (c) => {
+    const outcome = await run(c, transportName);
+    if ('schema' in c) {
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true });
+      const payload = (outcome as Extract<Outcome, { ok: true }>).payload;
+      expect(() => c.schema.parse(payload)).not.toThrow();
+      c.check?.(payload);
+      // The same payload as the handler gives: transports add and lose nothing.
+      if (transportName !== 'handler') expect(payload).toEqual((await run(c, 'handler') as Extract<Outcome, { ok: true }>).payload);
+    } else {
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: false, status: c.status });
+      const body = (outcome as Extract<Outcome, { ok: false }>).body;
+      expect(ErrorBody.safeParse(body).success).toBe(true);
+      expect(body.error).toBe(c.error);
+      expect(typeof body.message).toBe('string');
+      c.check?.(body);
+    }
+  });
+});

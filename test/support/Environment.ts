@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Server } from 'node:http';
+import * as Config from '../../src/config/Config.js';
+import * as Demo from '../../src/demo/Demo.js';
+import * as Services from '../../src/Services.js';
+import * as Accounts from '../../src/store/Accounts.js';
+import * as Credentials from '../../src/store/Credentials.js';
+import * as Profiles from '../../src/store/Profiles.js';
+import * as HttpServer from '../../src/transport/http/Server.js';
+
+/** Receiving addresses used by tests; never real wallets. */
+export const payTo = {
+  tempo: '0x1111111111111111111111111111111111111111',
+  x402_base: '0x2222222222222222222222222222222222222222',
+};
+
+/** Credentials minted for the demo's accounts, by role. */
+export type Keys = {
+  /** An account with no relation to any profile. */
+  callerKey: string;
+  /** Owner of the private profile `sunniva-bratt` and of `owen-halvorsen`'s private channel: their bearer tokens and keys. */
+  sunnivaBearer: string;
+  sunnivaKey: string;
+  kaiBearer: string;
+  owenBearer: string;
+  /** A bearer token of an account with no relation to the private profile. */
+  outsiderBearer: string;
+  /** An API key of an account the private profile's owner authorized. */
+  partnerKey: string;
+  revokedKey: string;
+};
+
+export type Environment = {
+  directory: string;
+  env: Record<string, string>;
+  services: Services.Services;
+  keys: Keys;
+  close(): Promise<void>;
+};
+
+/** A fresh store in a temporary directory, loaded with the demo dataset and a set of accounts and credentials. */
+export async function create(overrides: Record<string, string> = {}): Promise<Environment> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-test-'));
+  const env: Record<string, string> = {
+    ENVIRONMENT: 'test',
+    DATABASE_PATH: path.join(directory, 'test.db'),
+    LOG_LEVEL: 'silent',
+    DEMO_DATA: 'false',
+    TEMPO_PAY_TO: payTo.tempo,
+    X402_BASE_PAY_TO: payTo.x402_base,
+    ...overrides,
+  };
+  const config = Config.load(env);
+  const services = Services.create(config);
+  const db = services.db;
+  await Demo.load(db, { chunkTargetTokens: config.chunkTargetTokens });
+
+  const account = (name: string) => Accounts.find(db, name) ?? Accounts.create(db, { name });
+  const key = (name: string) => Credentials.issue(db, { kind: 'api_key', accountId: account(name).id }).token;
+  const bearer = (name: string) => Credentials.issue(db, { kind: 'bearer_token', accountId: account(name).id }).token;
+  const partner = account('partner');
+  Profiles.grantAccess(db, Profiles.get(db, 'sunniva-bratt').id, partner.id);
+  const revoked = Credentials.issue(db, { kind: 'api_key', accountId: account('caller').id });
+  Credentials.revoke(db, 'api_key', revoked.credential.id);
+
+  const keys: Keys = {
+    callerKey: key('caller'),
+    sunnivaBearer: bearer('sunniva'),
+    sunnivaKey: key('sunniva'),
+    kaiBearer: bearer('kai'),
+    owenBearer: bearer('owen'),
+    outsiderBearer: bearer('outsider'),
+    partnerKey: key('partner'),
+    revokedKey: revoked.token,
+  };
+  return {
+    directory,
+    env,
+    services,
+    keys,
+    async close() {
+      services.close();
+      fs.rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Serves an environment over HTTP on a free loopback port. */
+export async function serve(environment: Environment): Promise<{ url: string; server: Server; close(): Promise<void> }> {
+  const { server, url } = await HttpServer.listen(environment.services, { host: '127.0.0.1', port: 0 });
+  return { url, server, close: () => HttpServer.close(server) };
+}
