@@ -14,8 +14,9 @@ import { expressPath, routes } from './Rest.js';
 const notAllowed = (allow: string) => (_req: Request, res: Response) =>
   sendError(res.set('Allow', allow), new ServiceError('method_not_allowed', `use ${allow}`));
 
-/** Maps a body-parser failure onto the error table. */
-function bodyError(error: { type?: string; status?: number }): ServiceError | undefined {
+/** Maps a failure to read the request (its path or body) onto the error table. */
+function requestError(error: { type?: string; status?: number }): ServiceError | undefined {
+  if (error instanceof URIError) return new ServiceError('invalid_request', 'the path has malformed percent-encoding');
   switch (error.type) {
     case 'entity.parse.failed':
       return new ServiceError('invalid_json');
@@ -102,7 +103,7 @@ export function create(services: Services): express.Express {
   app.use((req: Request, res: Response) => sendError(res, new ServiceError('not_found', `no route ${req.method} ${req.path}`)));
 
   app.use((thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const error = bodyError(thrown as { type?: string }) ?? toServiceError(thrown);
+    const error = requestError(thrown as { type?: string }) ?? toServiceError(thrown);
     if (error.code === 'internal_error') services.logger.error('request failed', { path: req.path, error: error.cause ?? error });
     if (res.headersSent) return;
     if (/\/mcp$/.test(req.path)) {

@@ -6,10 +6,10 @@ import { type ServiceError, toErrorBody } from '../../errors/ServiceError.js';
 export function presentedOf(req: Request): Presented {
   const apiKey = req.get('service-api-key');
   const authorization = req.get('authorization');
-  const bearer = authorization === undefined ? undefined : /^Bearer\s+(.*)$/i.exec(authorization.trim());
+  const bearer = authorization === undefined ? undefined : /^Bearer(?:\s+(.*))?$/i.exec(authorization.trim());
   return {
     apiKey: apiKey === undefined ? undefined : apiKey.trim(),
-    bearerToken: bearer ? bearer[1]!.trim() : undefined,
+    bearerToken: bearer ? (bearer[1] ?? '').trim() : undefined,
     origin: req.ip ?? req.socket.remoteAddress ?? 'unknown',
   };
 }

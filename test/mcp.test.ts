@@ -1,0 +1,195 @@
+import { spawnSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { ErrorBody, McpManifest, McpResponse, OnchainQuote, ProfileChannels } from '../src/contract/Contract.js';
+import * as Environment from './support/Environment.js';
+import * as Transports from './support/Transports.js';
+import { snapshot } from './support/Snapshot.js';
+
+let environment: Environment.Environment;
+let http: Awaited<ReturnType<typeof Environment.serve>>;
+
+beforeAll(async () => {
+  environment = await Environment.create();
+  http = await Environment.serve(environment);
+});
+
+afterAll(async () => {
+  await http?.close();
+  await environment?.close();
+});
+
+/** A plain JSON-RPC POST, as a script without an MCP client would send it (no Accept header). */
+async function rpc(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${http.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+describe('GET /mcp and /{slug}/mcp', () => {
+  test('behavior: the global manifest lists the working tools with strict input schemas', async () => {
+    const manifest = McpManifest.parse(await (await fetch(`${http.url}/mcp`)).json());
+    expect(manifest.profile).toEqual({ slug: 'global', name: 'All public profiles' });
+    expect(manifest.skill).toBe('/SKILL.md');
+    expect(manifest.tools.map((t) => t.name)).toEqual(['profile_list_channels', 'profile_quote']);
+    for (const tool of manifest.tools) expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
+  });
+
+  test('behavior: a per-profile manifest names its profile; its listing tool takes no arguments', async () => {
+    const manifest = McpManifest.parse(await (await fetch(`${http.url}/nadia-ferreira-holm/mcp`)).json());
+    expect(manifest.profile).toEqual({ slug: 'nadia-ferreira-holm', name: 'Nadia Ferreira-Holm' });
+    expect(manifest.tools[0]!.inputSchema).toEqual({ type: 'object', properties: {}, additionalProperties: false });
+  });
+
+  test('error: unknown and unauthorized private profiles are 404; the owner sees the manifest', async () => {
+    for (const slug of ['nobody-here', 'sunniva-bratt']) {
+      const response = await fetch(`${http.url}/${slug}/mcp`);
+      expect(response.status).toBe(404);
+      expect(ErrorBody.parse(await response.json()).error).toBe('not_found');
+    }
+    const owner = await fetch(`${http.url}/sunniva-bratt/mcp`, { headers: { authorization: `Bearer ${environment.keys.sunnivaBearer}` } });
+    expect(owner.status).toBe(200);
+  });
+
+  test('error: a request for an SSE stream is 405, as stateless MCP servers answer', async () => {
+    const response = await fetch(`${http.url}/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(response.status).toBe(405);
+  });
+});
+
+describe('POST /mcp JSON-RPC', () => {
+  test('behavior: tools/list through the SDK client matches the manifest', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/owen-halvorsen/mcp`)));
+    const { tools } = await client.listTools();
+    const manifest = McpManifest.parse(await (await fetch(`${http.url}/owen-halvorsen/mcp`)).json());
+    expect(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(manifest.tools);
+    expect(client.getServerVersion()).toEqual({ name: 'profile-edge', version: '0.2.0' });
+    await client.close();
+  });
+
+  test('behavior: plain JSON-RPC without an Accept header works for initialize and tools/list', async () => {
+    const init = await rpc('/mcp', { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } });
+    expect(init.status).toBe(200);
+    expect(McpResponse.parse(init.body).result).toMatchObject({ serverInfo: { name: 'profile-edge' }, capabilities: { tools: {} } });
+    const list = await rpc('/mcp', { jsonrpc: '2.0', id: 'a', method: 'tools/list' });
+    expect(list.body.id).toBe('a');
+    expect(list.body.result.tools).toHaveLength(2);
+  });
+
+  test('behavior: notifications/initialized is accepted with no body', async () => {
+    const response = await fetch(`${http.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    expect(response.status).toBe(202);
+  });
+
+  test('behavior: tools/call returns content and structuredContent', async () => {
+    const { body } = await rpc('/mara-lindqvist/mcp', { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'profile_quote', arguments: { rail: 'tempo' } } });
+    expect(body.id).toBe(7);
+    expect(OnchainQuote.parse(body.result.structuredContent).chainId).toBe(4217);
+    expect(JSON.parse(body.result.content[0].text)).toEqual(body.result.structuredContent);
+  });
+
+  test('behavior: a tool name as method returns the tool payload itself as result', async () => {
+    const { status, body } = await rpc('/owen-halvorsen/mcp', { jsonrpc: '2.0', id: 3, method: 'profile_list_channels', params: {} });
+    expect(status).toBe(200);
+    expect(McpResponse.parse(body).id).toBe(3);
+    expect(ProfileChannels.parse(body.result).slug).toBe('owen-halvorsen');
+  });
+
+  test('behavior: the tool/arguments compatibility fields work without jsonrpc or id', async () => {
+    const { body } = await rpc('/mcp', { tool: 'profile_quote', arguments: { rail: 'x402_base' } });
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: null });
+    expect(OnchainQuote.parse(body.result).chainId).toBe(8453);
+  });
+
+  test('behavior: direct calls on the global endpoint take the slug as an argument', async () => {
+    const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 1, method: 'profile_list_channels', params: { slug: 'ines-marchetti' } });
+    expect(ProfileChannels.parse(body.result).slug).toBe('ines-marchetti');
+  });
+
+  test('error: a failed direct call is a JSON-RPC error carrying the Error body and status', async () => {
+    const { status, body } = await rpc('/mcp', { jsonrpc: '2.0', id: 9, method: 'profile_quote', params: { rail: 'doge' } });
+    expect(status).toBe(200);
+    expect(body.id).toBe(9);
+    expect(body.error).toMatchObject({ code: -32602, data: { error: 'invalid_rail', status: 400 } });
+    expect(ErrorBody.parse(body.error.data).message).toContain('rail');
+  });
+
+  test('error: a failed tools/call is an isError result carrying the Error body and status', async () => {
+    const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'profile_list_channels', arguments: { slug: 'sunniva-bratt' } } });
+    expect(body.result.isError).toBe(true);
+    expect(body.result.structuredContent).toMatchObject({ error: 'not_found', status: 404 });
+  });
+
+  test('error: an unknown tool is a JSON-RPC invalid-params error', async () => {
+    const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'profile_delete', arguments: {} } });
+    expect(body.error.code).toBe(-32602);
+  });
+
+  test('error: an unknown method is method-not-found', async () => {
+    const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 5, method: 'resources/list' });
+    expect(body.error.code).toBe(-32601);
+  });
+
+  test.each([
+    ['malformed JSON', '{"jsonrpc":', 400, -32700],
+    ['a JSON string', '"hello"', 400, -32700],
+    ['an empty body', '', 400, -32700],
+    ['an object that is no JSON-RPC message', '{"hello":1}', 400, -32700],
+  ])('error: %s gets a JSON-RPC error envelope and changes nothing', async (_name, raw, status, code) => {
+    const before = snapshot(environment.services.db);
+    const response = await fetch(`${http.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+    expect(response.status).toBe(status);
+    const body = await response.json();
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code } });
+    expect(snapshot(environment.services.db)).toEqual(before);
+  });
+
+  test('error: a per-profile POST for a private profile is 404 before any JSON-RPC', async () => {
+    const { status, body } = await rpc('/sunniva-bratt/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(status).toBe(404);
+    expect(body.error).toBe('not_found');
+  });
+
+  test('error: an invalid API key on a per-profile POST is 401', async () => {
+    const { status, body } = await rpc('/mara-lindqvist/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'service-api-key': 'nope' });
+    expect(status).toBe(401);
+    expect(body.error).toBe('invalid_api_key');
+  });
+});
+
+describe('profile-edge mcp (stdio)', () => {
+  test('behavior: a tool name as a direct method works over stdio too', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: Transports.cli.command,
+        args: [...Transports.cli.args, 'mcp', '--profile', 'mara-lindqvist'],
+        env: { PATH: process.env.PATH ?? '', ...environment.env },
+        cwd: environment.directory,
+        stderr: 'pipe',
+      }),
+    );
+    const result = await client.request({ method: 'profile_list_channels', params: {} } as never, z.record(z.unknown()) as never);
+    expect(ProfileChannels.parse(result).slug).toBe('mara-lindqvist');
+    await expect(client.request({ method: 'profile_quote', params: { rail: 'nope' } } as never, z.record(z.unknown()) as never)).rejects.toMatchObject({
+      code: -32602,
+      data: { error: 'invalid_rail', status: 400 },
+    });
+    await client.close();
+  });
+
+  test('error: an unknown --profile stops at start with a clear message', () => {
+    const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp', '--profile', 'nobody-here'], {
+      env: { PATH: process.env.PATH ?? '', ...environment.env },
+      cwd: environment.directory,
+      encoding: 'utf8',
+      input: '',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('no profile "nobody-here"');
+    expect(run.stdout).toBe('');
+  });
+});

@@ -1,0 +1,129 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ErrorBody, Health } from '../src/contract/Contract.js';
+import * as Environment from './support/Environment.js';
+import { snapshot } from './support/Snapshot.js';
+
+let environment: Environment.Environment;
+let http: Awaited<ReturnType<typeof Environment.serve>>;
+
+beforeAll(async () => {
+  environment = await Environment.create();
+  http = await Environment.serve(environment);
+});
+
+afterAll(async () => {
+  await http?.close();
+  await environment?.close();
+});
+
+const send = (path: string, init: RequestInit = {}) => fetch(`${http.url}${path}`, init);
+
+describe('GET /health', () => {
+  test('behavior: answers exactly ok, service and environment', async () => {
+    const response = await send('/health');
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(Health.parse(body)).toEqual({ ok: true, service: 'profile-edge', environment: 'test' });
+    expect(Object.keys(body).sort()).toEqual(['environment', 'ok', 'service']);
+  });
+});
+
+describe('GET /openapi.json', () => {
+  test('behavior: is a valid OpenAPI 3.1.0 document at interface version 0.2.0', async () => {
+    const document = await (await send('/openapi.json')).json();
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info.version).toBe('0.2.0');
+  });
+
+  test('behavior: describes every served path and no unserved one', async () => {
+    const document = await (await send('/openapi.json')).json();
+    expect(Object.keys(document.paths).sort()).toEqual(
+      ['/health', '/api/profiles', '/api/profiles/{slug}/channels', '/api/profiles/{slug}/quote', '/api/ask/quote', '/mcp', '/{slug}/mcp'].sort(),
+    );
+    expect(document.paths['/api/profiles/{slug}/quote'].post.responses['429'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
+    // Strict contract objects stay strict in the published schema, nested ones too.
+    const channels = document.paths['/api/profiles/{slug}/channels'].get.responses['200'].content['application/json'].schema;
+    expect(channels.additionalProperties).toBe(false);
+    expect(channels.properties.channels.items.additionalProperties).toBe(false);
+  });
+});
+
+describe('GET /SKILL.md', () => {
+  test('behavior: serves the skill as markdown, covering when not to use the service', async () => {
+    const response = await send('/SKILL.md');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/markdown/);
+    const text = await response.text();
+    for (const phrase of ['profile_list_channels', 'profile_quote', 'profileUrl', 'service-api-key', 'When not to use']) expect(text).toContain(phrase);
+  });
+});
+
+describe('bad input', () => {
+  const requests: [string, string, RequestInit, number, string][] = [
+    ['malformed JSON', '/api/ask/quote', { method: 'POST', body: '{"rail":' }, 400, 'invalid_json'],
+    ['a JSON string body', '/api/ask/quote', { method: 'POST', body: '"tempo"' }, 400, 'invalid_json'],
+    ['a JSON array body', '/api/ask/quote', { method: 'POST', body: '["tempo"]' }, 400, 'invalid_request'],
+    ['a null rail', '/api/ask/quote', { method: 'POST', body: '{"rail":null}' }, 400, 'invalid_rail'],
+    ['an oversize body', '/api/ask/quote', { method: 'POST', body: JSON.stringify({ rail: 'x'.repeat(100_000) }) }, 413, 'payload_too_large'],
+    ['a body with a text content type', '/api/ask/quote', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"rail":"nope"}' }, 400, 'invalid_rail'],
+    ['an unknown path', '/api/nothing', {}, 404, 'not_found'],
+    ['a malformed percent-encoded path', '/api/profiles/%00%ff/channels', {}, 400, 'invalid_request'],
+    ['an odd slug', '/api/profiles/%2e%2e%2f%2e%2e/channels', {}, 404, 'not_found'],
+    ['an odd per-profile MCP slug', '/%E2%98%83/mcp', {}, 404, 'not_found'],
+    ['a wrong method on channels', '/api/profiles/mara-lindqvist/channels', { method: 'DELETE' }, 405, 'method_not_allowed'],
+    ['a GET on a quote path', '/api/ask/quote', {}, 405, 'method_not_allowed'],
+    ['a wrong method on a per-profile MCP endpoint', '/mara-lindqvist/mcp', { method: 'PUT' }, 405, 'method_not_allowed'],
+    ['a limit that is not a number', '/api/profiles?limit=ten', {}, 400, 'invalid_limit'],
+    ['a limit of zero', '/api/profiles?limit=0', {}, 400, 'invalid_limit'],
+    ['a repeated limit', '/api/profiles?limit=1&limit=2', {}, 400, 'invalid_limit'],
+    ['an empty API key header', '/api/profiles', { headers: { 'service-api-key': '' } }, 401, 'invalid_api_key'],
+    ['an empty bearer token', '/api/profiles', { headers: { authorization: 'Bearer ' } }, 401, 'invalid_bearer_token'],
+  ];
+
+  test.each(requests)('error: %s gets the Error body, never a 500, and changes nothing', async (_name, path, init, status, code) => {
+    const before = snapshot(environment.services.db);
+    const response = await send(path, init);
+    expect(response.status).toBe(status);
+    const body = await response.json();
+    expect(ErrorBody.parse(body).error).toBe(code);
+    expect(snapshot(environment.services.db)).toEqual(before);
+  });
+
+  test('error: 405 names the allowed methods', async () => {
+    const response = await send('/api/profiles/mara-lindqvist/channels', { method: 'POST' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET');
+  });
+
+  test('behavior: a quote body may be omitted, empty, or {} with a key', async () => {
+    for (const body of [undefined, '', '{}']) {
+      const response = await send('/api/ask/quote', { method: 'POST', headers: { 'service-api-key': environment.keys.callerKey }, body });
+      expect(response.status).toBe(200);
+      expect((await response.json()).rail).toBe('api_key');
+    }
+  });
+
+  test('behavior: the API key is never written to the log', async () => {
+    const lines: string[] = [];
+    const { create } = await import('../src/log/Logger.js');
+    const services = { ...environment.services, logger: create({ level: 'debug', write: (l) => lines.push(l) }) };
+    const { listen, close } = await import('../src/transport/http/Server.js');
+    const server = await listen(services, { host: '127.0.0.1', port: 0 });
+    try {
+      await fetch(`${server.url}/api/ask/quote`, { method: 'POST', headers: { 'service-api-key': environment.keys.callerKey } });
+      await fetch(`${server.url}/api/profiles`, { headers: { authorization: `Bearer ${environment.keys.kaiBearer}` } });
+      await fetch(`${server.url}/api/profiles`, { headers: { 'service-api-key': 'pek_bogus' } });
+    } finally {
+      await close(server.server);
+    }
+    expect(lines.length).toBeGreaterThan(0);
+    const log = lines.join('\n');
+    expect(log).not.toContain(environment.keys.callerKey);
+    expect(log).not.toContain(environment.keys.kaiBearer.split('_')[2]);
+    expect(log).not.toContain('pek_bogus');
+  });
+});

@@ -1,0 +1,15 @@
+import type { Database } from '../../src/store/Database.js';
+
+/** Every row of every table that holds state a request could change, except when a credential was last used. */
+export function snapshot(db: Database): Record<string, unknown[]> {
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'chunk_fts%' ORDER BY name")
+    .pluck()
+    .all() as string[];
+  return Object.fromEntries(
+    tables.map((t) => {
+      const rows = db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all() as Record<string, unknown>[];
+      return [t, rows.map(({ last_used_at: _lastUsed, ...row }) => row)];
+    }),
+  );
+}
