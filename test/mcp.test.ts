@@ -25,12 +25,12 @@ afterAll(async () => {
 /** A plain JSON-RPC POST, as a script without an MCP client would send it (no Accept header). */
 async function rpc(path: string, body: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`${http.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: response.status, headers: response.headers, body: await response.json() };
+  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
 }
 
 describe('GET /mcp and /{slug}/mcp', () => {
   test('behavior: the global manifest lists the working tools with strict input schemas', async () => {
-    const manifest = McpManifest.parse(await (await fetch(`${http.url}/mcp`)).json());
+    const manifest = McpManifest.parse((await (await fetch(`${http.url}/mcp`)).json()) as any);
     expect(manifest.profile).toEqual({ slug: 'global', name: 'All public profiles' });
     expect(manifest.skill).toBe('/SKILL.md');
     expect(manifest.tools.map((t) => t.name)).toEqual(['profile_list_channels', 'profile_quote']);
@@ -38,7 +38,7 @@ describe('GET /mcp and /{slug}/mcp', () => {
   });
 
   test('behavior: a per-profile manifest names its profile; its listing tool takes no arguments', async () => {
-    const manifest = McpManifest.parse(await (await fetch(`${http.url}/nadia-ferreira-holm/mcp`)).json());
+    const manifest = McpManifest.parse((await (await fetch(`${http.url}/nadia-ferreira-holm/mcp`)).json()) as any);
     expect(manifest.profile).toEqual({ slug: 'nadia-ferreira-holm', name: 'Nadia Ferreira-Holm' });
     expect(manifest.tools[0]!.inputSchema).toEqual({ type: 'object', properties: {}, additionalProperties: false });
   });
@@ -64,7 +64,7 @@ describe('POST /mcp JSON-RPC', () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/owen-halvorsen/mcp`)));
     const { tools } = await client.listTools();
-    const manifest = McpManifest.parse(await (await fetch(`${http.url}/owen-halvorsen/mcp`)).json());
+    const manifest = McpManifest.parse((await (await fetch(`${http.url}/owen-halvorsen/mcp`)).json()) as any);
     expect(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(manifest.tools);
     expect(client.getServerVersion()).toEqual({ name: 'profile-edge', version: '0.2.0' });
     await client.close();
@@ -142,7 +142,7 @@ describe('POST /mcp JSON-RPC', () => {
     const before = snapshot(environment.services.db);
     const response = await fetch(`${http.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
     expect(response.status).toBe(status);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code } });
     expect(snapshot(environment.services.db)).toEqual(before);
   });

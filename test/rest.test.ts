@@ -23,7 +23,7 @@ describe('GET /health', () => {
   test('behavior: answers exactly ok, service and environment', async () => {
     const response = await send('/health');
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     expect(Health.parse(body)).toEqual({ ok: true, service: 'profile-edge', environment: 'test' });
     expect(Object.keys(body).sort()).toEqual(['environment', 'ok', 'service']);
   });
@@ -31,7 +31,7 @@ describe('GET /health', () => {
 
 describe('GET /openapi.json', () => {
   test('behavior: is a valid OpenAPI 3.1.0 document at interface version 0.2.0', async () => {
-    const document = await (await send('/openapi.json')).json();
+    const document = (await (await send('/openapi.json')).json()) as any;
     const result = await new Validator().validate(document);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
@@ -40,7 +40,7 @@ describe('GET /openapi.json', () => {
   });
 
   test('behavior: describes every served path and no unserved one', async () => {
-    const document = await (await send('/openapi.json')).json();
+    const document = (await (await send('/openapi.json')).json()) as any;
     expect(Object.keys(document.paths).sort()).toEqual(
       ['/health', '/api/profiles', '/api/profiles/{slug}/channels', '/api/profiles/{slug}/quote', '/api/ask/quote', '/mcp', '/{slug}/mcp'].sort(),
     );
@@ -88,7 +88,7 @@ describe('bad input', () => {
     const before = snapshot(environment.services.db);
     const response = await send(path, init);
     expect(response.status).toBe(status);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     expect(ErrorBody.parse(body).error).toBe(code);
     expect(snapshot(environment.services.db)).toEqual(before);
   });
@@ -103,7 +103,7 @@ describe('bad input', () => {
     for (const body of [undefined, '', '{}']) {
       const response = await send('/api/ask/quote', { method: 'POST', headers: { 'service-api-key': environment.keys.callerKey }, body });
       expect(response.status).toBe(200);
-      expect((await response.json()).rail).toBe('api_key');
+      expect(((await response.json()) as any).rail).toBe('api_key');
     }
   });
 

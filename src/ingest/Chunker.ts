@@ -30,8 +30,11 @@ export function splitText(text: string, max: number): string[] {
       }
       return;
     }
-    // A sentence longer than a chunk is cut between words.
-    for (const word of piece.split(/\s+/)) push(word.length > max ? word.slice(0, max) : word);
+    // A sentence longer than a chunk is cut between words, and a word longer than a chunk into pieces.
+    for (const word of piece.split(/\s+/)) {
+      if (word.length <= max) push(word);
+      else for (let at = 0; at < word.length; at += max) push(word.slice(at, at + max));
+    }
   };
   for (const sentence of sentences) push(sentence);
   if (current !== '') pieces.push(current);

@@ -57,7 +57,7 @@ export function restRequest(call: Call): { method: string; path: string; body?: 
     if (slug) return { method: 'GET', path: `/api/profiles/${slug}/channels` };
     const args = call.args ?? {};
     if (args.slug !== undefined) return { method: 'GET', path: `/api/profiles/${encodeURIComponent(String(args.slug))}/channels` };
-    const query = new URLSearchParams(Object.entries(args).map(([k, v]) => [k, String(v)]));
+    const query = new URLSearchParams(Object.entries(args).map(([k, v]): [string, string] => [k, String(v)]));
     return { method: 'GET', path: `/api/profiles${query.size > 0 ? `?${query}` : ''}` };
   }
   if (call.tool === 'profile_quote') {

@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { main } from '../src/cli/Cli.js';
+import * as Output from '../src/cli/Output.js';
+import * as Store from '../src/store/Database.js';
+
+let directory: string;
+
+beforeAll(() => {
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-cli-'));
+  process.env.DATABASE_PATH = path.join(directory, 'cli.db');
+  process.env.LOG_LEVEL = 'silent';
+  process.chdir(directory);
+});
+
+afterAll(() => {
+  fs.rmSync(directory, { recursive: true, force: true });
+});
+
+/** Runs the CLI in-process and captures what it prints. */
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const sink = (append: (s: string) => void) => new Writable({ write: (chunk, _enc, done) => (append(String(chunk)), done()) });
+  const out = Output.create({ stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)) });
+  const code = await main(argv, out);
+  return { code, stdout, stderr };
+}
+
+describe('profile-edge CLI', () => {
+  test('behavior: help lists every command; an unknown command is a usage error', async () => {
+    const help = await cli('help');
+    expect(help.code).toBe(0);
+    for (const name of ['serve', 'mcp', 'profiles create', 'keys create', 'upload', 'credits grant', 'ledger']) expect(help.stdout).toContain(name);
+    expect((await cli('frobnicate')).code).toBe(2);
+    const group = await cli('keys');
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain('keys create');
+  });
+
+  test('behavior: an operator sets up a profile, channel, upload, account, key and credits', async () => {
+    expect((await cli('accounts', 'create', 'ada', '--email', 'ada@example.com')).code).toBe(0);
+    expect((await cli('accounts', 'create', 'kai')).code).toBe(0);
+    expect((await cli('profiles', 'create', 'ada-notes', '--name', 'Ada Notes', '--visibility', 'private', '--owner', 'ada')).code).toBe(0);
+    expect((await cli('members', 'add', 'ada-notes', 'kai')).code).toBe(0);
+    const channel = await cli('channels', 'create', '--profile', 'ada-notes', '--kind', 'user_upload', '--label', 'Uploads', '--access', 'private', '--rate', '2.5', '--id', 'ch_ada_uploads');
+    expect(channel.code).toBe(0);
+
+    const files = ['one.md', 'two.txt'].map((name, i) => {
+      const file = path.join(directory, name);
+      fs.writeFileSync(file, i === 0 ? '# One\n\nAnalytical engines weave algebraic patterns.' : 'Looms weave flowers and leaves.');
+      return file;
+    });
+    const upload = await cli('upload', '--channel', 'ch_ada_uploads', ...files);
+    expect(upload.code).toBe(0);
+    expect(upload.stderr).toContain('upload ch_ada_uploads 2/2');
+    expect(upload.stdout).toContain('created');
+    expect((await cli('upload', '--channel', 'ch_ada_uploads', ...files)).stdout).toContain('unchanged');
+
+    const key = await cli('keys', 'create', '--account', 'ada', '--label', 'laptop');
+    expect(key.code).toBe(0);
+    const token = /pek_[0-9a-f]{16}_[A-Za-z0-9_-]{43}/.exec(key.stdout)![0];
+    const listed = await cli('keys', 'list', '--account', 'ada');
+    expect(listed.stdout).toContain('laptop');
+    expect(listed.stdout).not.toContain(token.split('_')[2]);
+
+    expect((await cli('credits', 'grant', 'ada', '--unlocks', '5', '--credits', '100', '--memo', 'welcome')).stdout).toContain('5 unlocks, 100 credits');
+    const ledger = await cli('ledger', '--account', 'ada', '--json');
+    expect(JSON.parse(ledger.stdout)).toMatchObject([{ kind: 'grant', unlocksDelta: 5, creditsDelta: 100, memo: 'welcome' }]);
+
+    const channels = JSON.parse((await cli('channels', 'list', '--profile', 'ada-notes', '--json')).stdout);
+    expect(channels).toMatchObject([{ id: 'ch_ada_uploads', items: 2, chunks: 2, accessLevel: 'private', ratePerMillionTokens: 2.5 }]);
+    const keyId = token.split('_')[1]!;
+    expect((await cli('keys', 'revoke', keyId)).code).toBe(0);
+    expect(JSON.parse((await cli('keys', 'list', '--json')).stdout)[0].revokedAt).not.toBeNull();
+  });
+
+  test.each([
+    [['profiles', 'create', 'Bad Slug', '--name', 'X'], 1, 'not a valid handle'],
+    [['profiles', 'create', 'okay'], 2, '--name is required'],
+    [['profiles', 'create', 'listed', '--name', 'X', '--visibility', 'unlisted', '--directory'], 2, 'only public profiles'],
+    [['channels', 'create', '--profile', 'ada-notes', '--kind', 'fax', '--label', 'X'], 2, '--kind must be one of'],
+    [['channels', 'create', '--profile', 'ada-notes', '--kind', 'rss', '--label', 'X', '--rate=-1'], 2, '--rate must be a number >= 0'],
+    [['channels', 'update', 'ch_nope', '--status', 'paused'], 1, 'no channel "ch_nope"'],
+    [['credits', 'grant', 'ada'], 2, 'give --unlocks and/or --credits'],
+    [['credits', 'grant', 'ada', '--unlocks=-1000'], 1, 'balance'],
+    [['credits', 'grant', 'nobody', '--unlocks', '1'], 1, 'no account "nobody"'],
+    [['keys', 'create'], 2, '--account is required'],
+    [['upload', '--channel', 'ch_ada_uploads', 'deck.pdfx'], 1, 'accepted types'],
+    [['profiles', 'list', '--colour'], 2, 'Unknown option'],
+    [['accounts', 'create'], 2, 'missing arguments'],
+  ])('error: %j exits %i with a clear message and changes nothing', async (argv, code, message) => {
+    const db = Store.open(process.env.DATABASE_PATH!).db;
+    const count = () => db.prepare('SELECT (SELECT count(*) FROM profiles) + (SELECT count(*) FROM channels) + (SELECT count(*) FROM ledger) + (SELECT sum(unlock_balance) FROM accounts)').pluck().get();
+    const before = count();
+    const result = await cli(...argv);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(message);
+    expect(count()).toBe(before);
+    db.close();
+  });
+
+  test('error: invalid configuration is reported before anything runs', async () => {
+    process.env.PORT = 'eighty';
+    try {
+      const result = await cli('profiles', 'list');
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('PORT');
+    } finally {
+      delete process.env.PORT;
+    }
+  });
+});
