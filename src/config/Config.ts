@@ -35,6 +35,9 @@ const Environment = z.object({
   PROFILE_EDGE_BEARER_TOKEN: optionalText,
 });
 
+/** The names of every environment variable the service reads. */
+export const variables = Object.keys(Environment.shape);
+
 /** One on-chain rail as configured: where money goes and in which token. */
 export type RailConfig = {
   rail: Rail;

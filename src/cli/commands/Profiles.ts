@@ -81,18 +81,20 @@ export const profilesList: Command = {
   options: jsonOption,
   run({ services, out }, { values }) {
     const db = services().db;
+    const names = new Map(Accounts.list(db).map((a) => [a.id, a.name]));
     const rows = Profiles.list(db).map((p) => ({
       ...p,
+      owner: p.ownerAccountId === null ? null : names.get(p.ownerAccountId),
       aliases: Profiles.aliases(db, p.id),
-      members: Profiles.members(db, p.id),
-      grants: Profiles.grants(db, p.id),
+      members: Profiles.members(db, p.id).map((id) => names.get(id)),
+      grants: Profiles.grants(db, p.id).map((id) => names.get(id)),
       channels: Channels.byProfile(db, p.id).length,
       collections: Collections.byProfile(db, p.id).map((c) => c.slug),
     }));
     if (values.json) out.json(rows);
     else
       out.table(
-        rows.map((p) => ({ slug: p.slug, name: p.name, visibility: p.visibility, directory: p.directory, owner: p.ownerAccountId, members: p.members.length, channels: p.channels, aliases: p.aliases.join(',') })),
+        rows.map((p) => ({ slug: p.slug, name: p.name, visibility: p.visibility, directory: p.directory, owner: p.owner, members: p.members.join(','), channels: p.channels, aliases: p.aliases.join(',') })),
       );
   },
 };
