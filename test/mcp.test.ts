@@ -2,35 +2,24 @@ import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { ErrorBody, McpManifest, McpResponse, OnchainQuote, ProfileChannels } from '../src/contract/Contract.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';
 import { snapshot } from './support/Snapshot.js';
 
-let environment: Environment.Environment;
-let http: Awaited<ReturnType<typeof Environment.serve>>;
-
-beforeAll(async () => {
-  environment = await Environment.create();
-  http = await Environment.serve(environment);
-});
-
-afterAll(async () => {
-  await http?.close();
-  await environment?.close();
-});
+const served = Environment.useServed();
 
 /** A plain JSON-RPC POST, as a script without an MCP client would send it (no Accept header). */
 async function rpc(path: string, body: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(`${http.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await fetch(`${served.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: response.status, headers: response.headers, body: (await response.json()) as any };
 }
 
 describe('GET /mcp and /{slug}/mcp', () => {
   test('behavior: the global manifest lists the working tools with strict input schemas', async () => {
-    const manifest = McpManifest.parse((await (await fetch(`${http.url}/mcp`)).json()) as any);
+    const manifest = McpManifest.parse((await (await fetch(`${served.url}/mcp`)).json()) as any);
     expect(manifest.profile).toEqual({ slug: 'global', name: 'All public profiles' });
     expect(manifest.skill).toBe('/SKILL.md');
     expect(manifest.tools.map((t) => t.name)).toEqual(['profile_list_channels', 'profile_quote']);
@@ -38,23 +27,23 @@ describe('GET /mcp and /{slug}/mcp', () => {
   });
 
   test('behavior: a per-profile manifest names its profile; its listing tool takes no arguments', async () => {
-    const manifest = McpManifest.parse((await (await fetch(`${http.url}/nadia-ferreira-holm/mcp`)).json()) as any);
+    const manifest = McpManifest.parse((await (await fetch(`${served.url}/nadia-ferreira-holm/mcp`)).json()) as any);
     expect(manifest.profile).toEqual({ slug: 'nadia-ferreira-holm', name: 'Nadia Ferreira-Holm' });
     expect(manifest.tools[0]!.inputSchema).toEqual({ type: 'object', properties: {}, additionalProperties: false });
   });
 
   test('error: unknown and unauthorized private profiles are 404; the owner sees the manifest', async () => {
     for (const slug of ['nobody-here', 'sunniva-bratt']) {
-      const response = await fetch(`${http.url}/${slug}/mcp`);
+      const response = await fetch(`${served.url}/${slug}/mcp`);
       expect(response.status).toBe(404);
       expect(ErrorBody.parse(await response.json()).error).toBe('not_found');
     }
-    const owner = await fetch(`${http.url}/sunniva-bratt/mcp`, { headers: { authorization: `Bearer ${environment.keys.sunnivaBearer}` } });
+    const owner = await fetch(`${served.url}/sunniva-bratt/mcp`, { headers: { authorization: `Bearer ${served.environment.keys.sunnivaBearer}` } });
     expect(owner.status).toBe(200);
   });
 
   test('error: a request for an SSE stream is 405, as stateless MCP servers answer', async () => {
-    const response = await fetch(`${http.url}/mcp`, { headers: { accept: 'text/event-stream' } });
+    const response = await fetch(`${served.url}/mcp`, { headers: { accept: 'text/event-stream' } });
     expect(response.status).toBe(405);
   });
 });
@@ -62,9 +51,9 @@ describe('GET /mcp and /{slug}/mcp', () => {
 describe('POST /mcp JSON-RPC', () => {
   test('behavior: tools/list through the SDK client matches the manifest', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/owen-halvorsen/mcp`)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/owen-halvorsen/mcp`)));
     const { tools } = await client.listTools();
-    const manifest = McpManifest.parse((await (await fetch(`${http.url}/owen-halvorsen/mcp`)).json()) as any);
+    const manifest = McpManifest.parse((await (await fetch(`${served.url}/owen-halvorsen/mcp`)).json()) as any);
     expect(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(manifest.tools);
     expect(client.getServerVersion()).toEqual({ name: 'profile-edge', version: '0.2.0' });
     await client.close();
@@ -80,7 +69,7 @@ describe('POST /mcp JSON-RPC', () => {
   });
 
   test('behavior: notifications/initialized is accepted with no body', async () => {
-    const response = await fetch(`${http.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const response = await fetch(`${served.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
     expect(response.status).toBe(202);
   });
 
@@ -139,12 +128,12 @@ describe('POST /mcp JSON-RPC', () => {
     ['an empty body', '', 400, -32700],
     ['an object that is no JSON-RPC message', '{"hello":1}', 400, -32700],
   ])('error: %s gets a JSON-RPC error envelope and changes nothing', async (_name, raw, status, code) => {
-    const before = snapshot(environment.services.db);
-    const response = await fetch(`${http.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+    const before = snapshot(served.environment.services.db);
+    const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
     expect(response.status).toBe(status);
     const body = (await response.json()) as any;
     expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code } });
-    expect(snapshot(environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db)).toEqual(before);
   });
 
   test('error: a per-profile POST for a private profile is 404 before any JSON-RPC', async () => {
@@ -167,8 +156,8 @@ describe('profile-edge mcp (stdio)', () => {
       new StdioClientTransport({
         command: Transports.cli.command,
         args: [...Transports.cli.args, 'mcp', '--profile', 'mara-lindqvist'],
-        env: { PATH: process.env.PATH ?? '', ...environment.env },
-        cwd: environment.directory,
+        env: { PATH: process.env.PATH ?? '', ...served.environment.env },
+        cwd: served.environment.directory,
         stderr: 'pipe',
       }),
     );
@@ -183,8 +172,8 @@ describe('profile-edge mcp (stdio)', () => {
 
   test('error: an unknown --profile stops at start with a clear message', () => {
     const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp', '--profile', 'nobody-here'], {
-      env: { PATH: process.env.PATH ?? '', ...environment.env },
-      cwd: environment.directory,
+      env: { PATH: process.env.PATH ?? '', ...served.environment.env },
+      cwd: served.environment.directory,
       encoding: 'utf8',
       input: '',
     });

@@ -1,23 +1,12 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { ErrorBody, Health } from '../src/contract/Contract.js';
 import * as Environment from './support/Environment.js';
 import { snapshot } from './support/Snapshot.js';
 
-let environment: Environment.Environment;
-let http: Awaited<ReturnType<typeof Environment.serve>>;
+const served = Environment.useServed();
 
-beforeAll(async () => {
-  environment = await Environment.create();
-  http = await Environment.serve(environment);
-});
-
-afterAll(async () => {
-  await http?.close();
-  await environment?.close();
-});
-
-const send = (path: string, init: RequestInit = {}) => fetch(`${http.url}${path}`, init);
+const send = (path: string, init: RequestInit = {}) => fetch(`${served.url}${path}`, init);
 
 describe('GET /health', () => {
   test('behavior: answers exactly ok, service and environment', async () => {
@@ -85,12 +74,12 @@ describe('bad input', () => {
   ];
 
   test.each(requests)('error: %s gets the Error body, never a 500, and changes nothing', async (_name, path, init, status, code) => {
-    const before = snapshot(environment.services.db);
+    const before = snapshot(served.environment.services.db);
     const response = await send(path, init);
     expect(response.status).toBe(status);
     const body = (await response.json()) as any;
     expect(ErrorBody.parse(body).error).toBe(code);
-    expect(snapshot(environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db)).toEqual(before);
   });
 
   test('error: 405 names the allowed methods', async () => {
@@ -101,7 +90,7 @@ describe('bad input', () => {
 
   test('behavior: a quote body may be omitted, empty, or {} with a key', async () => {
     for (const body of [undefined, '', '{}']) {
-      const response = await send('/api/ask/quote', { method: 'POST', headers: { 'service-api-key': environment.keys.callerKey }, body });
+      const response = await send('/api/ask/quote', { method: 'POST', headers: { 'service-api-key': served.environment.keys.callerKey }, body });
       expect(response.status).toBe(200);
       expect(((await response.json()) as any).rail).toBe('api_key');
     }
@@ -110,20 +99,20 @@ describe('bad input', () => {
   test('behavior: the API key is never written to the log', async () => {
     const lines: string[] = [];
     const { create } = await import('../src/log/Logger.js');
-    const services = { ...environment.services, logger: create({ level: 'debug', write: (l) => lines.push(l) }) };
+    const services = { ...served.environment.services, logger: create({ level: 'debug', write: (l) => lines.push(l) }) };
     const { listen, close } = await import('../src/transport/http/Server.js');
     const server = await listen(services, { host: '127.0.0.1', port: 0 });
     try {
-      await fetch(`${server.url}/api/ask/quote`, { method: 'POST', headers: { 'service-api-key': environment.keys.callerKey } });
-      await fetch(`${server.url}/api/profiles`, { headers: { authorization: `Bearer ${environment.keys.kaiBearer}` } });
+      await fetch(`${server.url}/api/ask/quote`, { method: 'POST', headers: { 'service-api-key': served.environment.keys.callerKey } });
+      await fetch(`${server.url}/api/profiles`, { headers: { authorization: `Bearer ${served.environment.keys.kaiBearer}` } });
       await fetch(`${server.url}/api/profiles`, { headers: { 'service-api-key': 'pek_bogus' } });
     } finally {
       await close(server.server);
     }
     expect(lines.length).toBeGreaterThan(0);
     const log = lines.join('\n');
-    expect(log).not.toContain(environment.keys.callerKey);
-    expect(log).not.toContain(environment.keys.kaiBearer.split('_')[2]);
+    expect(log).not.toContain(served.environment.keys.callerKey);
+    expect(log).not.toContain(served.environment.keys.kaiBearer.split('_')[2]);
     expect(log).not.toContain('pek_bogus');
   });
 });

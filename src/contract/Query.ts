@@ -120,23 +120,26 @@ export type RetrievalDiagnostics = z.infer<typeof RetrievalDiagnostics>;
 export const Charge = z.enum(['onchain', 'unlock', 'credits']);
 export type Charge = z.infer<typeof Charge>;
 
-const receipt = z.union([z.record(z.unknown()), z.string()]);
+/** Fields every answer carries, in both modes: confidence, the charge and, for on-chain payments, the receipt. */
+const answerFields = {
+  confidence: RetrievalConfidence,
+  confidenceReasons: z.array(z.string()),
+  queryId: z.string(),
+  charge: Charge,
+  scope: QueryScope.optional(),
+  rail: Rail.optional(),
+  txHash: z.string().optional(),
+  receipt: z.union([z.record(z.unknown()), z.string()]).optional(),
+};
 
 export const QueryResponse = z
   .object({
     answer: z.string(),
     citations: z.array(Citation),
-    confidence: RetrievalConfidence,
-    confidenceReasons: z.array(z.string()),
     retrieval: z
       .object({ queryMode: QueryMode.optional(), diagnostics: RetrievalDiagnostics.optional() })
       .passthrough(),
-    queryId: z.string(),
-    charge: Charge,
-    scope: QueryScope.optional(),
-    rail: Rail.optional(),
-    txHash: z.string().optional(),
-    receipt: receipt.optional(),
+    ...answerFields,
   })
   .strict();
 export type QueryResponse = z.infer<typeof QueryResponse>;
@@ -173,8 +176,6 @@ export const RawQueryResponse = z
   .object({
     mode: z.literal('raw'),
     chunks: z.array(RawChunk),
-    confidence: RetrievalConfidence,
-    confidenceReasons: z.array(z.string()),
     retrieval: z
       .object({
         contextDepth: ContextDepth.optional(),
@@ -186,12 +187,7 @@ export const RawQueryResponse = z
         claimCount: z.number().int().optional(),
       })
       .passthrough(),
-    queryId: z.string(),
-    charge: Charge,
-    scope: QueryScope.optional(),
-    rail: Rail.optional(),
-    txHash: z.string().optional(),
-    receipt: receipt.optional(),
+    ...answerFields,
     sourceGroups: z.array(EvidenceSourceGroup).optional(),
     claims: z.array(EvidenceClaim).optional(),
   })

@@ -14,14 +14,14 @@ export type Credential = {
   revokedAt: number | null;
 };
 
-const tables: Record<SecretKind, string> = { api_key: 'api_keys', bearer_token: 'bearer_tokens' };
-const columns = `id, account_id AS accountId, label, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
+const columns = `id, kind, account_id AS accountId, label, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
 
 /** Issues a credential for an account; the returned token is the only time the secret exists outside the caller. */
 export function issue(db: Database, input: { kind: SecretKind; accountId: string; label?: string | undefined }): { credential: Credential; token: string } {
   const minted = Secret.mint(input.kind);
-  db.prepare(`INSERT INTO ${tables[input.kind]} (id, account_id, label, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)`).run(
+  db.prepare('INSERT INTO credentials (id, kind, account_id, label, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
     minted.id,
+    input.kind,
     input.accountId,
     input.label ?? '',
     minted.hash,
@@ -32,8 +32,7 @@ export function issue(db: Database, input: { kind: SecretKind; accountId: string
 
 /** A credential row by id, revoked or not. */
 export function find(db: Database, kind: SecretKind, id: string): Credential | undefined {
-  const row = db.prepare(`SELECT ${columns} FROM ${tables[kind]} WHERE id = ?`).get(id) as Omit<Credential, 'kind'> | undefined;
-  return row && { ...row, kind };
+  return db.prepare(`SELECT ${columns} FROM credentials WHERE id = ? AND kind = ?`).get(id, kind) as Credential | undefined;
 }
 
 /**
@@ -43,22 +42,22 @@ export function find(db: Database, kind: SecretKind, id: string): Credential | u
 export function verify(db: Database, kind: SecretKind, token: string): Credential | undefined {
   const parsed = Secret.parse(kind, token);
   if (!parsed) return undefined;
-  const row = db.prepare(`SELECT ${columns}, secret_hash AS secretHash FROM ${tables[kind]} WHERE id = ?`).get(parsed.id) as
-    | (Omit<Credential, 'kind'> & { secretHash: Buffer })
+  const row = db.prepare(`SELECT ${columns}, secret_hash AS secretHash FROM credentials WHERE id = ? AND kind = ?`).get(parsed.id, kind) as
+    | (Credential & { secretHash: Buffer })
     | undefined;
   if (!row || !Secret.matches(parsed.secret, row.secretHash) || row.revokedAt !== null) return undefined;
   const { secretHash: _secretHash, ...credential } = row;
   const now = Date.now();
   // Recording use at most once a minute keeps reads from turning into a write per request.
   if (credential.lastUsedAt === null || now - credential.lastUsedAt > 60_000) {
-    db.prepare(`UPDATE ${tables[kind]} SET last_used_at = ? WHERE id = ?`).run(now, credential.id);
+    db.prepare('UPDATE credentials SET last_used_at = ? WHERE id = ?').run(now, credential.id);
   }
-  return { ...credential, kind };
+  return credential;
 }
 
 /** Revokes a credential; later requests presenting it get 401. */
 export function revoke(db: Database, kind: SecretKind, id: string): Credential {
-  const result = db.prepare(`UPDATE ${tables[kind]} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`).run(Date.now(), id);
+  const result = db.prepare('UPDATE credentials SET revoked_at = ? WHERE id = ? AND kind = ? AND revoked_at IS NULL').run(Date.now(), id, kind);
   const credential = find(db, kind, id);
   if (!credential) throw new ServiceError('not_found', `no ${kind.replace('_', ' ')} "${id}"`);
   if (result.changes === 0) throw new ServiceError('conflict', `${kind.replace('_', ' ')} "${id}" is already revoked`);
@@ -68,7 +67,7 @@ export function revoke(db: Database, kind: SecretKind, id: string): Credential {
 /** Every credential of a kind, optionally of one account. */
 export function list(db: Database, kind: SecretKind, accountId?: string): Credential[] {
   const rows = accountId
-    ? db.prepare(`SELECT ${columns} FROM ${tables[kind]} WHERE account_id = ? ORDER BY created_at`).all(accountId)
-    : db.prepare(`SELECT ${columns} FROM ${tables[kind]} ORDER BY created_at`).all();
-  return (rows as Omit<Credential, 'kind'>[]).map((r) => ({ ...r, kind }));
+    ? db.prepare(`SELECT ${columns} FROM credentials WHERE kind = ? AND account_id = ? ORDER BY created_at`).all(kind, accountId)
+    : db.prepare(`SELECT ${columns} FROM credentials WHERE kind = ? ORDER BY created_at`).all(kind);
+  return rows as Credential[];
 }

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,4 +92,26 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
 export async function serve(environment: Environment): Promise<{ url: string; server: Server; close(): Promise<void> }> {
   const { server, url } = await HttpServer.listen(environment.services, { host: '127.0.0.1', port: 0 });
   return { url, server, close: () => HttpServer.close(server) };
+}
+
+/** Registers hooks that create and serve an environment for the whole test file, and tear it down after. */
+export function useServed(overrides: Record<string, string> = {}): { readonly environment: Environment; readonly url: string } {
+  let environment: Environment | undefined;
+  let http: Awaited<ReturnType<typeof serve>> | undefined;
+  beforeAll(async () => {
+    environment = await create(overrides);
+    http = await serve(environment);
+  });
+  afterAll(async () => {
+    await http?.close();
+    await environment?.close();
+  });
+  return {
+    get environment() {
+      return environment!;
+    },
+    get url() {
+      return http!.url;
+    },
+  };
 }

@@ -14,8 +14,10 @@ CREATE TABLE accounts (
   created_at INTEGER NOT NULL
 ) STRICT;
 
-CREATE TABLE api_keys (
+-- API keys and bearer tokens: the secret itself is never stored, only its SHA-256.
+CREATE TABLE credentials (
   id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('api_key', 'bearer_token')),
   account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
   label TEXT NOT NULL DEFAULT '',
   secret_hash BLOB NOT NULL,
@@ -23,18 +25,7 @@ CREATE TABLE api_keys (
   last_used_at INTEGER,
   revoked_at INTEGER
 ) STRICT;
-CREATE INDEX api_keys_account ON api_keys(account_id);
-
-CREATE TABLE bearer_tokens (
-  id TEXT PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-  label TEXT NOT NULL DEFAULT '',
-  secret_hash BLOB NOT NULL,
-  created_at INTEGER NOT NULL,
-  last_used_at INTEGER,
-  revoked_at INTEGER
-) STRICT;
-CREATE INDEX bearer_tokens_account ON bearer_tokens(account_id);
+CREATE INDEX credentials_account ON credentials(account_id, kind);
 
 CREATE TABLE profiles (
   id TEXT PRIMARY KEY,
