@@ -41,6 +41,11 @@ describe('Chunker.chunk for text', () => {
     for (const c of chunks) expect(c.text).not.toMatch(/(Second|Third) part$/);
   });
 
+  test('behavior: a short tail joins the chunk before it only when the two fit in the maximum', () => {
+    const chunks = Chunker.chunk(fromPlainText(`${'a'.repeat(460)}\n\n${'b'.repeat(90)}`), size);
+    expect(chunks.map((c) => c.text.length)).toEqual([460, 90]);
+  });
+
   test('behavior: a short tail joins the chunk before it', () => {
     const chunks = Chunker.chunk(fromPlainText(`${paragraph(0, 5)}\n\nShort end.`), size);
     expect(chunks.at(-1)!.text.endsWith('Short end.')).toBe(true);
@@ -88,13 +93,25 @@ describe('Transcript parsing', () => {
     expect(cueText('<v.loud Dr. Ana Ruiz>Salt &amp; <i>flour</i></v>')).toEqual({ text: 'Salt & flour', speaker: 'Dr. Ana Ruiz' });
   });
 
-  test('behavior: an SRT "Name:" prefix gives the speaker and later cues keep it', async () => {
-    const srt = '1\n00:00:01,000 --> 00:00:04,500\nTomas Reyes: Light matters most.\n\n2\n00:00:04,500 --> 00:00:08,000\nIn the morning especially.\n\n3\n00:00:08,000 --> 00:00:09,000\nAna Ruiz: Agreed.\n';
-    const doc = await fromCaptions(srt, 'srt');
-    expect(doc.blocks).toEqual([
-      { kind: 'cue', text: 'Light matters most.', startSeconds: 1, endSeconds: 4.5, speaker: 'Tomas Reyes' },
-      { kind: 'cue', text: 'In the morning especially.', startSeconds: 4.5, endSeconds: 8, speaker: 'Tomas Reyes' },
-      { kind: 'cue', text: 'Agreed.', startSeconds: 8, endSeconds: 9, speaker: 'Ana Ruiz' },
+  const srt = (lines: string[]) => lines.map((text, i) => `${i + 1}\n00:00:0${i},000 --> 00:00:0${i + 1},000\n${text}\n`).join('\n');
+
+  test('behavior: an SRT "Name:" prefix used on several turns gives the speaker, and later cues keep it', async () => {
+    const doc = await fromCaptions(srt(['Tomas Reyes: Light matters most.', 'In the morning especially.', 'Ana Ruiz: Agreed.', 'Tomas Reyes: Good.', 'Ana Ruiz: Yes.']), 'srt');
+    expect(doc.blocks.map((b) => (b.kind === 'cue' ? [b.speaker, b.text, b.startSeconds, b.endSeconds] : []))).toEqual([
+      ['Tomas Reyes', 'Light matters most.', 0, 1],
+      ['Tomas Reyes', 'In the morning especially.', 1, 2],
+      ['Ana Ruiz', 'Agreed.', 2, 3],
+      ['Tomas Reyes', 'Good.', 3, 4],
+      ['Ana Ruiz', 'Yes.', 4, 5],
+    ]);
+  });
+
+  test('behavior: a one-off "Word:" is text, not a speaker', async () => {
+    const doc = await fromCaptions(srt(['Host Name: Welcome back.', 'Warning: never feed a cold starter.', 'Host Name: Right.']), 'srt');
+    expect(doc.blocks.map((b) => (b.kind === 'cue' ? [b.speaker, b.text] : []))).toEqual([
+      ['Host Name', 'Welcome back.'],
+      ['Host Name', 'Warning: never feed a cold starter.'],
+      ['Host Name', 'Right.'],
     ]);
   });
 
@@ -105,6 +122,14 @@ describe('Transcript parsing', () => {
 });
 
 describe('Markdown parsing', () => {
+  test('behavior: nested lists and multi-block list items keep all their text', () => {
+    const doc = fromMarkdown('- Feed the starter\n  - twice a day\n  - keep at 24C\n- Bake\n\n1. first\n\n   > quoted inside item\n\n       code in item\n');
+    expect(doc.blocks).toEqual([
+      { kind: 'paragraph', text: '- Feed the starter\n  - twice a day\n  - keep at 24C\n- Bake' },
+      { kind: 'paragraph', text: '1. first quoted inside item code in item' },
+    ]);
+  });
+
   test('behavior: keeps headings, list items and table cells; drops link URLs, emphasis and HTML', () => {
     const doc = fromMarkdown('# My Post\n\nSee [the guide](https://x.example/g) for **details**.<br>\n\n## Steps\n\n1. Mix\n2. Rest\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n<div>hidden</div>\n');
     expect(doc.title).toBe('My Post');

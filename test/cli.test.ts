@@ -86,12 +86,15 @@ describe('profile-edge CLI', () => {
     [['channels', 'create', '--profile', 'ada-notes', '--kind', 'rss', '--label', 'X', '--rate=-1'], 2, '--rate must be a number >= 0'],
     [['channels', 'update', 'ch_nope', '--status', 'paused'], 1, 'no channel "ch_nope"'],
     [['credits', 'grant', 'ada'], 2, 'give --unlocks and/or --credits'],
-    [['credits', 'grant', 'ada', '--unlocks=-1000'], 1, 'balance'],
+    [['credits', 'grant', 'ada', '--unlocks=-1000'], 1, 'cannot take that much'],
     [['credits', 'grant', 'nobody', '--unlocks', '1'], 1, 'no account "nobody"'],
     [['keys', 'create'], 2, '--account is required'],
     [['upload', '--channel', 'ch_ada_uploads', 'deck.pdfx'], 1, 'accepted types'],
     [['profiles', 'list', '--colour'], 2, 'Unknown option'],
     [['accounts', 'create'], 2, 'missing arguments'],
+    [['credits', 'grant', 'ada', '--unlocks', '9007199254740993'], 2, '--unlocks must be an integer'],
+    [['credits', 'grant', 'ada', '--credits=-5000'], 1, 'cannot take that much: ada has'],
+    [['serve', '--port', '99999'], 2, '--port must be an integer >= 0 and <= 65535'],
   ])('error: %j exits %i with a clear message and changes nothing', async (argv, code, message) => {
     const db = Store.open(process.env.DATABASE_PATH!).db;
     const count = () => db.prepare('SELECT (SELECT count(*) FROM profiles) + (SELECT count(*) FROM channels) + (SELECT count(*) FROM ledger) + (SELECT sum(unlock_balance) FROM accounts)').pluck().get();

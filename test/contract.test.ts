@@ -243,6 +243,7 @@ const cases: Case[] = [
     as: () => ({ apiKey: 'not-a-key' }),
     status: 401,
     error: 'invalid_api_key',
+    skip: ['mcp-stdio'],
   },
   {
     name: 'a well-formed but unknown API key is 401',
@@ -251,8 +252,9 @@ const cases: Case[] = [
     as: () => ({ apiKey: `pek_0123456789abcdef_${'A'.repeat(43)}` }),
     status: 401,
     error: 'invalid_api_key',
+    skip: ['mcp-stdio'],
   },
-  { name: 'a revoked API key is 401', tool: 'profile_quote', binding: global, as: (k) => ({ apiKey: k.revokedKey }), status: 401, error: 'invalid_api_key' },
+  { name: 'a revoked API key is 401', tool: 'profile_quote', binding: global, as: (k) => ({ apiKey: k.revokedKey }), status: 401, error: 'invalid_api_key', skip: ['mcp-stdio'] },
   {
     name: 'an API key presented as a bearer token is 401',
     tool: 'profile_list_channels',
@@ -260,6 +262,7 @@ const cases: Case[] = [
     as: (k) => ({ bearerToken: k.callerKey }),
     status: 401,
     error: 'invalid_bearer_token',
+    skip: ['mcp-stdio'],
   },
 
   // Quotes

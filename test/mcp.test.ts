@@ -117,6 +117,11 @@ describe('POST /mcp JSON-RPC', () => {
     expect(body.error.code).toBe(-32602);
   });
 
+  test.each([[[1]], ['x'], [null]])('error: tools/call with arguments %j is invalid params, not an internal error', async (args) => {
+    const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'profile_quote', arguments: args } });
+    expect(body.error.code).toBe(-32602);
+  });
+
   test('error: an unknown method is method-not-found', async () => {
     const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 5, method: 'resources/list' });
     expect(body.error.code).toBe(-32601);
@@ -168,6 +173,18 @@ describe('profile-edge mcp (stdio)', () => {
       data: { error: 'invalid_rail', status: 400 },
     });
     await client.close();
+  });
+
+  test('error: an invalid PROFILE_EDGE_API_KEY stops at start with a clear message', () => {
+    const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp'], {
+      env: { PATH: process.env.PATH ?? '', ...served.environment.env, PROFILE_EDGE_API_KEY: served.environment.keys.revokedKey },
+      cwd: served.environment.directory,
+      encoding: 'utf8',
+      input: '',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('PROFILE_EDGE_API_KEY is malformed, unknown or revoked');
+    expect(run.stderr).not.toContain(served.environment.keys.revokedKey);
   });
 
   test('error: an unknown --profile stops at start with a clear message', () => {

@@ -30,7 +30,9 @@ describe('RateLimiter', () => {
     expect(limiter.take('a').ok).toBe(true);
     expect(limiter.take('b').ok).toBe(true);
     expect(limiter.take('a').ok).toBe(false);
+    expect(limiter.size()).toBe(2);
     now += 120_000;
     expect(limiter.take('a').ok).toBe(true);
+    expect(limiter.size()).toBe(1);
   });
 });

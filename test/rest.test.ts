@@ -41,6 +41,20 @@ describe('GET /openapi.json', () => {
   });
 });
 
+describe('the directory', () => {
+  test('behavior: shows only public profiles, even when a private or unlisted one is opted in', async () => {
+    const db = served.environment.services.db;
+    // The store refuses this state; force it to check the directory does not rely on that alone.
+    db.prepare("UPDATE profiles SET directory_opt_in = 1 WHERE slug IN ('sunniva-bratt', 'declan-aubury')").run();
+    try {
+      const body = (await (await send('/api/profiles')).json()) as any;
+      expect(body.data.map((p: { slug: string }) => p.slug)).toEqual(['mara-lindqvist', 'nadia-ferreira-holm', 'owen-halvorsen']);
+    } finally {
+      db.prepare("UPDATE profiles SET directory_opt_in = 0 WHERE slug IN ('sunniva-bratt', 'declan-aubury')").run();
+    }
+  });
+});
+
 describe('GET /SKILL.md', () => {
   test('behavior: serves the skill as markdown, covering when not to use the service', async () => {
     const response = await send('/SKILL.md');
@@ -71,6 +85,13 @@ describe('bad input', () => {
     ['a repeated limit', '/api/profiles?limit=1&limit=2', {}, 400, 'invalid_limit'],
     ['an empty API key header', '/api/profiles', { headers: { 'service-api-key': '' } }, 401, 'invalid_api_key'],
     ['an empty bearer token', '/api/profiles', { headers: { authorization: 'Bearer ' } }, 401, 'invalid_bearer_token'],
+    ['a body claiming gzip that is not', '/api/ask/quote', { method: 'POST', headers: { 'content-encoding': 'gzip' }, body: 'garbage' }, 400, 'invalid_request'],
+    ['an unknown content encoding', '/api/ask/quote', { method: 'POST', headers: { 'content-encoding': 'compress' }, body: '{}' }, 415, 'unsupported_media_type'],
+    ['a JSON body nested too deep', '/api/ask/quote', { method: 'POST', body: `${'['.repeat(5000)}${']'.repeat(5000)}` }, 400, 'invalid_request'],
+    ['an MCP body nested too deep', '/mcp', { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { x: JSON.parse(`${'['.repeat(3000)}${']'.repeat(3000)}`) } }) }, 400, ''],
+    ['a range past the end of SKILL.md', '/SKILL.md', { headers: { range: 'bytes=99999999-' } }, 416, 'range_not_satisfiable'],
+    ['a bad API key on the global MCP manifest', '/mcp', { headers: { 'service-api-key': 'bogus' } }, 401, 'invalid_api_key'],
+    ['a bad API key on the global MCP endpoint', '/mcp', { method: 'POST', headers: { 'service-api-key': 'bogus' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' }, 401, 'invalid_api_key'],
   ];
 
   test.each(requests)('error: %s gets the Error body, never a 500, and changes nothing', async (_name, path, init, status, code) => {
@@ -78,7 +99,9 @@ describe('bad input', () => {
     const response = await send(path, init);
     expect(response.status).toBe(status);
     const body = (await response.json()) as any;
-    expect(ErrorBody.parse(body).error).toBe(code);
+    // MCP endpoints answer malformed bodies with a JSON-RPC envelope instead.
+    if (code === '') expect(body).toMatchObject({ jsonrpc: '2.0', error: { data: { error: 'invalid_request' } } });
+    else expect(ErrorBody.parse(body).error).toBe(code);
     expect(snapshot(served.environment.services.db)).toEqual(before);
   });
 

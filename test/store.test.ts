@@ -87,14 +87,18 @@ describe('Upload.ingest', () => {
 
   test('behavior: transcripts keep times and speakers on their chunks', async () => {
     const channel = uploadChannel();
-    const srt = write('ep1.srt', '1\n00:00:01,000 --> 00:00:04,000\nAda Lovelace: Engines weave patterns.\n\n2\n00:00:04,000 --> 00:00:07,250\nLike looms weave flowers.\n');
+    const srt = write(
+      'ep1.srt',
+      '1\n00:00:01,000 --> 00:00:04,000\nAda Lovelace: Engines weave patterns.\n\n2\n00:00:04,000 --> 00:00:07,250\nLike looms weave flowers.\n\n3\n00:00:07,250 --> 00:00:08,000\nCharles Babbage: Indeed.\n\n4\n00:00:08,000 --> 00:00:09,000\nAda Lovelace: Quite.\n\n5\n00:00:09,000 --> 00:00:10,000\nCharles Babbage: So.\n',
+    );
     await Upload.ingest(db, { channelId: channel.id, file: srt, chunkTargetTokens: 320 });
+    const text = 'Ada Lovelace: Engines weave patterns. Like looms weave flowers.\nCharles Babbage: Indeed.\nAda Lovelace: Quite.\nCharles Babbage: So.';
     expect(db.prepare('SELECT text, start_seconds AS s, end_seconds AS e, speaker, char_count AS n FROM chunks').get()).toEqual({
-      text: 'Ada Lovelace: Engines weave patterns. Like looms weave flowers.',
+      text,
       s: 1,
-      e: 7.25,
+      e: 10,
       speaker: 'Ada Lovelace',
-      n: 63,
+      n: text.length,
     });
   });
 

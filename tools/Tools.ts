@@ -76,8 +76,9 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
 /** The MCP manifest of an endpoint; a per-profile one only for a caller who may read the profile. */
 export function manifest(services: Services, binding: Binding, presented: Caller.Presented): McpManifest {
   let profile: McpManifest['profile'] = { slug: 'global', name: 'All public profiles' };
+  const caller = Caller.resolve(services.db, presented);
   if (binding.kind === 'profile') {
-    const found = Access.readableProfile(services.db, binding.slug, Caller.resolve(services.db, presented));
+    const found = Access.readableProfile(services.db, binding.slug, caller);
     profile = { slug: found.slug, name: found.name };
   }
   return {

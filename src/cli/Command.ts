@@ -37,12 +37,19 @@ export const required = (values: Values, name: string): string => {
 };
 
 /** A numeric option, checked. */
-export const number = (values: Values, name: string, check: { min?: number; integer?: boolean } = {}): number | undefined => {
+export const number = (values: Values, name: string, check: { min?: number; max?: number; integer?: boolean } = {}): number | undefined => {
   const v = text(values, name);
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || (check.integer && !Number.isInteger(n)) || (check.min !== undefined && n < check.min)) {
-    throw new UsageError(`--${name} must be ${check.integer ? 'an integer' : 'a number'}${check.min !== undefined ? ` >= ${check.min}` : ''}, got "${v}"`);
+  const bad =
+    v.trim() === '' ||
+    !Number.isFinite(n) ||
+    (check.integer && !Number.isSafeInteger(n)) ||
+    (check.min !== undefined && n < check.min) ||
+    (check.max !== undefined && n > check.max);
+  if (bad) {
+    const range = [check.min !== undefined && `>= ${check.min}`, check.max !== undefined && `<= ${check.max}`].filter(Boolean).join(' and ');
+    throw new UsageError(`--${name} must be ${check.integer ? 'an integer' : 'a number'}${range ? ` ${range}` : ''}, got "${v}"`);
   }
   return n;
 };

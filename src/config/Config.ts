@@ -18,7 +18,12 @@ const Environment = z.object({
   DATABASE_PATH: z.string().min(1).default(path.join(projectRoot, 'data', 'profile-edge.db')),
   DEMO_DATA: flag.optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  TRUST_PROXY: flag.default('false'),
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .refine((v) => v !== 'true', 'trusting every hop lets clients forge their address: give the number of proxy hops (e.g. 1) or the proxies\' addresses')
+    .transform((v): false | number | string => (v === 'false' || v === '0' ? false : /^\d+$/.test(v) ? Number(v) : v))
+    .default('false'),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
   CHUNK_TARGET_TOKENS: z.coerce.number().int().min(50).max(2000).default(320),
   PRICE_USD_MILLICENTS: z.coerce.number().int().min(1).default(5_000),
@@ -54,7 +59,8 @@ export type Config = {
   databasePath: string;
   demoData: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-  trustProxy: boolean;
+  /** Express's `trust proxy`: false, a number of hops, or proxy addresses and subnets. */
+  trustProxy: false | number | string;
   maxBodyBytes: number;
   chunkTargetTokens: number;
   pricing: {

@@ -22,6 +22,8 @@ const table = {
   not_found: { status: 404, jsonRpc: -32004, message: 'Not found.' },
   method_not_allowed: { status: 405, jsonRpc: -32601, message: 'Method not allowed.' },
   conflict: { status: 409, jsonRpc: -32009, message: 'That already exists.' },
+  unsupported_media_type: { status: 415, jsonRpc: -32600, message: 'The request body could not be decoded (content encoding or charset).' },
+  range_not_satisfiable: { status: 416, jsonRpc: -32600, message: 'The requested range is not satisfiable.' },
   payload_too_large: { status: 413, jsonRpc: -32600, message: 'The request body is too large.' },
   no_relevant_content: { status: 422, jsonRpc: -32022, message: 'No indexed content is relevant enough to price this question.' },
   rate_limited: { status: 429, jsonRpc: -32029, message: 'Too many requests.' },

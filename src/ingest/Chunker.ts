@@ -112,7 +112,7 @@ export function chunk(document: Document, size: Sizes): ChunkDraft[] {
   if (last && beforeLast) {
     const lastLength = last.reduce((n, u) => n + u.text.length + 2, 0);
     const beforeLength = beforeLast.reduce((n, u) => n + u.text.length + 2, 0);
-    if (lastLength < size.min / 2 && beforeLength + lastLength <= size.max * 1.2) {
+    if (lastLength < size.min / 2 && beforeLength + lastLength <= size.max) {
       beforeLast.push(...last);
       groups.pop();
     }

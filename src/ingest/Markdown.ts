@@ -16,6 +16,41 @@ function inline(tokens: Token[] | undefined, fallback: string): string {
     .join('');
 }
 
+/** A list as lines, one per item, nested items indented under their parent. */
+function listLines(list: Tokens.List, depth: number): string[] {
+  return list.items.flatMap((item, i) => {
+    const marker = list.ordered ? `${Number(list.start || 1) + i}.` : '-';
+    const own: string[] = [];
+    const nested: string[] = [];
+    for (const token of item.tokens) {
+      if (token.type === 'list') nested.push(...listLines(token as Tokens.List, depth + 1));
+      else {
+        const text = blockText(token);
+        if (text !== '') own.push(text);
+      }
+    }
+    return [`${'  '.repeat(depth)}${marker} ${own.join(' ')}`.trimEnd(), ...nested];
+  });
+}
+
+/** The text of one block token inside a list item or quote, blocks separated by spaces. */
+function blockText(token: Token): string {
+  switch (token.type) {
+    case 'list':
+      return listLines(token as Tokens.List, 0).join(' ');
+    case 'blockquote':
+      return (token as Tokens.Blockquote).tokens.map(blockText).filter((t) => t !== '').join(' ');
+    case 'code':
+      return squash((token as Tokens.Code).text);
+    case 'space':
+    case 'hr':
+    case 'html':
+      return '';
+    default:
+      return squash(inline('tokens' in token ? (token.tokens as Token[]) : undefined, 'text' in token ? String(token.text) : ''));
+  }
+}
+
 function blocksOf(tokens: Token[], out: Block[]): void {
   for (const token of tokens) {
     switch (token.type) {
@@ -31,9 +66,7 @@ function blocksOf(tokens: Token[], out: Block[]): void {
       }
       case 'list': {
         // A list stays one paragraph, one line per item, so it is chunked with its neighbours, not torn apart.
-        const list = token as Tokens.List;
-        const lines = list.items.map((item, i) => `${list.ordered ? `${Number(list.start || 1) + i}.` : '-'} ${squash(inline(item.tokens, item.text))}`);
-        out.push({ kind: 'paragraph', text: lines.join('\n') });
+        out.push({ kind: 'paragraph', text: listLines(token as Tokens.List, 0).join('\n') });
         break;
       }
       case 'blockquote':

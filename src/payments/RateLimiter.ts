@@ -1,7 +1,11 @@
 /** The verdict on one request: allowed, or how long to wait. */
 export type Verdict = { ok: true } | { ok: false; retryAfterSeconds: number; resetAt: Date };
 
-export type RateLimiter = { take(key: string): Verdict };
+export type RateLimiter = {
+  take(key: string): Verdict;
+  /** How many callers are being tracked. */
+  size(): number;
+};
 
 /**
  * A token bucket per key: `perMinute` requests in a burst, refilled evenly over a minute. Idle buckets are dropped so
@@ -32,5 +36,6 @@ export function create(options: { perMinute: number; now?: () => number }): Rate
       const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
       return { ok: false, retryAfterSeconds, resetAt: new Date(t + retryAfterSeconds * 1000) };
     },
+    size: () => buckets.size,
   };
 }

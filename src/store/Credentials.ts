@@ -50,7 +50,11 @@ export function verify(db: Database, kind: SecretKind, token: string): Credentia
   const now = Date.now();
   // Recording use at most once a minute keeps reads from turning into a write per request.
   if (credential.lastUsedAt === null || now - credential.lastUsedAt > 60_000) {
-    db.prepare('UPDATE credentials SET last_used_at = ? WHERE id = ?').run(now, credential.id);
+    try {
+      db.prepare('UPDATE credentials SET last_used_at = ? WHERE id = ?').run(now, credential.id);
+    } catch {
+      // Bookkeeping only: a busy database must not turn a valid key into a failed request.
+    }
   }
   return credential;
 }

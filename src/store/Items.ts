@@ -74,7 +74,8 @@ export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: 
         chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null);
     });
     return { itemId: id, outcome: existing ? ('updated' as const) : ('created' as const), chunkCount: draft.chunks.length };
-  })();
+    // Immediate: the read and the writes see one snapshot even while another connection writes.
+  }).immediate();
 }
 
 /** Removes an item and its chunks. */

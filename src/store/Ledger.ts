@@ -62,7 +62,7 @@ export function move(db: Database, entry: NewEntry & { accountId: string }): num
       throw new ServiceError('insufficient_balance');
     }
     return append(db, entry);
-  })();
+  }).immediate();
 }
 
 /** The newest entries, optionally of one account. */

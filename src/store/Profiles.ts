@@ -44,6 +44,7 @@ export function create(
   input: { slug: string; name: string; description?: string; visibility: Visibility; directory?: boolean; ownerAccountId?: string | null },
 ): Profile {
   if (input.name.trim() === '') throw new ServiceError('invalid_request', 'a profile needs a name');
+  if (input.directory && input.visibility !== 'public') throw new ServiceError('invalid_request', 'only public profiles can be listed in the directory');
   const id = Ids.random('prof');
   db.transaction(() => {
     checkHandle(db, input.slug);
@@ -112,6 +113,7 @@ export function update(
   const current = byId(db, profileId);
   if (!current) throw new ServiceError('not_found', `no profile "${profileId}"`);
   const next = { ...current, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
+  if (next.directory && next.visibility !== 'public') throw new ServiceError('invalid_request', 'only public profiles can be listed in the directory');
   db.prepare(
     'UPDATE profiles SET name = ?, description = ?, visibility = ?, directory_opt_in = ?, owner_account_id = ? WHERE id = ?',
   ).run(next.name, next.description, next.visibility, next.directory ? 1 : 0, next.ownerAccountId, profileId);

@@ -2,6 +2,7 @@ import * as Accounts from '../../store/Accounts.js';
 import * as Credentials from '../../store/Credentials.js';
 import * as Ledger from '../../store/Ledger.js';
 import type { SecretKind } from '../../auth/Secret.js';
+import { ServiceError } from '../../errors/ServiceError.js';
 import { type Command, UsageError, jsonOption, number, required, text } from '../Command.js';
 
 export const accountsCreate: Command = {
@@ -95,10 +96,14 @@ export const creditsGrant: Command = {
   positionals: { min: 1, max: 1 },
   run({ services, out }, { values, positionals }) {
     const db = services().db;
-    const unlocks = number(values, 'unlocks', { integer: true }) ?? 0;
-    const credits = number(values, 'credits', { integer: true }) ?? 0;
+    const limit = { integer: true, min: -1_000_000_000, max: 1_000_000_000 };
+    const unlocks = number(values, 'unlocks', limit) ?? 0;
+    const credits = number(values, 'credits', limit) ?? 0;
     if (unlocks === 0 && credits === 0) throw new UsageError('give --unlocks and/or --credits');
     const account = Accounts.get(db, positionals[0]!);
+    if (account.unlockBalance + unlocks < 0 || account.creditBalance + credits < 0) {
+      throw new ServiceError('insufficient_balance', `cannot take that much: ${account.name} has ${account.unlockBalance} unlocks and ${account.creditBalance} credits`);
+    }
     const entry = Ledger.move(db, { accountId: account.id, kind: 'grant', unlocksDelta: unlocks, creditsDelta: credits, memo: text(values, 'memo') ?? '' });
     const after = Accounts.get(db, account.id);
     if (values.json) out.json({ ledgerId: entry, account: after });

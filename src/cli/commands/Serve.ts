@@ -1,4 +1,5 @@
 import * as Demo from '../../demo/Demo.js';
+import * as Credentials from '../../store/Credentials.js';
 import * as Profiles from '../../store/Profiles.js';
 import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
@@ -15,13 +16,19 @@ export const serve: Command = {
   usage: 'serve [--host HOST] [--port PORT]',
   options: { host: { type: 'string' }, port: { type: 'string' } },
   async run({ config, services: open, out }, { values }) {
+    const port = number(values, 'port', { min: 0, max: 65535, integer: true }) ?? config.port;
+    const host = text(values, 'host') ?? config.host;
     const services = open();
     if (config.demoData) {
       const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
     }
-    const port = number(values, 'port', { min: 0, integer: true }) ?? config.port;
-    const { server, url } = await HttpServer.listen(services, { host: text(values, 'host') ?? config.host, port });
+    const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE' || error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
+        throw new UsageError(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set PORT or --port)' : error.message}`);
+      }
+      throw error;
+    });
     services.logger.info('listening', { url, database: config.databasePath, environment: config.environment });
     out.line(`profile-edge listening on ${url}  (MCP: ${url}/mcp, OpenAPI: ${url}/openapi.json)`);
     const signal = await untilSignal();
@@ -39,6 +46,12 @@ export const mcp: Command = {
     const services = open();
     const slug = text(values, 'profile');
     if (slug !== undefined && !Profiles.byHandle(services.db, slug)) throw new UsageError(`no profile "${slug}"`);
+    const { apiKey, bearerToken } = services.config.stdioCredentials;
+    // A wrong key fails at start, where the operator sees it, not on every call.
+    if (apiKey !== undefined && !Credentials.verify(services.db, 'api_key', apiKey)) throw new UsageError('PROFILE_EDGE_API_KEY is malformed, unknown or revoked');
+    if (bearerToken !== undefined && !Credentials.verify(services.db, 'bearer_token', bearerToken)) {
+      throw new UsageError('PROFILE_EDGE_BEARER_TOKEN is malformed, unknown or revoked');
+    }
     await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });
   },
 };

@@ -17,19 +17,34 @@ const notAllowed = (allow: string) => (_req: Request, res: Response) =>
 /** Maps a failure to read the request (its path or body) onto the error table. */
 function requestError(error: { type?: string; status?: number }): ServiceError | undefined {
   if (error instanceof URIError) return new ServiceError('invalid_request', 'the path has malformed percent-encoding');
-  switch (error.type) {
-    case 'entity.parse.failed':
-      return new ServiceError('invalid_json');
-    case 'entity.too.large':
+  if (error.type === 'entity.parse.failed') return new ServiceError('invalid_json');
+  // Everything else the body parser, decompression or static files refuse is the client's doing (a 4xx).
+  switch (error.status) {
+    case 413:
       return new ServiceError('payload_too_large');
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-    case 'request.aborted':
-    case 'request.size.invalid':
-      return new ServiceError('invalid_request', 'the request body could not be read');
+    case 415:
+      return new ServiceError('unsupported_media_type');
+    case 416:
+      return new ServiceError('range_not_satisfiable');
     default:
-      return undefined;
+      return error.status !== undefined && error.status >= 400 && error.status < 500
+        ? new ServiceError('invalid_request', 'the request could not be read')
+        : undefined;
   }
+}
+
+/** Deepest JSON nesting accepted; deeper bodies are refused before anything walks them recursively. */
+const maxDepth = 64;
+
+function tooDeep(value: unknown): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= maxDepth) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /**
@@ -52,6 +67,7 @@ export function create(services: Services): express.Express {
 
   // Every body is read as JSON whatever its content type, so `curl -d '{...}'` works without a header.
   app.use(express.json({ type: () => true, limit: services.config.maxBodyBytes }));
+  app.use((req, _res, next) => next(tooDeep(req.body) ? new ServiceError('invalid_request', `the body nests deeper than ${maxDepth} levels`) : undefined));
 
   app.route('/health').get((_req, res) => {
     let ok = true;

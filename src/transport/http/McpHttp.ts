@@ -82,7 +82,9 @@ export function rpc(services: Services) {
   return async (req: Request, res: Response): Promise<void> => {
     const binding = bindingOf(req);
     try {
-      if (binding.kind === 'profile') Access.readableProfile(services.db, binding.slug, Caller.resolve(services.db, presentedOf(req)));
+      // Bad credentials and unreadable profiles are refused at the HTTP level, before any JSON-RPC.
+      const caller = Caller.resolve(services.db, presentedOf(req));
+      if (binding.kind === 'profile') Access.readableProfile(services.db, binding.slug, caller);
     } catch (thrown) {
       sendError(res, toServiceError(thrown));
       return;

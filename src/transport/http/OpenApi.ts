@@ -48,6 +48,7 @@ function operation(route: Route): Record<string, unknown> {
 
 const manifestResponse: RouteResponse = { description: 'McpManifest.', schema: McpManifest };
 const rpcResponse: RouteResponse = { description: 'McpResponse: a JSON-RPC result or error.', schema: McpResponse };
+const unauthorized: RouteResponse = { description: 'Credentials were sent but are malformed, unknown or revoked.', schema: ErrorBody };
 const notReadable: RouteResponse = { description: 'Unknown profile, or private without authorization.', schema: ErrorBody };
 
 function mcpPaths(): Record<string, unknown> {
@@ -55,9 +56,7 @@ function mcpPaths(): Record<string, unknown> {
     summary: perProfile ? "A profile's MCP manifest." : 'The global MCP manifest.',
     ...(perProfile && { parameters: [slugParameter] }),
     security: apiKeyOrBearer,
-    responses: responses(
-      perProfile ? { 200: manifestResponse, 404: notReadable } : { 200: manifestResponse },
-    ),
+    responses: responses(perProfile ? { 200: manifestResponse, 401: unauthorized, 404: notReadable } : { 200: manifestResponse, 401: unauthorized }),
   });
   const post = (perProfile: boolean) => ({
     summary: 'MCP JSON-RPC: initialize, tools/list, tools/call, or a tool name as method.',
@@ -65,7 +64,9 @@ function mcpPaths(): Record<string, unknown> {
     security: apiKeyOrBearer,
     requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(McpRequest) } } },
     responses: responses(
-      perProfile ? { 200: rpcResponse, 404: notReadable, 405: { description: 'Method not allowed.', schema: ErrorBody } } : { 200: rpcResponse },
+      perProfile
+        ? { 200: rpcResponse, 401: unauthorized, 404: notReadable, 405: { description: 'Method not allowed.', schema: ErrorBody } }
+        : { 200: rpcResponse, 401: unauthorized },
     ),
   });
   return { '/mcp': { get: get(false), post: post(false) }, '/{slug}/mcp': { get: get(true), post: post(true) } };

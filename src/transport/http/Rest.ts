@@ -30,6 +30,8 @@ const slugOf = (req: Request): Binding => ({ kind: 'profile', slug: String(req.p
 const global = (): Binding => ({ kind: 'global' });
 const body = (req: Request): unknown => req.body;
 
+const unauthorized = error('A service-api-key or bearer token was sent but is malformed, unknown or revoked.');
+const tooLarge = error('The body is over the size limit.');
 const rateLimited = error('Quote rate limit exceeded; `resetAt` in the body.', { 'Retry-After': 'Seconds to wait, an integer of at least 1.' });
 
 /** Every REST path of the contract that is served, each a thin mapping onto a tool. */
@@ -48,7 +50,7 @@ export const routes: Route[] = [
       { name: 'limit', description: 'Maximum rows to return, 1 to 100 (default 50).', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
       { name: 'cursor', description: 'Opaque: nextCursor of the previous page (a numeric offset string).', schema: { type: 'string' } },
     ],
-    responses: { 200: { description: 'A page of the directory.', schema: DirectoryPage }, 400: error('Invalid limit or cursor.') },
+    responses: { 200: { description: 'A page of the directory.', schema: DirectoryPage }, 400: error('Invalid limit or cursor.'), 401: unauthorized },
   },
   {
     method: 'get',
@@ -59,6 +61,7 @@ export const routes: Route[] = [
     args: () => ({}),
     responses: {
       200: { description: "The profile's channels.", schema: ProfileChannels },
+      401: unauthorized,
       404: error('Unknown profile, or private without authorization.'),
       405: error('Method not allowed.'),
     },
@@ -73,8 +76,9 @@ export const routes: Route[] = [
     requestBody: { schema: QuoteRequest, required: false },
     responses: {
       200: { description: 'The on-chain or API-key shape.', schema: QuoteResponse },
-      400: error('Missing or invalid rail.'),
-      401: error('Invalid or revoked API key or bearer token.'),
+      400: error('Missing or invalid rail, unknown fields, or a body that is not JSON.'),
+      401: unauthorized,
+      413: tooLarge,
       404: error('Unknown profile, or private without authorization.'),
       429: rateLimited,
       503: error('The rail is not configured on this server.'),
@@ -90,8 +94,9 @@ export const routes: Route[] = [
     requestBody: { schema: QuoteRequest, required: false },
     responses: {
       200: { description: 'The on-chain or API-key shape.', schema: QuoteResponse },
-      400: error('Missing or invalid rail.'),
-      401: error('Invalid or revoked API key.'),
+      400: error('Missing or invalid rail, unknown fields, or a body that is not JSON.'),
+      401: unauthorized,
+      413: tooLarge,
       429: rateLimited,
       503: error('The rail is not configured on this server.'),
     },

@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Presented } from '../../auth/Caller.js';
 import { toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
@@ -42,7 +42,9 @@ export function create(options: { services: Services; binding: Binding; presente
     tools: Tools.all.map((t) => ({ name: t.name, description: t.description(binding), inputSchema: Tools.inputJsonSchema(t, binding) as { type: 'object' } })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  // A loose schema here lets the SDK answer malformed calls with -32602 instead of an internal error.
+  const callTool = z.object({ method: z.literal('tools/call'), params: z.object({ name: z.string(), arguments: z.unknown() }).passthrough() });
+  server.setRequestHandler(callTool, async (request) => {
     const { name, arguments: args } = request.params;
     if (!Tools.find(name)) throw new McpError(-32602, `unknown tool "${name}"`);
     try {
