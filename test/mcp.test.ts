@@ -22,7 +22,7 @@ describe('GET /mcp and /{slug}/mcp', () => {
     const manifest = McpManifest.parse((await (await fetch(`${served.url}/mcp`)).json()) as any);
     expect(manifest.profile).toEqual({ slug: 'global', name: 'All public profiles' });
     expect(manifest.skill).toBe('/SKILL.md');
-    expect(manifest.tools.map((t) => t.name)).toEqual(['profile_list_channels', 'profile_quote']);
+    expect(manifest.tools.map((t) => t.name)).toEqual(['profile_list_channels', 'profile_quote', 'profile_query']);
     for (const tool of manifest.tools) expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
   });
 
@@ -65,7 +65,7 @@ describe('POST /mcp JSON-RPC', () => {
     expect(McpResponse.parse(init.body).result).toMatchObject({ serverInfo: { name: 'profile-edge' }, capabilities: { tools: {} } });
     const list = await rpc('/mcp', { jsonrpc: '2.0', id: 'a', method: 'tools/list' });
     expect(list.body.id).toBe('a');
-    expect(list.body.result.tools).toHaveLength(2);
+    expect(list.body.result.tools).toHaveLength(3);
   });
 
   test('behavior: notifications/initialized is accepted with no body', async () => {

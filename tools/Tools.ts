@@ -6,13 +6,14 @@ import type { McpManifest, ToolName } from '../src/contract/Mcp.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
 import type { Services } from '../src/Services.js';
 import { profileListChannels } from './ProfileListChannels.js';
+import { profileQuery } from './ProfileQuery.js';
 import { profileQuote } from './ProfileQuote.js';
 import type { Binding, Tool } from './Tool.js';
 
 export type { Binding, Tool, ToolContext } from './Tool.js';
 
 /** The tools this server offers, in the order they are listed. Only working tools are here. */
-export const all: readonly Tool[] = [profileListChannels, profileQuote];
+export const all: readonly Tool[] = [profileListChannels, profileQuote, profileQuery];
 
 /** A tool by name, or undefined for a name this server does not offer. */
 export function find(name: string): Tool | undefined {

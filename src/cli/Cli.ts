@@ -7,6 +7,7 @@ import * as Services from '../Services.js';
 import { type Command, type CommandContext, UsageError } from './Command.js';
 import * as Accounts from './commands/Accounts.js';
 import * as Content from './commands/Content.js';
+import * as Eval from './commands/Eval.js';
 import * as Profiles from './commands/Profiles.js';
 import * as Serve from './commands/Serve.js';
 import * as Output from './Output.js';
@@ -37,6 +38,7 @@ export const commands: Command[] = [
   ...Accounts.tokenCommands,
   Accounts.creditsGrant,
   Accounts.ledger,
+  Eval.evaluate,
 ];
 
 function help(out: Output.Output): void {

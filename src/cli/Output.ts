@@ -1,12 +1,15 @@
 import cliProgress from 'cli-progress';
 
+/** A progress display: `tick` for one more step, `update` to jump to a count. */
+export type Progress = { tick(detail: string): void; update(done: number, detail: string): void; stop(): void };
+
 /** The CLI's output layer: results on stdout, progress and errors on stderr. */
 export type Output = {
   line(text: string): void;
   json(value: unknown): void;
   table(rows: Record<string, unknown>[], columns?: string[]): void;
   error(text: string): void;
-  progress(total: number, label: string): { tick(detail: string): void; stop(): void };
+  progress(total: number, label: string): Progress;
 };
 
 const cell = (v: unknown): string => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
@@ -36,10 +39,17 @@ export function create(streams: { stdout: NodeJS.WritableStream; stderr: NodeJS.
           cliProgress.Presets.shades_classic,
         );
         bar.start(total, 0, { detail: '' });
-        return { tick: (detail) => bar.increment(1, { detail }), stop: () => bar.stop() };
+        return { tick: (detail) => bar.increment(1, { detail }), update: (done, detail) => bar.update(done, { detail }), stop: () => bar.stop() };
       }
+      // Off a terminal, at most about twenty lines however long the work.
+      const step = Math.max(1, Math.ceil(total / 20));
       let done = 0;
-      return { tick: (detail) => write(streams.stderr, `${label} ${++done}/${total} ${detail}`), stop: () => undefined };
+      const update = (count: number, detail: string) => {
+        const crossed = Math.floor(count / step) > Math.floor(done / step) || count === total;
+        done = count;
+        if (crossed) write(streams.stderr, `${label} ${done}/${total} ${detail}`.trimEnd());
+      };
+      return { tick: (detail) => update(done + 1, detail), update, stop: () => undefined };
     },
   };
 }

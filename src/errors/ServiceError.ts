@@ -16,6 +16,7 @@ const table = {
   invalid_scope: { status: 400, jsonRpc: -32602, message: 'The scope is invalid.' },
   missing_payment_mode: { status: 400, jsonRpc: -32602, message: 'paymentMode (unlocks or credits) is required with an API key.' },
   invalid_api_key: { status: 401, jsonRpc: -32001, message: 'The service-api-key header is missing, malformed or revoked.' },
+  api_key_required: { status: 401, jsonRpc: -32001, message: 'This call needs a service-api-key header: on-chain payment is not available on this server yet.' },
   invalid_bearer_token: { status: 401, jsonRpc: -32001, message: 'The bearer token is malformed, unknown or revoked.' },
   payment_required: { status: 402, jsonRpc: -32042, message: 'Payment is required.' },
   insufficient_balance: { status: 402, jsonRpc: -32002, message: 'The account balance does not cover this query.' },

@@ -1,9 +1,12 @@
 import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
+import * as Text from '../retrieval/Text.js';
 
 /** A chunk before it is stored. */
 export type ChunkDraft = {
   text: string;
+  /** Index tokens of the text and its item title; set by the store when absent. */
+  tokenCount?: number | undefined;
   startSeconds?: number | undefined;
   endSeconds?: number | undefined;
   speaker?: string | undefined;
@@ -67,11 +70,12 @@ export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: 
         draft.contentHash, JSON.stringify(draft.metadata ?? {}), now, now);
     }
     const insert = db.prepare(
-      `INSERT INTO chunks (id, item_id, ordinal, text, char_count, start_seconds, end_seconds, speaker) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO chunks (id, item_id, ordinal, text, char_count, token_count, start_seconds, end_seconds, speaker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    const titleTokens = Text.tokens(draft.title).length;
     draft.chunks.forEach((chunk, ordinal) => {
       insert.run(Ids.stable('ck', id, ordinal, draft.contentHash), id, ordinal, chunk.text, chunk.text.length,
-        chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null);
+        chunk.tokenCount ?? titleTokens + Text.tokens(chunk.text).length, chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null);
     });
     return { itemId: id, outcome: existing ? ('updated' as const) : ('created' as const), chunkCount: draft.chunks.length };
     // Immediate: the read and the writes see one snapshot even while another connection writes.

@@ -117,21 +117,26 @@ CREATE TABLE chunks (
   ordinal INTEGER NOT NULL,
   text TEXT NOT NULL,
   char_count INTEGER NOT NULL,
+  -- Tokens of the chunk and its item title, as the full-text index counts them: BM25's document length.
+  token_count INTEGER NOT NULL DEFAULT 0,
   start_seconds REAL,
   end_seconds REAL,
   speaker TEXT,
   UNIQUE (item_id, ordinal)
 ) STRICT;
 
+-- scope holds one token per chunk, the hex of its channel id, so a narrow scope is a posting-list intersection.
 CREATE VIRTUAL TABLE chunk_fts USING fts5(
   title,
   text,
+  scope,
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE chunk_vocab USING fts5vocab(chunk_fts, 'row');
 
 CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-  INSERT INTO chunk_fts(rowid, title, text)
-  VALUES (new.rowid, (SELECT title FROM items WHERE id = new.item_id), new.text);
+  INSERT INTO chunk_fts(rowid, title, text, scope)
+  SELECT new.rowid, i.title, new.text, hex(i.channel_id) FROM items i WHERE i.id = new.item_id;
 END;
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
   DELETE FROM chunk_fts WHERE rowid = old.rowid;

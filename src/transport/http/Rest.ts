@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import type { z } from 'zod';
-import { DirectoryPage, ErrorBody, ProfileChannels, QuoteRequest, QuoteResponse } from '../../contract/Contract.js';
+import { z } from 'zod';
+import { DirectoryPage, ErrorBody, ProfileChannels, QueryRequest, QueryResponse, QuoteRequest, QuoteResponse, RawQueryResponse } from '../../contract/Contract.js';
 import type { ToolName } from '../../contract/Mcp.js';
 import type { Binding } from '../../../tools/Tools.js';
 
@@ -32,6 +32,18 @@ const body = (req: Request): unknown => req.body;
 
 const unauthorized = error('A service-api-key or bearer token was sent but is malformed, unknown or revoked.');
 const tooLarge = error('The body is over the size limit.');
+/** What both query paths answer. */
+function queryResponses(badRequest: string): Record<number, RouteResponse> {
+  return {
+    200: { description: 'A synthesized answer (QueryResponse) or, with mode "raw", ranked evidence (RawQueryResponse).', schema: z.union([QueryResponse, RawQueryResponse]) },
+    400: error(badRequest),
+    401: error('No API key (api_key_required), or one that is malformed, unknown or revoked.'),
+    402: error('insufficient_balance: the key owner’s balance does not cover the query. No challenge header.'),
+    404: error('Unknown profile, collection or handle, or private without authorization.'),
+    413: error('The body is over the size limit.'),
+  };
+}
+
 const rateLimited = error('Quote rate limit exceeded; `resetAt` in the body.', { 'Retry-After': 'Seconds to wait, an integer of at least 1.' });
 
 /** Every REST path of the contract that is served, each a thin mapping onto a tool. */
@@ -100,6 +112,26 @@ export const routes: Route[] = [
       429: rateLimited,
       503: error('The rail is not configured on this server.'),
     },
+  },
+  {
+    method: 'post',
+    path: '/api/ask/query',
+    tool: 'profile_query',
+    summary: 'Ask a question: global, one profile, a collection, or handles (scope), or narrowed by @mentions.',
+    binding: global,
+    args: body,
+    requestBody: { schema: QueryRequest, required: true },
+    responses: queryResponses('Invalid request, missing question or paymentMode, or invalid scope.'),
+  },
+  {
+    method: 'post',
+    path: '/api/profiles/{slug}/query',
+    tool: 'profile_query',
+    summary: 'Ask a question of one profile (scope is not used here).',
+    binding: slugOf,
+    args: body,
+    requestBody: { schema: QueryRequest, required: true },
+    responses: queryResponses('Missing question or paymentMode, or an invalid request.'),
   },
 ];
 

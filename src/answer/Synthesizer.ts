@@ -1,0 +1,34 @@
+import type { Citation } from '../contract/Query.js';
+import type { Evidence } from '../retrieval/Retriever.js';
+
+/** What a synthesizer gets: the question and the evidence the retrieval returned, best first. */
+export type SynthesisInput = {
+  question: string;
+  evidence: Evidence[];
+  /** The question's key terms and their weights, for picking sentences. */
+  terms: { idf: Map<string, number>; totalIdf: number };
+};
+
+/** Turns evidence into an answer whose every statement is cited. A model-written one plugs in here later. */
+export type Synthesizer = { synthesize(input: SynthesisInput): Promise<{ answer: string; citations: Citation[] }> };
+
+/** The canonical citation path of a chunk, relative to the base address. */
+export const profileUrl = (slug: string, itemId: string, chunkId: string): string =>
+  `/${slug}/i/${encodeURIComponent(itemId)}?chunks=${encodeURIComponent(chunkId)}`;
+
+const clock = (seconds: number) => {
+  const s = Math.floor(seconds);
+  const h = Math.floor(s / 3600);
+  const mm = String(Math.floor((s % 3600) / 60)).padStart(h > 0 ? 2 : 1, '0');
+  return `${h > 0 ? `${h}:` : ''}${mm}:${String(s % 60).padStart(2, '0')}`;
+};
+
+/** A human-facing label: the item's title, its creator, and the moment for audio and video. */
+export function label(e: Evidence): string {
+  const at = e.startSeconds !== null ? ` at ${clock(e.startSeconds)}` : '';
+  return `${e.title} (${e.scoped.profile.name}, ${e.scoped.channel.label}${at})`;
+}
+
+export function citation(e: Evidence): Citation {
+  return { label: label(e), text: e.chunkText, profileUrl: profileUrl(e.scoped.profile.slug, e.itemId, e.chunkId), itemId: e.itemId, chunkId: e.chunkId };
+}

@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as Config from '../config/Config.js';
+import * as Upload from '../ingest/Upload.js';
+import * as Retriever from '../retrieval/Retriever.js';
+import type { Model } from '../retrieval/Reranker.js';
+import * as Scope from '../retrieval/Scope.js';
+import * as Services from '../Services.js';
+import * as Caller from '../auth/Caller.js';
+import * as Channels from '../store/Channels.js';
+import * as Profiles from '../store/Profiles.js';
+import type { Dataset } from './Beir.js';
+import * as Beir from './Beir.js';
+
+export const evalSlug = 'eval-corpus';
+
+/** A temporary store holding a dataset's corpus, ingested through the upload path an operator uses. */
+export type EvalStore = { services: Services.Services; channels: Map<string, Scope.ScopedChannel>; docOf: Map<string, string>; chunks: number; close(): void };
+
+export async function buildStore(
+  dataset: Dataset,
+  options: { chunkTargetTokens?: number; onProgress?: (done: number, total: number) => void } = {},
+): Promise<EvalStore> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-eval-'));
+  const config = Config.load({ DATABASE_PATH: path.join(directory, 'eval.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }) });
+  const services = Services.create(config);
+  const db = services.db;
+  const profile = Profiles.create(db, { slug: evalSlug, name: 'Evaluation corpus', visibility: 'public' });
+  const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Corpus', accessLevel: 'public', ratePerMillionTokens: 0 });
+  let done = 0;
+  for (const doc of dataset.corpus) {
+    if (doc.text.trim() === '' && doc.title.trim() === '') continue;
+    await Upload.ingest(db, {
+      channelId: channel.id,
+      file: `${doc.id}.txt`,
+      content: doc.text.trim() === '' ? doc.title : doc.text,
+      metadata: { externalId: doc.id, title: doc.title || doc.id },
+      chunkTargetTokens: config.chunkTargetTokens,
+    });
+    options.onProgress?.(++done, dataset.corpus.length);
+  }
+  const docOf = new Map((db.prepare('SELECT id, external_id AS doc FROM items').all() as { id: string; doc: string }[]).map((r) => [r.id, r.doc]));
+  const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
+  const scope = Scope.resolve(db, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
+  return {
+    services,
+    channels: scope.channels,
+    docOf,
+    chunks,
+    close() {
+      services.close();
+      fs.rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+export type EvalResult = {
+  queries: number;
+  documents: number;
+  chunks: number;
+  ndcg10: number;
+  recall10: number;
+  recall100: number;
+  mrr10: number;
+  latencyMs: { p50: number; p95: number };
+};
+
+/** Ranks documents for every judged query with the query path's retriever and scores the rankings. */
+export async function evaluate(
+  store: EvalStore,
+  dataset: Dataset,
+  options: { model?: Model; queryIds?: string[]; onProgress?: (done: number, total: number) => void } = {},
+): Promise<EvalResult> {
+  const ids = options.queryIds ?? [...dataset.qrels.keys()];
+  const totals = { ndcg10: 0, recall10: 0, recall100: 0, mrr10: 0 };
+  const latencies: number[] = [];
+  const db = store.services.db;
+  let done = 0;
+  for (const qid of ids) {
+    const question = dataset.queries.get(qid)!;
+    const started = performance.now();
+    const run = await Retriever.retrieve(db, store.services.stats.current(), { question, channels: store.channels, mode: 'lookup', model: options.model });
+    latencies.push(performance.now() - started);
+    const ranked: string[] = [];
+    for (const e of run.ranked) {
+      const doc = store.docOf.get(e.itemId)!;
+      if (!ranked.includes(doc)) ranked.push(doc);
+    }
+    const m = Beir.metrics(ranked, dataset.qrels.get(qid)!);
+    for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += m[key];
+    options.onProgress?.(++done, ids.length);
+  }
+  const n = ids.length || 1;
+  return {
+    queries: ids.length,
+    documents: store.docOf.size,
+    chunks: store.chunks,
+    ndcg10: totals.ndcg10 / n,
+    recall10: totals.recall10 / n,
+    recall100: totals.recall100 / n,
+    mrr10: totals.mrr10 / n,
+    latencyMs: { p50: Beir.percentile(latencies, 50), p95: Beir.percentile(latencies, 95) },
+  };
+}

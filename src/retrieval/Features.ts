@@ -1,0 +1,119 @@
+import type { Stats } from './Stats.js';
+import * as Text from './Text.js';
+
+/** A question as the features see it: its distinct key terms with their weights, and its terms in order. */
+export type Question = {
+  stems: string[];
+  /** Non-stopword stems in question order, repeats kept: the source of query bigrams. */
+  sequence: string[];
+  idf: Map<string, number>;
+  totalIdf: number;
+};
+
+export function question(terms: { stem: string }[], sequenceText: string, stats: Stats): Question {
+  const stems = terms.map((t) => t.stem);
+  const idf = new Map(stems.map((s) => [s, stats.idf(s)]));
+  const sequence = Text.tokens(sequenceText).filter((t) => !Text.stopwords.has(t)).map(Text.stem);
+  return { stems, sequence, idf, totalIdf: [...idf.values()].reduce((a, b) => a + b, 0) || 1 };
+}
+
+/** A candidate chunk as the features see it. */
+export type Candidate = { title: string; text: string; tokenCount: number; ftsBm25: number };
+
+/** The feature names, in the order `extract` returns them. */
+export const names = [
+  'ftsRelative',
+  'bm25',
+  'coverage',
+  'titleCoverage',
+  'bigrams',
+  'titleBigrams',
+  'sentenceCoverage',
+  'windowCoverage',
+  'proximity',
+] as const;
+
+const k1 = 1.2;
+const b = 0.75;
+const titleWeight = 3;
+const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+function coverageOf(q: Question, present: (stem: string) => boolean): number {
+  let sum = 0;
+  for (const s of q.stems) if (present(s)) sum += q.idf.get(s)!;
+  return sum / q.totalIdf;
+}
+
+function bigramShare(q: Question, stems: string[]): number {
+  if (q.sequence.length < 2) return 0;
+  const pairs = new Set<string>();
+  for (let i = 0; i + 1 < stems.length; i++) pairs.add(`${stems[i]} ${stems[i + 1]}`);
+  let hits = 0;
+  for (let i = 0; i + 1 < q.sequence.length; i++) if (pairs.has(`${q.sequence[i]} ${q.sequence[i + 1]}`)) hits += 1;
+  return hits / (q.sequence.length - 1);
+}
+
+/** Distinct query terms matched, divided by the shortest span (in tokens) that holds them all. */
+function proximity(q: Question, stems: string[]): number {
+  const wanted = new Set(q.stems);
+  const positions: [number, string][] = [];
+  stems.forEach((s, i) => wanted.has(s) && positions.push([i, s]));
+  const distinct = new Set(positions.map((p) => p[1])).size;
+  if (distinct < 2) return 0;
+  const counts = new Map<string, number>();
+  let have = 0;
+  let best = Infinity;
+  let left = 0;
+  for (const [pos, s] of positions) {
+    counts.set(s, (counts.get(s) ?? 0) + 1);
+    if (counts.get(s) === 1) have += 1;
+    while (have === distinct) {
+      best = Math.min(best, pos - positions[left]![0] + 1);
+      const drop = positions[left]![1];
+      counts.set(drop, counts.get(drop)! - 1);
+      if (counts.get(drop) === 0) have -= 1;
+      left += 1;
+    }
+  }
+  return distinct / best;
+}
+
+/**
+ * The reranker's features for one candidate: field-weighted BM25 over every question term, IDF-weighted coverage of
+ * the key terms (in the chunk, its title, its best sentence and best two-sentence window), phrase (bigram) matches
+ * and term proximity. Every feature is in [0, ~2] and means the same thing whatever the question.
+ */
+export function extract(q: Question, c: Candidate, stats: Stats, maxFts: number): number[] {
+  const title = Text.stemsOf(c.title);
+  const text = Text.stemsOf(c.text);
+  const titleSet = new Set(title);
+  const textSet = new Set(text);
+  const tf = new Map<string, number>();
+  for (const s of title) tf.set(s, (tf.get(s) ?? 0) + titleWeight);
+  for (const s of text) tf.set(s, (tf.get(s) ?? 0) + 1);
+  const lengthNorm = 1 - b + (b * (c.tokenCount || title.length + text.length)) / stats.averageTokens;
+  let bm25 = 0;
+  for (const s of q.stems) {
+    const f = tf.get(s) ?? 0;
+    if (f > 0) bm25 += (q.idf.get(s)! * f * (k1 + 1)) / (f + k1 * lengthNorm);
+  }
+  const sentenceSets = [...sentences.segment(c.text)].map((seg) => new Set(Text.stemsOf(seg.segment)));
+  let sentenceCoverage = 0;
+  let windowCoverage = 0;
+  sentenceSets.forEach((set, i) => {
+    sentenceCoverage = Math.max(sentenceCoverage, coverageOf(q, (s) => set.has(s)));
+    const next = sentenceSets[i + 1];
+    windowCoverage = Math.max(windowCoverage, coverageOf(q, (s) => set.has(s) || (next?.has(s) ?? false)));
+  });
+  return [
+    maxFts > 0 ? c.ftsBm25 / maxFts : 0,
+    bm25 / q.totalIdf,
+    coverageOf(q, (s) => textSet.has(s) || titleSet.has(s)),
+    coverageOf(q, (s) => titleSet.has(s)),
+    bigramShare(q, text),
+    bigramShare(q, title),
+    sentenceCoverage,
+    Math.max(windowCoverage, sentenceCoverage),
+    Math.max(proximity(q, title), proximity(q, text)),
+  ];
+}

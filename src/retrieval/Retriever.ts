@@ -1,0 +1,281 @@
+import type { QueryMode } from '../contract/Query.js';
+import type { Database } from '../store/Database.js';
+import * as Anchors from './Anchors.js';
+import type { Anchor } from './Anchors.js';
+import * as Features from './Features.js';
+import * as Lexical from './Lexical.js';
+import * as Planner from './Planner.js';
+import * as Reranker from './Reranker.js';
+import type { ScopedChannel } from './Scope.js';
+import type { Stats } from './Stats.js';
+import * as Text from './Text.js';
+import type { VectorSearch } from './Vectors.js';
+
+/** One piece of evidence: a chunk with its item, channel and profile, and its calibrated score. */
+export type Evidence = {
+  rowid: number;
+  chunkId: string;
+  itemId: string;
+  channelId: string;
+  ordinal: number;
+  /** The chunk's own text. */
+  chunkText: string;
+  /** What is returned: the chunk, or the chunk joined with its neighbours in expanded depth. */
+  text: string;
+  score: number;
+  title: string;
+  sourceUrl: string | null;
+  publishedAt: number | null;
+  startSeconds: number | null;
+  endSeconds: number | null;
+  scoped: ScopedChannel;
+  stems: string[];
+  stemSet: Set<string>;
+};
+
+export type RetrievalOptions = {
+  question: string;
+  channels: Map<string, ScopedChannel>;
+  mode: QueryMode | undefined;
+  model?: Reranker.Model;
+  vectors?: VectorSearch | undefined;
+  /** First-stage candidates to rerank. */
+  candidates?: number;
+};
+
+export type Retrieval = {
+  mode: QueryMode;
+  planned: boolean;
+  contextDepth: 'standard' | 'expanded';
+  /** Every reranked candidate, best first. */
+  ranked: Evidence[];
+  /** What the mode selected, in the order it is returned (only candidates at or above the floor). */
+  selected: Evidence[];
+  candidateCount: number;
+  anchors: Anchor[];
+  entities: Anchor[];
+  /** Question terms that occur nowhere in the index. */
+  unknownTerms: string[];
+  subjects: string[];
+  termCount: number;
+};
+
+/** Below this calibrated score a candidate is not evidence. */
+export const scoreFloor = 0.3;
+
+const limits: Record<QueryMode, number> = { lookup: 8, summary: 10, trend_brief: 10, claim_extraction: 10, source_inventory: 12, comparison: 10 };
+
+type Row = {
+  rowid: number;
+  chunkId: string;
+  itemId: string;
+  channelId: string;
+  ordinal: number;
+  text: string;
+  tokenCount: number;
+  title: string;
+  sourceUrl: string | null;
+  publishedAt: number | null;
+  startSeconds: number | null;
+  endSeconds: number | null;
+};
+
+function hydrate(db: Database, rowids: number[]): Map<number, Row> {
+  if (rowids.length === 0) return new Map();
+  const rows = db
+    .prepare(
+      `SELECT c.rowid AS rowid, c.id AS chunkId, c.item_id AS itemId, i.channel_id AS channelId, c.ordinal, c.text, c.token_count AS tokenCount,
+         i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds
+       FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid IN (SELECT value FROM json_each(?))`,
+    )
+    .all(JSON.stringify(rowids)) as Row[];
+  return new Map(rows.map((r) => [r.rowid, r]));
+}
+
+/** Reranks first-stage hits: features, the linear model, calibration. */
+function rerank(
+  db: Database,
+  options: { hits: Lexical.Hit[]; question: Features.Question; stats: Stats; channels: Map<string, ScopedChannel>; model: Reranker.Model; similarity?: Map<number, number> },
+): Evidence[] {
+  const rows = hydrate(db, options.hits.map((h) => h.rowid));
+  const maxFts = Math.max(0, ...options.hits.map((h) => h.bm25));
+  const evidence: Evidence[] = [];
+  for (const hit of options.hits) {
+    const row = rows.get(hit.rowid);
+    const scoped = row && options.channels.get(row.channelId);
+    if (!row || !scoped) continue;
+    const x = Features.extract(options.question, { title: row.title, text: row.text, tokenCount: row.tokenCount, ftsBm25: hit.bm25 }, options.stats, maxFts);
+    let score = Reranker.score(options.model, x);
+    const similarity = options.similarity?.get(hit.rowid);
+    // Vector similarity, where an embedder is configured, moves a score toward it by a fixed share.
+    if (similarity !== undefined) score = 0.75 * score + 0.25 * Math.max(0, similarity);
+    const stems = [...Text.stemsOf(row.title), ...Text.stemsOf(row.text)];
+    // A name in the question may be the creator's own: their profile name and handle count as present.
+    const profileStems = [...Text.stemsOf(scoped.profile.name), ...Text.stemsOf(scoped.profile.slug)];
+    evidence.push({
+      rowid: row.rowid,
+      chunkId: row.chunkId,
+      itemId: row.itemId,
+      channelId: row.channelId,
+      ordinal: row.ordinal,
+      chunkText: row.text,
+      text: row.text,
+      score,
+      title: row.title,
+      sourceUrl: row.sourceUrl,
+      publishedAt: row.publishedAt,
+      startSeconds: row.startSeconds,
+      endSeconds: row.endSeconds,
+      scoped,
+      stems,
+      stemSet: new Set([...stems, ...profileStems]),
+    });
+  }
+  return evidence.sort((a, b) => b.score - a.score || a.rowid - b.rowid);
+}
+
+/**
+ * The first stage and the features of each candidate, without scoring: what the reranker is fit on.
+ * Uses the same search, hydration and features as `retrieve`.
+ */
+export function candidateFeatures(
+  db: Database,
+  stats: Stats,
+  options: { question: string; channels: Map<string, ScopedChannel>; candidates: number },
+): { rowid: number; itemId: string; features: number[] }[] {
+  const terms = Text.queryTerms(options.question);
+  const question = Features.question(terms, options.question, stats);
+  const hits = Lexical.search(db, { terms, stats, channelIds: new Set(options.channels.keys()), limit: options.candidates });
+  const rows = hydrate(db, hits.map((h) => h.rowid));
+  const maxFts = Math.max(0, ...hits.map((h) => h.bm25));
+  return hits.flatMap((hit) => {
+    const row = rows.get(hit.rowid);
+    if (!row) return [];
+    return [{ rowid: hit.rowid, itemId: row.itemId, features: Features.extract(question, { title: row.title, text: row.text, tokenCount: row.tokenCount, ftsBm25: hit.bm25 }, stats, maxFts) }];
+  });
+}
+
+/** Maximal marginal relevance over items: each further chunk of an already chosen item counts for less. */
+function diversified(ranked: Evidence[], limit: number, penalty: number): Evidence[] {
+  const chosen: Evidence[] = [];
+  const perItem = new Map<string, number>();
+  const pool = [...ranked];
+  while (chosen.length < limit && pool.length > 0) {
+    let best = 0;
+    let bestValue = -Infinity;
+    pool.forEach((e, i) => {
+      const value = e.score - penalty * (perItem.get(e.itemId) ?? 0);
+      if (value > bestValue) {
+        bestValue = value;
+        best = i;
+      }
+    });
+    const [e] = pool.splice(best, 1);
+    chosen.push(e!);
+    perItem.set(e!.itemId, (perItem.get(e!.itemId) ?? 0) + 1);
+  }
+  return chosen;
+}
+
+/** Evidence spread over time: the best chunk of each year first, then the rest, returned oldest first. */
+function acrossTime(ranked: Evidence[], limit: number): Evidence[] {
+  const byYear = new Map<string, Evidence[]>();
+  for (const e of ranked) {
+    const year = e.publishedAt === null ? 'unknown' : String(new Date(e.publishedAt).getUTCFullYear());
+    byYear.set(year, [...(byYear.get(year) ?? []), e]);
+  }
+  const chosen = new Set<Evidence>();
+  for (let round = 0; chosen.size < limit && round < limit; round++) {
+    for (const list of byYear.values()) if (list[round] && chosen.size < limit) chosen.add(list[round]!);
+  }
+  return [...chosen].sort((a, b) => (a.publishedAt ?? Infinity) - (b.publishedAt ?? Infinity) || b.score - a.score);
+}
+
+/** Balanced evidence for each compared subject: alternate between the subjects' own rankings. */
+function balanced(perSubject: Evidence[][], limit: number): Evidence[] {
+  const chosen = new Map<string, Evidence>();
+  for (let i = 0; chosen.size < limit && perSubject.some((l) => l[i]); i++) {
+    for (const list of perSubject) {
+      const e = list[i];
+      if (e && !chosen.has(e.chunkId) && chosen.size < limit) chosen.set(e.chunkId, e);
+    }
+  }
+  return [...chosen.values()];
+}
+
+/** Joins each selected chunk with its neighbours (same item, ordinal ±1) for expanded context. */
+function expand(db: Database, selected: Evidence[]): void {
+  const neighbours = db.prepare('SELECT ordinal, text FROM chunks WHERE item_id = ? AND ordinal IN (?, ?) ORDER BY ordinal');
+  for (const e of selected) {
+    const around = neighbours.all(e.itemId, e.ordinal - 1, e.ordinal + 1) as { ordinal: number; text: string }[];
+    const before = around.find((n) => n.ordinal === e.ordinal - 1);
+    const after = around.find((n) => n.ordinal === e.ordinal + 1);
+    e.text = [before?.text, e.chunkText, after?.text].filter((t): t is string => t !== undefined).join('\n\n');
+  }
+}
+
+/**
+ * Runs retrieval for a question over a scope: first-stage BM25 candidates (and vector neighbours when an embedder is
+ * configured), reranked to calibrated scores, then selected by the query mode.
+ */
+export async function retrieve(db: Database, stats: Stats, options: RetrievalOptions): Promise<Retrieval> {
+  const model = options.model ?? Reranker.defaultModel;
+  const planned = options.mode === undefined;
+  const mode = options.mode ?? Planner.plan(options.question);
+  const terms = Text.queryTerms(options.question);
+  const { anchors, entities } = Anchors.find(options.question);
+  const question = Features.question(terms, options.question, stats);
+  const candidates = options.candidates ?? 100;
+  const similarity = options.vectors ? await options.vectors.search(options.question, { channelIds: options.channels, limit: candidates }) : undefined;
+
+  const searchFor = (subjectTerms: typeof terms): Lexical.Hit[] => {
+    const hits = Lexical.search(db, { terms: subjectTerms, stats, channelIds: new Set(options.channels.keys()), limit: candidates });
+    if (!similarity) return hits;
+    const seen = new Set(hits.map((h) => h.rowid));
+    return [...hits, ...[...similarity.keys()].filter((r) => !seen.has(r)).map((rowid) => ({ rowid, bm25: 0 }))];
+  };
+  const hits = searchFor(terms);
+  const ranked = rerank(db, { hits, question, stats, channels: options.channels, model, similarity });
+  const relevant = ranked.filter((e) => e.score >= scoreFloor);
+  const limit = limits[mode];
+
+  let selected: Evidence[];
+  let subjects: string[] = [];
+  switch (mode) {
+    case 'lookup':
+    case 'claim_extraction':
+      selected = relevant.slice(0, limit);
+      break;
+    case 'summary':
+      selected = diversified(relevant, limit, 0.15);
+      break;
+    case 'trend_brief':
+      selected = acrossTime(relevant, limit);
+      break;
+    case 'source_inventory': {
+      const best = new Map<string, Evidence>();
+      for (const e of relevant) if (!best.has(e.itemId)) best.set(e.itemId, e);
+      selected = [...best.values()].slice(0, limit);
+      break;
+    }
+    case 'comparison': {
+      subjects = Planner.subjects(options.question);
+      if (subjects.length < 2) {
+        selected = diversified(relevant, limit, 0.15);
+        break;
+      }
+      const shared = terms.filter((t) => !subjects.some((s) => Text.queryTerms(s).some((x) => x.stem === t.stem)));
+      const perSubject = subjects.map((subject) => {
+        const subjectTerms = [...Text.queryTerms(subject), ...shared];
+        const q = Features.question(subjectTerms, `${subject} ${shared.map((t) => t.token).join(' ')}`, stats);
+        return rerank(db, { hits: searchFor(subjectTerms), question: q, stats, channels: options.channels, model }).filter((e) => e.score >= scoreFloor);
+      });
+      selected = balanced(perSubject, limit);
+      break;
+    }
+  }
+  const contextDepth = mode === 'lookup' ? 'standard' : 'expanded';
+  if (contextDepth === 'expanded') expand(db, selected);
+  const unknownTerms = terms.filter((t) => stats.df(t.stem) === 0).map((t) => t.token);
+  return { mode, planned, contextDepth, ranked, selected, candidateCount: hits.length, anchors, entities, unknownTerms, subjects, termCount: terms.length };
+}
