@@ -38,13 +38,17 @@ const modelFrom = (fit: Pick<Reranker.Model, 'mean' | 'scale' | 'weights'>, trai
   return { ...base, calibration: Fit.calibrate(points) };
 };
 const half = [ids.filter((_, i) => i % 2 === 0), ids.filter((_, i) => i % 2 === 1)];
-const folds = [0, 1].map((f) => modelFrom(Fit.lambdaRank(half[f]!.map((q) => groups.get(q)!)), half[f]!));
+const fitOn = (qids: string[]) => {
+  const g = qids.map((q) => groups.get(q)!);
+  return Fit.coordinateAscent(g, Fit.lambdaRank(g, { epochs: 100 }));
+};
+const folds = [0, 1].map((f) => modelFrom(fitOn(half[f]!), half[f]!));
 const cv = [
   await Evaluate.evaluate(store, dataset, { model: folds[0], queryIds: half[1] }),
   await Evaluate.evaluate(store, dataset, { model: folds[1], queryIds: half[0] }),
 ];
 const cvNdcg = (cv[0]!.ndcg10 * half[1]!.length + cv[1]!.ndcg10 * half[0]!.length) / ids.length;
-const model = modelFrom(Fit.lambdaRank(ids.map((q) => groups.get(q)!)), ids);
+const model = modelFrom(fitOn(ids), ids);
 const train = await Evaluate.evaluate(store, dataset, { model });
 const firstStage = await Evaluate.evaluate(store, dataset, { model: { ...model, weights: model.weights.map((_, i) => (i === 0 ? 1 : 0)) } });
 model.fit = {

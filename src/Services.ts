@@ -5,7 +5,11 @@ import * as RateLimiter from './payments/RateLimiter.js';
 import * as Extractive from './answer/Extractive.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
 import * as Stats from './retrieval/Stats.js';
-import type { VectorSearch } from './retrieval/Vectors.js';
+import type { Embedder } from './retrieval/Embedder.js';
+import * as Embedders from './retrieval/Embedders.js';
+import * as VectorSearch from './retrieval/VectorSearch.js';
+import type { VectorSearch as Search } from './retrieval/Vectors.js';
+import * as VectorIndex from './store/VectorIndex.js';
 import type { Database } from './store/Database.js';
 import * as Store from './store/Database.js';
 
@@ -18,8 +22,10 @@ export type Services = {
   /** Collection statistics for ranking, reused while the store is unchanged. */
   stats: ReturnType<typeof Stats.create>;
   synthesizer: Synthesizer;
-  /** Vector search, when an embedder is configured. */
-  vectors: VectorSearch | undefined;
+  /** The configured embedder, if any (used by ingestion and reindexing). */
+  embedder: Embedder | undefined;
+  /** Vector search, when an embedder is configured and the index was built with it. */
+  vectors: Search | undefined;
   /** True when this process created the database file. */
   createdStore: boolean;
   close(): void;
@@ -28,14 +34,21 @@ export type Services = {
 /** Opens the store and builds the shared services from configuration. */
 export function create(config: Config, options: { logger?: Logger } = {}): Services {
   const { db, created } = Store.open(config.databasePath);
+  const logger = options.logger ?? Log.create({ level: config.logLevel });
+  const embedder = Embedders.fromConfig(config);
+  const index = VectorIndex.info(db);
+  let vectors: Search | undefined;
+  if (embedder && index?.embedderId === embedder.id) vectors = VectorSearch.create({ db, embedder, logger });
+  else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   return {
     config,
     db,
-    logger: options.logger ?? Log.create({ level: config.logLevel }),
+    logger,
     quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
     stats: Stats.create(db),
     synthesizer: Extractive.create(),
-    vectors: undefined,
+    embedder,
+    vectors,
     createdStore: created,
     close: () => db.close(),
   };

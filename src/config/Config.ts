@@ -36,6 +36,13 @@ const Environment = z.object({
   X402_BASE_NETWORK: z.enum(['mainnet', 'sepolia']).default('mainnet'),
   X402_BASE_PAY_TO: address.optional(),
   X402_BASE_CURRENCY: address.optional(),
+  EMBEDDER: z.enum(['none', 'openai', 'transformers']).default('none'),
+  EMBEDDING_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
+  EMBEDDING_API_KEY: optionalText,
+  EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
+  EMBEDDING_MODEL_DIR: optionalText,
+  EMBEDDING_WEIGHT: z.coerce.number().min(0).max(1).default(0.25),
   PROFILE_EDGE_API_KEY: optionalText,
   PROFILE_EDGE_BEARER_TOKEN: optionalText,
 });
@@ -70,6 +77,11 @@ export type Config = {
   };
   quoteRateLimitPerMinute: number;
   rails: Record<Rail, RailConfig>;
+  /** How chunks and questions become vectors; `none` is lexical retrieval only (the offline default). */
+  embedding:
+    | { provider: 'none'; weight: number }
+    | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined; weight: number }
+    | { provider: 'transformers'; modelDir: string; weight: number };
   /** Credentials the stdio MCP server acts with; never logged. */
   stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
 };
@@ -90,6 +102,11 @@ const networks = {
 /** A configuration error, reported to the operator as one readable message. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+function requireModelDir(dir: string | undefined): string {
+  if (!dir) throw new ConfigError('invalid configuration:\n  EMBEDDING_MODEL_DIR: required when EMBEDDER=transformers (a local directory with the ONNX model)');
+  return path.resolve(dir);
 }
 
 /**
@@ -127,6 +144,12 @@ export function load(env: Record<string, string | undefined> = process.env): Con
       tempo: { rail: 'tempo', ...tempo, currency: e.TEMPO_CURRENCY ?? tempo.currency, payTo: e.TEMPO_PAY_TO },
       x402_base: { rail: 'x402_base', ...base, currency: e.X402_BASE_CURRENCY ?? base.currency, payTo: e.X402_BASE_PAY_TO },
     },
+    embedding:
+      e.EMBEDDER === 'openai'
+        ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT }
+        : e.EMBEDDER === 'transformers'
+          ? { provider: 'transformers', modelDir: requireModelDir(e.EMBEDDING_MODEL_DIR), weight: e.EMBEDDING_WEIGHT }
+          : { provider: 'none', weight: e.EMBEDDING_WEIGHT },
     stdioCredentials: { apiKey: e.PROFILE_EDGE_API_KEY, bearerToken: e.PROFILE_EDGE_BEARER_TOKEN },
   };
 }

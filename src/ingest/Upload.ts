@@ -4,6 +4,8 @@ import type { Database } from '../store/Database.js';
 import * as Channels from '../store/Channels.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
+import * as VectorIndex from '../store/VectorIndex.js';
+import type { Embedder } from '../retrieval/Embedder.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import * as Chunker from './Chunker.js';
 import type { Document } from './Document.js';
@@ -83,7 +85,7 @@ const titleFromFile = (file: string): string =>
  */
 export async function ingest(
   db: Database,
-  input: { channelId: string; file: string; content?: string | undefined; metadata?: UploadMetadata; chunkTargetTokens: number },
+  input: { channelId: string; file: string; content?: string | undefined; metadata?: UploadMetadata; chunkTargetTokens: number; embedder?: Embedder | undefined },
 ): Promise<UploadResult> {
   const channel = Channels.get(db, input.channelId);
   const format = formatOf(input.file);
@@ -99,7 +101,11 @@ export async function ingest(
   const contentHash = Ids.fingerprint(
     JSON.stringify({ format, content, title, sourceUrl, publishedAt, author: meta.author, target: input.chunkTargetTokens }),
   );
+  // Embedding happens before the write (a transaction cannot span an await), and only for changed content.
+  const unchanged = Items.contentHash(db, channel.id, externalId) === contentHash;
+  const vectors = input.embedder && !unchanged && VectorIndex.info(db) ? await input.embedder.embed(chunks.map((c) => `${title}\n${c.text}`), 'document') : undefined;
   const stored = Items.put(db, {
+    vectors,
     channelId: channel.id,
     externalId,
     title,

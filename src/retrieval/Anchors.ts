@@ -11,8 +11,8 @@ const anchorOf = (text: string, kind: Anchor['kind']): Anchor | undefined => {
 };
 
 /**
- * Finds the anchors of a question: quoted phrases, names (capitalized words that do not merely start the sentence),
- * and numbers. Entities are the names. Each anchor is one group in the diagnostics' missing-anchor lists.
+ * Finds the anchors of a question: quoted phrases, names (capitalized words that do not merely start the sentence;
+ * lone acronyms excluded), and numbers. Entities are the names. Each anchor is one group in the diagnostics' missing-anchor lists.
  */
 export function find(question: string): { anchors: Anchor[]; entities: Anchor[] } {
   const anchors: Anchor[] = [];
@@ -32,6 +32,8 @@ export function find(question: string): { anchors: Anchor[]; entities: Anchor[] 
   // Names: runs of capitalized words; a run at the start of a sentence counts only if it is longer than one word.
   for (const m of rest.matchAll(/(^|[.?!]\s+|\s)((?:[A-Z][\p{L}'’-]*|[A-Z]{2,})(?:\s+(?:[A-Z][\p{L}'’-]*|of|de|van|von|la|del))*(?:\s+[A-Z][\p{L}'’-]*)?)/gu)) {
     const words = m[2]!.split(/\s+/).filter((w) => !questionWords.has(w.toLowerCase()));
+    // A lone acronym is often spelled out in the content ("HELOC", "a home equity line"): a key term, not an anchor.
+    if (words.length === 1 && /^[A-Z0-9]{2,}s?$/.test(words[0]!)) continue;
     const sentenceStart = m.index === 0 || /[.?!]/.test(m[1]!);
     if (words.length === 0 || (sentenceStart && words.length === m[2]!.split(/\s+/).length && words.length < 2)) continue;
     add(anchorOf(words.join(' '), 'name'));

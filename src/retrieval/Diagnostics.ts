@@ -4,6 +4,8 @@ import type { Anchor } from './Anchors.js';
 import type { Retrieval } from './Retriever.js';
 import { scoreFloor } from './Retriever.js';
 
+/** A best score at which, with every anchor found and a direct match, confidence is high. */
+const highScore = 0.2;
 /** Coverage of the question's key terms at which a chunk counts as a direct match. */
 const directCoverage = 0.6;
 
@@ -72,8 +74,8 @@ export function diagnose(
   let confidence: RetrievalDiagnostics['confidence'] = 'low';
   if (!noRelevantContent) {
     const best = returned.reduce((m, e) => Math.max(m, e.score), 0);
-    if (best >= 0.65 && missingAnchors.length === 0 && direct.length >= 1) confidence = 'high';
-    else if (best >= 0.45 && missingAnchors.length <= 1) confidence = 'medium';
+    if (best >= highScore && missingAnchors.length === 0 && direct.length >= 1) confidence = 'high';
+    else if (best >= scoreFloor && missingAnchors.length <= 1) confidence = 'medium';
     reasons.push(`Top evidence scores ${round(best)} (floor ${scoreFloor}); ${direct.length} of ${returned.length} returned chunk(s) match most key terms directly.`);
     if (run.anchors.length > 0) {
       reasons.push(

@@ -18,11 +18,10 @@ export function question(terms: { stem: string }[], sequenceText: string, stats:
 }
 
 /** A candidate chunk as the features see it. */
-export type Candidate = { title: string; text: string; tokenCount: number; ftsBm25: number };
+export type Candidate = { title: string; text: string; tokenCount: number };
 
 /** The feature names, in the order `extract` returns them. */
 export const names = [
-  'ftsRelative',
   'bm25',
   'coverage',
   'titleCoverage',
@@ -31,6 +30,8 @@ export const names = [
   'sentenceCoverage',
   'windowCoverage',
   'proximity',
+  'partialMatch',
+  'numberMatch',
 ] as const;
 
 const k1 = 1.2;
@@ -78,12 +79,37 @@ function proximity(q: Question, stems: string[]): number {
   return distinct / best;
 }
 
+/** Key terms the chunk lacks but has a longer or shorter form of (e.g. "biomaterials" for "biomaterial-based"). */
+function partialMatch(q: Question, present: Set<string>, vocabulary: string[]): number {
+  let sum = 0;
+  for (const s of q.stems) {
+    if (present.has(s) || s.length < 5) continue;
+    if (vocabulary.some((x) => x.length >= 5 && (x.startsWith(s) || s.startsWith(x)))) sum += q.idf.get(s)!;
+  }
+  return sum / q.totalIdf;
+}
+
+/** Field-weighted BM25 over the question's terms that contain a digit: figures, doses, years, gene names. */
+function numberMatch(q: Question, title: string[], text: string[], lengthRatio: number): number {
+  const saturate = (f: number) => (2.2 * f) / (f + 1.2 * (0.25 + 0.75 * lengthRatio));
+  let sum = 0;
+  for (const s of q.stems) {
+    if (!/\d/.test(s)) continue;
+    const inTitle = title.filter((t) => t === s).length;
+    const inText = text.filter((t) => t === s).length;
+    if (inTitle + inText > 0) sum += q.idf.get(s)! * (3 * saturate(inTitle) + saturate(inText));
+  }
+  return sum / (4 * q.totalIdf);
+}
+
 /**
- * The reranker's features for one candidate: field-weighted BM25 over every question term, IDF-weighted coverage of
- * the key terms (in the chunk, its title, its best sentence and best two-sentence window), phrase (bigram) matches
- * and term proximity. Every feature is in [0, ~2] and means the same thing whatever the question.
+ * The reranker's features for one candidate: field-weighted BM25 over every question term (title 3:1, the first
+ * stage's weighting), IDF-weighted coverage of the key terms (in the chunk, its title, its best sentence and best
+ * two-sentence window), phrase (bigram) matches, term proximity, partial word matches and number matches. Every
+ * feature is normalized by the question's own weight, not by the other candidates, so a score is absolute: it means
+ * the same thing whatever the question and whatever else was found.
  */
-export function extract(q: Question, c: Candidate, stats: Stats, maxFts: number): number[] {
+export function extract(q: Question, c: Candidate, stats: Stats): number[] {
   const title = Text.stemsOf(c.title);
   const text = Text.stemsOf(c.text);
   const titleSet = new Set(title);
@@ -106,7 +132,6 @@ export function extract(q: Question, c: Candidate, stats: Stats, maxFts: number)
     windowCoverage = Math.max(windowCoverage, coverageOf(q, (s) => set.has(s) || (next?.has(s) ?? false)));
   });
   return [
-    maxFts > 0 ? c.ftsBm25 / maxFts : 0,
     bm25 / q.totalIdf,
     coverageOf(q, (s) => textSet.has(s) || titleSet.has(s)),
     coverageOf(q, (s) => titleSet.has(s)),
@@ -115,5 +140,7 @@ export function extract(q: Question, c: Candidate, stats: Stats, maxFts: number)
     sentenceCoverage,
     Math.max(windowCoverage, sentenceCoverage),
     Math.max(proximity(q, title), proximity(q, text)),
+    partialMatch(q, new Set([...titleSet, ...textSet]), [...new Set([...titleSet, ...textSet])]),
+    numberMatch(q, title, text, (c.tokenCount || title.length + text.length) / stats.averageTokens),
   ];
 }

@@ -1,6 +1,7 @@
 import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
 import * as Text from '../retrieval/Text.js';
+import * as VectorIndex from './VectorIndex.js';
 
 /** A chunk before it is stored. */
 export type ChunkDraft = {
@@ -24,6 +25,8 @@ export type ItemDraft = {
   /** Fingerprint of everything the chunks were made from; an unchanged fingerprint means nothing to do. */
   contentHash: string;
   chunks: ChunkDraft[];
+  /** One vector per chunk, when an embedder is configured; written in the same transaction as the chunks. */
+  vectors?: Float32Array[] | undefined;
 };
 
 export type StoredItem = {
@@ -73,13 +76,21 @@ export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: 
       `INSERT INTO chunks (id, item_id, ordinal, text, char_count, token_count, start_seconds, end_seconds, speaker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const titleTokens = Text.tokens(draft.title).length;
-    draft.chunks.forEach((chunk, ordinal) => {
-      insert.run(Ids.stable('ck', id, ordinal, draft.contentHash), id, ordinal, chunk.text, chunk.text.length,
-        chunk.tokenCount ?? titleTokens + Text.tokens(chunk.text).length, chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null);
-    });
+    const rowids = draft.chunks.map((chunk, ordinal) =>
+      Number(
+        insert.run(Ids.stable('ck', id, ordinal, draft.contentHash), id, ordinal, chunk.text, chunk.text.length,
+          chunk.tokenCount ?? titleTokens + Text.tokens(chunk.text).length, chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null).lastInsertRowid,
+      ),
+    );
+    if (draft.vectors) VectorIndex.put(db, rowids.map((rowid, i) => ({ rowid, vector: draft.vectors![i]! })));
     return { itemId: id, outcome: existing ? ('updated' as const) : ('created' as const), chunkCount: draft.chunks.length };
     // Immediate: the read and the writes see one snapshot even while another connection writes.
   }).immediate();
+}
+
+/** The stored fingerprint of an item, if it exists: lets ingestion skip work for unchanged content. */
+export function contentHash(db: Database, channelId: string, externalId: string): string | undefined {
+  return db.prepare('SELECT content_hash FROM items WHERE id = ?').pluck().get(itemId(channelId, externalId)) as string | undefined;
 }
 
 /** Removes an item and its chunks. */

@@ -1,0 +1,16 @@
+/** Turns texts into unit-length vectors. Providers are plain objects, so a test or an operator can swap one in. */
+export type Embedder = {
+  /** Identifies the model, stored with the index so a change of embedder is noticed. */
+  id: string;
+  embed(texts: string[], purpose: 'query' | 'document'): Promise<Float32Array[]>;
+};
+
+/** Scales a vector to unit length, so cosine similarity is a dot product. */
+export function normalize(values: ArrayLike<number>): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < values.length; i++) norm += values[i]! * values[i]!;
+  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = values[i]! * scale;
+  return out;
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { ServiceError } from '../errors/ServiceError.js';
+import { type Embedder, normalize } from './Embedder.js';
+
+const Response = z.object({ data: z.array(z.object({ index: z.number().int(), embedding: z.array(z.number()) }).passthrough()) }).passthrough();
+
+/**
+ * An embedder over any OpenAI-compatible `/embeddings` endpoint: hosted APIs, or self-hosted servers such as
+ * text-embeddings-inference, vLLM or Ollama. `baseUrl` ends in `/v1` (or whatever precedes `/embeddings`).
+ */
+export function create(options: {
+  baseUrl: string;
+  apiKey?: string | undefined;
+  model: string;
+  dimensions?: number | undefined;
+  batchSize?: number;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}): Embedder {
+  const send = options.fetch ?? fetch;
+  const batchSize = options.batchSize ?? 64;
+  const embedBatch = async (input: string[]): Promise<Float32Array[]> => {
+    let response: globalThis.Response;
+    try {
+      response = await send(`${options.baseUrl}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }) },
+        body: JSON.stringify({ model: options.model, input, encoding_format: 'float', ...(options.dimensions && { dimensions: options.dimensions }) }),
+        signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+      });
+    } catch (error) {
+      throw new ServiceError('service_unavailable', `embedding endpoint unreachable: ${(error as Error).message}`, { cause: error });
+    }
+    if (!response.ok) {
+      const detail = (await response.text().catch(() => '')).slice(0, 200);
+      throw new ServiceError('service_unavailable', `embedding endpoint answered ${response.status}${detail ? `: ${detail}` : ''}`);
+    }
+    const parsed = Response.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success || parsed.data.data.length !== input.length) {
+      throw new ServiceError('service_unavailable', 'embedding endpoint answered with an unexpected body');
+    }
+    return [...parsed.data.data].sort((a, b) => a.index - b.index).map((d) => normalize(d.embedding));
+  };
+  return {
+    id: `openai:${options.model}${options.dimensions ? `:${options.dimensions}` : ''}`,
+    async embed(texts) {
+      const out: Float32Array[] = [];
+      for (let i = 0; i < texts.length; i += batchSize) out.push(...(await embedBatch(texts.slice(i, i + batchSize))));
+      return out;
+    },
+  };
+}

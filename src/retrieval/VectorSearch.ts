@@ -1,0 +1,30 @@
+import type { Logger } from '../log/Logger.js';
+import type { Database } from '../store/Database.js';
+import * as VectorIndex from '../store/VectorIndex.js';
+import type { Embedder } from './Embedder.js';
+import type { VectorSearch } from './Vectors.js';
+
+/**
+ * Vector search over the sqlite-vec index: the question's embedding, its nearest chunks, kept only when their channel
+ * is in scope. If the embedding endpoint fails, retrieval goes on lexical-only rather than failing the query.
+ */
+export function create(options: { db: Database; embedder: Embedder; logger: Logger }): VectorSearch {
+  const channelOf = options.db.prepare('SELECT i.channel_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?').pluck();
+  return {
+    async search(question, { channelIds, limit }) {
+      let vector: Float32Array;
+      try {
+        [vector] = (await options.embedder.embed([question], 'query')) as [Float32Array];
+      } catch (error) {
+        options.logger.warn('vector search unavailable; answering from the lexical index', { error });
+        return new Map();
+      }
+      const found = new Map<number, number>();
+      for (const { rowid, similarity } of VectorIndex.nearest(options.db, vector, limit * 4)) {
+        if (found.size >= limit) break;
+        if (channelIds.has(channelOf.get(rowid) as string)) found.set(rowid, similarity);
+      }
+      return found;
+    },
+  };
+}
