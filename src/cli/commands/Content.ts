@@ -125,6 +125,7 @@ export const upload: Command = {
             externalId: text(values, 'external-id'),
           },
           chunkTargetTokens: config.chunkTargetTokens,
+          embedder: services().embedder,
         });
         results.push({ file, ...result });
         progress.tick(`${path.basename(file)}: ${result.outcome}`);

@@ -1,0 +1,157 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { main } from '../src/cli/Cli.js';
+import * as Output from '../src/cli/Output.js';
+import * as Config from '../src/config/Config.js';
+import * as Upload from '../src/ingest/Upload.js';
+import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
+import * as Services from '../src/Services.js';
+import * as Accounts from '../src/store/Accounts.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Credentials from '../src/store/Credentials.js';
+import * as Ledger from '../src/store/Ledger.js';
+import * as Profiles from '../src/store/Profiles.js';
+import * as Store from '../src/store/Database.js';
+import * as VectorIndex from '../src/store/VectorIndex.js';
+import * as Tools from '../tools/Tools.js';
+import * as EmbeddingServer from './support/EmbeddingServer.js';
+
+let server: Awaited<ReturnType<typeof EmbeddingServer.start>>;
+let directory: string;
+let env: Record<string, string>;
+
+const docs = {
+  'cold-storage.txt': 'Keep the refrigerator door closed and the shelves at four degrees so dairy and leftovers stay safe for days.',
+  'bread.txt': 'A sourdough loaf wants a hot oven, steam for the first twenty minutes, and a long cool before slicing.',
+};
+
+beforeAll(async () => {
+  server = await EmbeddingServer.start();
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-vectors-'));
+  env = { DATABASE_PATH: path.join(directory, 'v.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test' };
+  const { db } = Store.open(env.DATABASE_PATH!);
+  const profile = Profiles.create(db, { slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
+  Channels.create(db, { id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
+  for (const [file, content] of Object.entries(docs)) await Upload.ingest(db, { channelId: 'ch_kitchen', file, content, chunkTargetTokens: 320 });
+  const account = Accounts.create(db, { name: 'buyer' });
+  Ledger.move(db, { accountId: account.id, kind: 'grant', creditsDelta: 1000 });
+  env.KEY = Credentials.issue(db, { kind: 'api_key', accountId: account.id }).token;
+  db.close();
+});
+
+afterAll(async () => {
+  await server.close();
+  fs.rmSync(directory, { recursive: true, force: true });
+});
+
+async function cli(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const sink = (append: (s: string) => void) => new Writable({ write: (c, _e, done) => (append(String(c)), done()) });
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    const code = await main(argv, Output.create({ stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)) }));
+    return { code, stdout, stderr };
+  } finally {
+    process.env = saved;
+  }
+}
+
+const ask = async (services: Services.Services, question: string) =>
+  (await Tools.invoke({ services, name: 'profile_query', args: { question, mode: 'raw', paymentMode: 'credits' }, presented: { apiKey: env.KEY, origin: 't' }, binding: { kind: 'profile', slug: 'kitchen' } })) as {
+    chunks: { text: string }[];
+    retrieval: { noRelevantContent: boolean };
+  };
+
+describe('OpenAiEmbedder', () => {
+  test('behavior: sends the model, input and key; returns unit vectors in input order', async () => {
+    const embedder = OpenAiEmbedder.create({ baseUrl: server.url, apiKey: 'sk-test', model: 'stand-in', batchSize: 2 });
+    const vectors = await embedder.embed(['fridge door', 'oven steam', 'refrigerator door'], 'document');
+    expect(vectors).toHaveLength(3);
+    for (const v of vectors) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+    expect(cos(vectors[0]!, vectors[2]!)).toBeGreaterThan(0.99);
+    expect(cos(vectors[0]!, vectors[1]!)).toBeLessThan(0.5);
+    expect(server.requests.at(-1)).toMatchObject({ body: { model: 'stand-in', input: ['refrigerator door'] }, authorization: 'Bearer sk-test' });
+  });
+
+  test('error: an endpoint failure is a clear service_unavailable error', async () => {
+    const embedder = OpenAiEmbedder.create({ baseUrl: server.url, model: 'stand-in' });
+    server.failWith = 503;
+    try {
+      await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('503') });
+    } finally {
+      server.failWith = undefined;
+    }
+    await expect(OpenAiEmbedder.create({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2000 }).embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable' });
+  });
+});
+
+describe('profile-edge reindex and vector retrieval', () => {
+  test('behavior: a synonym the index lacks is found only once vectors are built', async () => {
+    const lexical = Services.create(Config.load({ ...env, EMBEDDER: 'none' }));
+    try {
+      expect((await ask(lexical, 'How cold should the fridge be?')).chunks.some((c) => c.text.includes('refrigerator'))).toBe(false);
+    } finally {
+      lexical.close();
+    }
+    const run = await cli('reindex', '--batch', '1');
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('reindex openai:stand-in 2/2');
+    expect(run.stdout).toContain('2 of 2 chunks embedded');
+    const services = Services.create(Config.load(env));
+    try {
+      expect(services.vectors).toBeDefined();
+      const answer = await ask(services, 'How cold should the fridge be?');
+      expect(answer.retrieval.noRelevantContent).toBe(false);
+      expect(answer.chunks[0]!.text).toContain('refrigerator');
+    } finally {
+      services.close();
+    }
+  });
+
+  test('behavior: new uploads are embedded as they are stored; replaced chunks lose their vectors', async () => {
+    const file = path.join(directory, 'pantry.txt');
+    fs.writeFileSync(file, 'Flour keeps best in an airtight tin away from the chiller and the oven.');
+    expect((await cli('upload', '--channel', 'ch_kitchen', file)).code).toBe(0);
+    const { db } = Store.open(env.DATABASE_PATH!);
+    try {
+      expect(VectorIndex.count(db)).toBe(3);
+      fs.writeFileSync(file, 'Rye flour keeps for three months in a cool cupboard.');
+      await Upload.ingest(db, { channelId: 'ch_kitchen', file, chunkTargetTokens: 320, embedder: OpenAiEmbedder.create({ baseUrl: server.url, model: 'stand-in' }) });
+      expect(VectorIndex.count(db)).toBe(3);
+      expect(db.prepare('SELECT count(*) FROM chunk_vectors v LEFT JOIN chunks c ON c.rowid = v.rowid WHERE c.rowid IS NULL').pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('behavior: when the embedding endpoint fails at query time, answers come from the lexical index', async () => {
+    const services = Services.create(Config.load(env));
+    server.failWith = 500;
+    try {
+      const answer = await ask(services, 'How should a sourdough loaf be baked in the oven?');
+      expect(answer.chunks[0]!.text).toContain('sourdough');
+    } finally {
+      server.failWith = undefined;
+      services.close();
+    }
+  });
+
+  test('behavior: with EMBEDDER=none, reindex removes the vector index', async () => {
+    env.EMBEDDER = 'none';
+    try {
+      const run = await cli('reindex');
+      expect(run.stdout).toContain('lexical only');
+      const { db } = Store.open(env.DATABASE_PATH!);
+      expect(VectorIndex.info(db)).toBeUndefined();
+      db.close();
+    } finally {
+      env.EMBEDDER = 'openai';
+    }
+  });
+});
