@@ -9,7 +9,12 @@ function standardize(groups: Group[], dims: number): { mean: number[]; scale: nu
   const mean = new Array<number>(dims).fill(0);
   const scale = new Array<number>(dims).fill(0);
   let n = 0;
-  for (const g of groups) for (const x of g.features) (x.forEach((v, i) => (mean[i]! += v)), n++);
+  for (const g of groups) {
+    for (const x of g.features) {
+      x.forEach((v, i) => (mean[i]! += v));
+      n += 1;
+    }
+  }
   mean.forEach((v, i) => (mean[i] = v / (n || 1)));
   for (const g of groups) for (const x of g.features) x.forEach((v, i) => (scale[i]! += (v - mean[i]!) ** 2));
   scale.forEach((v, i) => (scale[i] = Math.sqrt(v / (n || 1)) || 1));
