@@ -39,6 +39,8 @@ export type RetrievalOptions = {
   mode: QueryMode | undefined;
   model?: Reranker.Model;
   vectors?: VectorSearch | undefined;
+  /** The share of a candidate's score that comes from vector similarity, when vectors are on. */
+  vectorWeight?: number;
   /** First-stage candidates to rerank. */
   candidates?: number;
 };
@@ -102,7 +104,15 @@ function hydrate(db: Database, rowids: number[]): Map<number, Row> {
 /** Reranks first-stage hits: features, the linear model, calibration. */
 function rerank(
   db: Database,
-  options: { hits: Lexical.Hit[]; question: Features.Question; stats: Stats; channels: Map<string, ScopedChannel>; model: Reranker.Model; similarity?: Map<number, number> },
+  options: {
+    hits: Lexical.Hit[];
+    question: Features.Question;
+    stats: Stats;
+    channels: Map<string, ScopedChannel>;
+    model: Reranker.Model;
+    similarity?: Map<number, number> | undefined;
+    vectorWeight?: number;
+  },
 ): Evidence[] {
   const rows = hydrate(db, options.hits.map((h) => h.rowid));
   const evidence: Evidence[] = [];
@@ -113,8 +123,11 @@ function rerank(
     const x = Features.extract(options.question, { title: row.title, text: row.text, tokenCount: row.tokenCount }, options.stats);
     let score = Reranker.score(options.model, x);
     const similarity = options.similarity?.get(hit.rowid);
-    // Vector similarity, where an embedder is configured, moves a score toward it by a fixed share.
-    if (similarity !== undefined) score = 0.75 * score + 0.25 * Math.max(0, similarity);
+    // Vector similarity, where an embedder is configured, moves a score toward it by a configured share.
+    if (similarity !== undefined) {
+      const w = options.vectorWeight ?? 0.25;
+      score = (1 - w) * score + w * Math.max(0, similarity);
+    }
     const stems = [...Text.stemsOf(row.title), ...Text.stemsOf(row.text)];
     // A name in the question may be the creator's own: their profile name and handle count as present.
     const profileStems = [...Text.stemsOf(scoped.profile.name), ...Text.stemsOf(scoped.profile.slug)];
@@ -240,7 +253,7 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
     return [...hits, ...[...similarity.keys()].filter((r) => !seen.has(r)).map((rowid) => ({ rowid, bm25: 0 }))];
   };
   const hits = searchFor(terms);
-  const ranked = rerank(db, { hits, question, stats, channels: options.channels, model, similarity });
+  const ranked = rerank(db, { hits, question, stats, channels: options.channels, model, similarity, vectorWeight: options.vectorWeight });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 

@@ -8,6 +8,7 @@ import * as Demo from '../../src/demo/Demo.js';
 import * as Services from '../../src/Services.js';
 import * as Accounts from '../../src/store/Accounts.js';
 import * as Credentials from '../../src/store/Credentials.js';
+import * as Ledger from '../../src/store/Ledger.js';
 import * as Profiles from '../../src/store/Profiles.js';
 import * as HttpServer from '../../src/transport/http/Server.js';
 
@@ -31,6 +32,10 @@ export type Keys = {
   /** An API key of an account the private profile's owner authorized. */
   partnerKey: string;
   revokedKey: string;
+  /** An API key of an account with no balance. */
+  brokeKey: string;
+  /** The API key of owen, owner of `owen-halvorsen` and its private channel. */
+  owenKey: string;
 };
 
 export type Environment = {
@@ -66,8 +71,12 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
   const revoked = Credentials.issue(db, { kind: 'api_key', accountId: account('caller').id });
   Credentials.revoke(db, 'api_key', revoked.credential.id);
 
+  // Balances for paid queries; the "broke" account has none.
+  for (const name of ['caller', 'partner', 'owen', 'sunniva']) Ledger.move(db, { accountId: account(name).id, kind: 'grant', unlocksDelta: 1000, creditsDelta: 100_000 });
   const keys: Keys = {
     callerKey: key('caller'),
+    brokeKey: key('broke'),
+    owenKey: key('owen'),
     sunnivaBearer: bearer('sunniva'),
     sunnivaKey: key('sunniva'),
     kaiBearer: bearer('kai'),

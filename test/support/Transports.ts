@@ -63,6 +63,9 @@ export function restRequest(call: Call): { method: string; path: string; body?: 
   if (call.tool === 'profile_quote') {
     return { method: 'POST', path: slug ? `/api/profiles/${slug}/quote` : '/api/ask/quote', body: call.args ? JSON.stringify(call.args) : undefined };
   }
+  if (call.tool === 'profile_query') {
+    return { method: 'POST', path: slug ? `/api/profiles/${slug}/query` : '/api/ask/query', body: JSON.stringify(call.args ?? {}) };
+  }
   throw new Error(`no REST mapping for ${call.tool}`);
 }
 

