@@ -80,7 +80,8 @@ export async function evaluate(
   for (const qid of ids) {
     const question = dataset.queries.get(qid)!;
     const started = performance.now();
-    const run = await Retriever.retrieve(db, store.services.stats.current(), { question, channels: store.channels, mode: 'lookup', model: options.model });
+    // 100 candidates, deeper than a query's 50, so Recall@100 is measured over 100 chunks.
+    const run = await Retriever.retrieve(db, store.services.stats.current(), { question, channels: store.channels, mode: 'lookup', model: options.model, candidates: 100 });
     latencies.push(performance.now() - started);
     const ranked: string[] = [];
     for (const e of run.ranked) {

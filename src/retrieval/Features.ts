@@ -17,8 +17,17 @@ export function question(terms: { stem: string }[], sequenceText: string, stats:
   return { stems, sequence, idf, totalIdf: [...idf.values()].reduce((a, b) => a + b, 0) || 1 };
 }
 
-/** A candidate chunk as the features see it. */
-export type Candidate = { title: string; text: string; tokenCount: number };
+/** A candidate chunk as the features see it: its stems, by field and by sentence, analyzed once. */
+export type Candidate = { title: string[]; text: string[]; sentences: string[][]; tokenCount: number };
+
+/** Sentence ends: punctuation, then space, then something that can start a sentence; and line breaks. */
+const sentenceEnd = /(?<=[.!?])\s+(?=["“(\[]?[\p{Lu}\p{N}])|\n+/u;
+
+/** Analyzes a chunk once for features and diagnostics. A regex split is enough here and far cheaper than a segmenter. */
+export function analyze(title: string, text: string, tokenCount: number): Candidate {
+  const sentences = text.split(sentenceEnd).map(Text.stemsOf).filter((s) => s.length > 0);
+  return { title: Text.stemsOf(title), text: sentences.flat(), sentences, tokenCount };
+}
 
 /** The feature names, in the order `extract` returns them. */
 export const names = [
@@ -37,7 +46,6 @@ export const names = [
 const k1 = 1.2;
 const b = 0.75;
 const titleWeight = 3;
-const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 function coverageOf(q: Question, present: (stem: string) => boolean): number {
   let sum = 0;
@@ -110,8 +118,7 @@ function numberMatch(q: Question, title: string[], text: string[], lengthRatio: 
  * the same thing whatever the question and whatever else was found.
  */
 export function extract(q: Question, c: Candidate, stats: Stats): number[] {
-  const title = Text.stemsOf(c.title);
-  const text = Text.stemsOf(c.text);
+  const { title, text } = c;
   const titleSet = new Set(title);
   const textSet = new Set(text);
   const tf = new Map<string, number>();
@@ -123,7 +130,7 @@ export function extract(q: Question, c: Candidate, stats: Stats): number[] {
     const f = tf.get(s) ?? 0;
     if (f > 0) bm25 += (q.idf.get(s)! * f * (k1 + 1)) / (f + k1 * lengthNorm);
   }
-  const sentenceSets = [...sentences.segment(c.text)].map((seg) => new Set(Text.stemsOf(seg.segment)));
+  const sentenceSets = c.sentences.map((s) => new Set(s));
   let sentenceCoverage = 0;
   let windowCoverage = 0;
   sentenceSets.forEach((set, i) => {

@@ -65,8 +65,7 @@ export type Retrieval = {
 /**
  * The floor the best candidate must reach for a question to count as answerable. Scores are calibrated probabilities
  * of relevance on SciFact-style judgements (one or two relevant abstracts among many on the same topic), so they run
- * low: 0.035 separates the demo's answerable from its unanswerable questions and sits above the scores of SciFact
- * queries whose relevant abstracts were withheld. See docs/retrieval.md.
+ * low: 0.035 separates the demo's answerable from its unanswerable questions. See docs/retrieval.md.
  */
 export const scoreFloor = 0.035;
 /** Once a question is answerable, further chunks down to this score are returned as supporting evidence. */
@@ -120,7 +119,8 @@ function rerank(
     const row = rows.get(hit.rowid);
     const scoped = row && options.channels.get(row.channelId);
     if (!row || !scoped) continue;
-    const x = Features.extract(options.question, { title: row.title, text: row.text, tokenCount: row.tokenCount }, options.stats);
+    const analyzed = Features.analyze(row.title, row.text, row.tokenCount);
+    const x = Features.extract(options.question, analyzed, options.stats);
     let score = Reranker.score(options.model, x);
     const similarity = options.similarity?.get(hit.rowid);
     // Vector similarity, where an embedder is configured, moves a score toward it by a configured share.
@@ -128,7 +128,7 @@ function rerank(
       const w = options.vectorWeight ?? 0.25;
       score = (1 - w) * score + w * Math.max(0, similarity);
     }
-    const stems = [...Text.stemsOf(row.title), ...Text.stemsOf(row.text)];
+    const stems = [...analyzed.title, ...analyzed.text];
     // A name in the question may be the creator's own: their profile name and handle count as present.
     const profileStems = [...Text.stemsOf(scoped.profile.name), ...Text.stemsOf(scoped.profile.slug)];
     evidence.push({
@@ -169,7 +169,7 @@ export function candidateFeatures(
   return hits.flatMap((hit) => {
     const row = rows.get(hit.rowid);
     if (!row) return [];
-    return [{ rowid: hit.rowid, itemId: row.itemId, features: Features.extract(question, { title: row.title, text: row.text, tokenCount: row.tokenCount }, stats) }];
+    return [{ rowid: hit.rowid, itemId: row.itemId, features: Features.extract(question, Features.analyze(row.title, row.text, row.tokenCount), stats) }];
   });
 }
 
@@ -243,7 +243,8 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
   const terms = Text.queryTerms(options.question);
   const { anchors, entities } = Anchors.find(options.question);
   const question = Features.question(terms, options.question, stats);
-  const candidates = options.candidates ?? 100;
+  // 50 reranked candidates rank as well as 100 on SciFact (nDCG@10 0.7202 vs 0.7203) at half the cost.
+  const candidates = options.candidates ?? 50;
   const similarity = options.vectors ? await options.vectors.search(options.question, { channelIds: options.channels, limit: candidates }) : undefined;
 
   const searchFor = (subjectTerms: typeof terms): Lexical.Hit[] => {

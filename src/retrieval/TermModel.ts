@@ -63,7 +63,7 @@ const neighbourCount = 20;
 const windowSize = 5;
 const oversample = 20;
 const powerIterations = 2;
-const rowCacheSize = 20_000;
+const rowCacheSize = 50_000;
 const neighbourCacheSize = 2_000;
 const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 // Stems as well as words: "was" and "this" stem to "wa" and "thi", which would otherwise enter the vocabulary.
@@ -431,30 +431,33 @@ function gram(M: Float64Array, rows: number, l: number): Float64Array {
 function orthonormalize(M: Float64Array, rows: number, l: number): void {
   for (let pass = 0; pass < 2; pass++) {
     const G = gram(M, rows, l);
-    const R = new Float64Array(l * l);
+    // Rᵀ (lower triangular, row-major) of the Cholesky factor G = RᵀR: the solve below then reads it by rows.
+    const L = new Float64Array(l * l);
     for (let i = 0; i < l; i++) {
       let d = G[i * l + i]!;
-      for (let k = 0; k < i; k++) d -= R[k * l + i]! ** 2;
+      for (let k = 0; k < i; k++) d -= L[i * l + k]! ** 2;
       if (!(d > 1e-13 * G[i * l + i]!)) continue;
       const rii = Math.sqrt(d);
-      R[i * l + i] = rii;
+      L[i * l + i] = rii;
       for (let j = i + 1; j < l; j++) {
         let s = G[i * l + j]!;
-        for (let k = 0; k < i; k++) s -= R[k * l + i]! * R[k * l + j]!;
-        R[i * l + j] = s / rii;
+        for (let k = 0; k < i; k++) s -= L[i * l + k]! * L[j * l + k]!;
+        L[j * l + i] = s / rii;
       }
     }
+    // M ← M R⁻¹, one row at a time: x R = m.
     const x = new Float64Array(l);
     for (let r = 0; r < rows; r++) {
       const o = r * l;
       for (let j = 0; j < l; j++) {
-        const rjj = R[j * l + j]!;
+        const rjj = L[j * l + j]!;
         if (rjj === 0) {
           x[j] = 0;
           continue;
         }
         let s = M[o + j]!;
-        for (let k = 0; k < j; k++) s -= x[k]! * R[k * l + j]!;
+        const lo = j * l;
+        for (let k = 0; k < j; k++) s -= x[k]! * L[lo + k]!;
         x[j] = s / rjj;
       }
       M.set(x, o);
@@ -594,15 +597,23 @@ function nearest(space: Space): void {
 type Row = { idf: number; lsa: Float32Array };
 type Neighbours = { lsa: [string, number][]; ppmi: [string, number][] };
 
-/** The per-question lookups: for each chunk word, which query terms it stands in for, and how well. */
+/** What one chunk word means for the question: the query term it is, and the query terms it stands in for. */
+type Match = {
+  query: number;
+  /** [query index, cosine, query index, cosine, ...] */
+  ppmi: number[];
+  lsa: number[];
+  /** Marks the word as counted in the current chunk or sentence. */
+  seen: number;
+};
+
+/** The per-question lookups, built once for all its candidates. */
 type QueryContext = {
   stems: string[];
   weights: Float64Array;
   totalIdf: number;
-  position: Map<string, number>;
-  /** word → [query index, cosine, query index, cosine, ...] */
-  ppmi: Map<string, number[]>;
-  lsa: Map<string, number[]>;
+  matches: Map<string, Match>;
+  stamp: number;
   top?: string[][];
   centroid?: Float64Array | undefined;
 };
@@ -627,45 +638,46 @@ export function load(db: Database): TermModel | undefined {
 
   /** The unit LSA vector of a bag of stems: Σ (1 + ln tf)·idf × term vector, or undefined when no stem is known. */
   const vectorOf = (tf: Map<string, number>): Float64Array | undefined => {
-    const v = new Float64Array(k);
-    let known = false;
-    for (const [stem, f] of tf) {
+    const rows: Float32Array[] = [];
+    const weights: number[] = [];
+    tf.forEach((f, stem) => {
       const row = rowOf(stem);
-      if (!row) continue;
-      known = true;
-      const w = (1 + Math.log(f)) * row.idf;
-      for (let c = 0; c < k; c++) v[c]! += w * row.lsa[c]!;
+      if (row === null) return;
+      rows.push(row.lsa);
+      weights.push((1 + Math.log(f)) * row.idf);
+    });
+    if (rows.length === 0) return undefined;
+    const v = new Float64Array(k);
+    let r = 0;
+    // Four rows per pass over v: the sum is memory-bound, and this halves the time of one row at a time.
+    for (; r + 3 < rows.length; r += 4) {
+      const [r0, r1, r2, r3] = [rows[r]!, rows[r + 1]!, rows[r + 2]!, rows[r + 3]!];
+      const [w0, w1, w2, w3] = [weights[r]!, weights[r + 1]!, weights[r + 2]!, weights[r + 3]!];
+      for (let c = 0; c < k; c++) v[c]! += w0 * r0[c]! + w1 * r1[c]! + w2 * r2[c]! + w3 * r3[c]!;
     }
-    return known ? unit(v) : undefined;
+    for (; r < rows.length; r++) for (let c = 0; c < k; c++) v[c]! += weights[r]! * rows[r]![c]!;
+    return unit(v);
   };
 
   let last: QueryContext | undefined;
   const contextOf = (input: FeatureInput): QueryContext => {
     const stems = [...new Set(input.queryStems)];
-    if (last && last.totalIdf === input.totalIdf && sameStrings(last.stems, stems) && stems.every((s, i) => last!.weights[i] === (input.idf.get(s) ?? 0))) return last;
-    const invert = (lists: [string, number][] | undefined, i: number, into: Map<string, number[]>) => {
-      for (const [word, similarity] of lists ?? []) {
-        if (similarity <= 0) continue;
-        const entry = into.get(word);
-        if (entry) entry.push(i, similarity);
-        else into.set(word, [i, similarity]);
-      }
-    };
-    const context: QueryContext = {
-      stems,
-      weights: Float64Array.from(stems, (s) => input.idf.get(s) ?? 0),
-      totalIdf: input.totalIdf,
-      position: new Map(stems.map((s, i) => [s, i])),
-      ppmi: new Map(),
-      lsa: new Map(),
+    const weights = Float64Array.from(stems, (s) => input.idf.get(s) ?? 0);
+    if (last && last.totalIdf === input.totalIdf && sameStrings(last.stems, stems) && weights.every((w, i) => w === last!.weights[i])) return last;
+    const matches = new Map<string, Match>();
+    const matchOf = (word: string) => {
+      let m = matches.get(word);
+      if (!m) matches.set(word, (m = { query: -1, ppmi: [], lsa: [], seen: 0 }));
+      return m;
     };
     stems.forEach((s, i) => {
+      matchOf(s).query = i;
       const n = neighboursOf(s);
-      invert(n?.ppmi, i, context.ppmi);
-      invert(n?.lsa, i, context.lsa);
+      for (const [word, similarity] of n?.ppmi ?? []) if (similarity > 0) matchOf(word).ppmi.push(i, similarity);
+      for (const [word, similarity] of n?.lsa ?? []) if (similarity > 0) matchOf(word).lsa.push(i, similarity);
     });
-    last = context;
-    return context;
+    last = { stems, weights, totalIdf: input.totalIdf, matches, stamp: 0 };
+    return last;
   };
 
   const centroidOf = (q: QueryContext, top: string[][]): Float64Array | undefined => {
@@ -685,32 +697,36 @@ export function load(db: Database): TermModel | undefined {
     features(input) {
       const q = contextOf(input);
       const n = q.stems.length;
-      const tf = counts(input.chunkStems);
       const sums = new Float64Array(n);
       const best = new Float64Array(n);
       const present = new Uint8Array(n);
-      const visit = (word: string) => {
-        const i = q.position.get(word);
-        if (i !== undefined) present[i] = 1;
-        const p = q.ppmi.get(word);
-        if (p) for (let x = 0; x < p.length; x += 2) sums[p[x]!]! += p[x + 1]!;
-        const l = q.lsa.get(word);
-        if (l) for (let x = 0; x < l.length; x += 2) if (l[x + 1]! > best[l[x]!]!) best[l[x]!] = l[x + 1]!;
+      /** Accumulates the distinct words of `stems` into present, sums (PPMI) and best (LSA). */
+      const scan = (stems: string[]) => {
+        sums.fill(0);
+        best.fill(0);
+        present.fill(0);
+        const stamp = ++q.stamp;
+        for (const word of stems) {
+          const m = q.matches.get(word);
+          if (m === undefined || m.seen === stamp) continue;
+          m.seen = stamp;
+          if (m.query >= 0) present[m.query] = 1;
+          for (let x = 0; x < m.ppmi.length; x += 2) sums[m.ppmi[x]!]! += m.ppmi[x + 1]!;
+          for (let x = 0; x < m.lsa.length; x += 2) if (m.lsa[x + 1]! > best[m.lsa[x]!]!) best[m.lsa[x]!] = m.lsa[x + 1]!;
+        }
       };
       let softPpmi = 0;
       let softLsa = 0;
       let sentenceSoft = 0;
       if (n > 0 && input.totalIdf > 0) {
-        for (const word of tf.keys()) visit(word);
+        scan(input.chunkStems);
         for (let i = 0; i < n; i++) {
           if (present[i]) continue;
           softPpmi += q.weights[i]! * Math.min(1, sums[i]!);
           softLsa += q.weights[i]! * best[i]!;
         }
         for (const sentence of input.sentenceStems) {
-          sums.fill(0);
-          present.fill(0);
-          for (const word of new Set(sentence)) visit(word);
+          scan(sentence);
           let covered = 0;
           for (let i = 0; i < n; i++) covered += q.weights[i]! * (present[i] ? 1 : Math.min(1, sums[i]!));
           sentenceSoft = Math.max(sentenceSoft, covered);
@@ -721,7 +737,7 @@ export function load(db: Database): TermModel | undefined {
       }
       let feedback = 0;
       const centroid = input.topChunkStems.length > 0 ? centroidOf(q, input.topChunkStems) : undefined;
-      const v = centroid && vectorOf(tf);
+      const v = centroid && vectorOf(counts(input.chunkStems));
       if (centroid && v) for (let c = 0; c < k; c++) feedback += v[c]! * centroid[c]!;
       return { softPpmi, softLsa, sentenceSoft, feedback };
     },
@@ -729,12 +745,14 @@ export function load(db: Database): TermModel | undefined {
 }
 
 /** A cache of at most about 2 × `capacity` entries that keeps the recently used: the older of two generations is dropped when the newer fills. */
-function bounded<V>(capacity: number, compute: (key: string) => V): (key: string) => V {
+function bounded<V extends object | null>(capacity: number, compute: (key: string) => V): (key: string) => V {
   let young = new Map<string, V>();
   let old = new Map<string, V>();
   return (key) => {
-    if (young.has(key)) return young.get(key)!;
-    const value = old.has(key) ? old.get(key)! : compute(key);
+    const hit = young.get(key);
+    if (hit !== undefined) return hit;
+    const older = old.get(key);
+    const value = older !== undefined ? older : compute(key);
     if (young.size >= capacity) {
       old = young;
       young = new Map();

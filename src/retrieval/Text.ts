@@ -5,12 +5,9 @@ import { stemmer } from 'stemmer';
  * (diacritics removed, lowercase, split on anything that is not a letter or digit) and the same Porter stems.
  */
 export function tokens(text: string): string[] {
-  return text
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((t) => t !== '');
+  // Most text is ASCII: skip Unicode normalization when there is nothing to normalize.
+  const folded = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+  return folded.split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
 }
 
 /** Common English function words: dropped from queries, never from the index. */
