@@ -353,13 +353,14 @@ function randomizedSvd(A: Sparse, options: { dimensions: number; seed: number })
   const random = mulberry32(options.seed);
   const omega = new Float64Array(A.cols * l);
   for (let i = 0; i < omega.length; i++) omega[i] = gaussian(random);
+  // The power iterations only need a well-conditioned basis (one Cholesky pass); the final Q must be orthonormal (two).
   let Q = times(A, omega, l);
-  orthonormalize(Q, A.rows, l);
+  orthonormalize(Q, { rows: A.rows, l, passes: 1 });
   for (let i = 0; i < powerIterations; i++) {
     const Z = timesTransposed(A, Q, l);
-    orthonormalize(Z, A.cols, l);
+    orthonormalize(Z, { rows: A.cols, l, passes: 1 });
     Q = times(A, Z, l);
-    orthonormalize(Q, A.rows, l);
+    orthonormalize(Q, { rows: A.rows, l, passes: i === powerIterations - 1 ? 2 : 1 });
   }
   // B = QᵀA is l × cols; the eigenvectors of BBᵀ rotate Q into the left singular vectors.
   const { values, vectors } = eigen(gram(timesTransposed(A, Q, l), A.cols, l), l);
@@ -369,12 +370,16 @@ function randomizedSvd(A: Sparse, options: { dimensions: number; seed: number })
     .filter((e) => values[e]! > 1e-10 * top)
     .slice(0, options.dimensions);
   const k = order.length;
+  const E = new Float64Array(l * k);
+  for (let j = 0; j < l; j++) for (let c = 0; c < k; c++) E[j * k + c] = vectors[j * l + order[c]!]!;
   const U = new Float64Array(A.rows * k);
   for (let r = 0; r < A.rows; r++) {
-    for (let c = 0; c < k; c++) {
-      let s = 0;
-      for (let j = 0; j < l; j++) s += Q[r * l + j]! * vectors[j * l + order[c]!]!;
-      U[r * k + c] = s;
+    const uo = r * k;
+    for (let j = 0; j < l; j++) {
+      const q = Q[r * l + j]!;
+      if (q === 0) continue;
+      const eo = j * k;
+      for (let c = 0; c < k; c++) U[uo + c]! += q * E[eo + c]!;
     }
   }
   return { U, sigma: Float64Array.from(order, (e) => Math.sqrt(values[e]!)) };
@@ -425,42 +430,41 @@ function gram(M: Float64Array, rows: number, l: number): Float64Array {
 }
 
 /**
- * Orthonormalizes the columns of M (rows × l, row-major) in place by CholeskyQR2. A column that depends on earlier
- * ones (a rank-deficient matrix: a tiny corpus, duplicate chunks) becomes zero instead of noise.
+ * Orthonormalizes the columns of M (rows × l, row-major) in place by CholeskyQR (two passes: CholeskyQR2). A column
+ * that depends on earlier ones (a rank-deficient matrix: a tiny corpus, duplicate chunks) becomes zero, not noise.
  */
-function orthonormalize(M: Float64Array, rows: number, l: number): void {
-  for (let pass = 0; pass < 2; pass++) {
+function orthonormalize(M: Float64Array, shape: { rows: number; l: number; passes: number }): void {
+  const { rows, l } = shape;
+  for (let pass = 0; pass < shape.passes; pass++) {
     const G = gram(M, rows, l);
-    // Rᵀ (lower triangular, row-major) of the Cholesky factor G = RᵀR: the solve below then reads it by rows.
-    const L = new Float64Array(l * l);
+    // The Cholesky factor G = RᵀR, upper triangular, row-major; a zero diagonal marks a dependent column.
+    const R = new Float64Array(l * l);
     for (let i = 0; i < l; i++) {
       let d = G[i * l + i]!;
-      for (let k = 0; k < i; k++) d -= L[i * l + k]! ** 2;
+      for (let k = 0; k < i; k++) d -= R[k * l + i]! ** 2;
       if (!(d > 1e-13 * G[i * l + i]!)) continue;
       const rii = Math.sqrt(d);
-      L[i * l + i] = rii;
+      R[i * l + i] = rii;
       for (let j = i + 1; j < l; j++) {
         let s = G[i * l + j]!;
-        for (let k = 0; k < i; k++) s -= L[i * l + k]! * L[j * l + k]!;
-        L[j * l + i] = s / rii;
+        for (let k = 0; k < i; k++) s -= R[k * l + i]! * R[k * l + j]!;
+        R[i * l + j] = s / rii;
       }
     }
-    // M ← M R⁻¹, one row at a time: x R = m.
-    const x = new Float64Array(l);
+    // M ← M R⁻¹, one row at a time (x R = m), by substitution along the rows of R: independent updates pipeline.
     for (let r = 0; r < rows; r++) {
       const o = r * l;
       for (let j = 0; j < l; j++) {
-        const rjj = L[j * l + j]!;
+        const rjj = R[j * l + j]!;
         if (rjj === 0) {
-          x[j] = 0;
+          M[o + j] = 0;
           continue;
         }
-        let s = M[o + j]!;
-        const lo = j * l;
-        for (let k = 0; k < j; k++) s -= x[k]! * L[lo + k]!;
-        x[j] = s / rjj;
+        const x = M[o + j]! / rjj;
+        M[o + j] = x;
+        const rj = j * l;
+        for (let i = j + 1; i < l; i++) M[o + i]! -= x * R[rj + i]!;
       }
-      M.set(x, o);
     }
   }
 }
@@ -597,14 +601,17 @@ function nearest(space: Space): void {
 type Row = { idf: number; lsa: Float32Array };
 type Neighbours = { lsa: [string, number][]; ppmi: [string, number][] };
 
-/** What one chunk word means for the question: the query term it is, and the query terms it stands in for. */
-type Match = {
+/** What one candidate word means for the current question; every word of its candidates gets one, once. */
+type Word = {
+  /** Its LSA row, null when the model lacks it. */
+  row: Row | null;
+  /** The query term it is (-1 if none), and the query terms it stands in for: [query index, cosine, ...]. */
   query: number;
-  /** [query index, cosine, query index, cosine, ...] */
   ppmi: number[];
   lsa: number[];
-  /** Marks the word as counted in the current chunk or sentence. */
+  /** Marks the word as met in the current chunk or sentence, and counts it there. */
   seen: number;
+  tf: number;
 };
 
 /** The per-question lookups, built once for all its candidates. */
@@ -612,7 +619,10 @@ type QueryContext = {
   stems: string[];
   weights: Float64Array;
   totalIdf: number;
-  matches: Map<string, Match>;
+  /** Words that are or stand in for a query term. */
+  related: Map<string, Word>;
+  /** Every word met so far, related or not. */
+  words: Map<string, Word>;
   stamp: number;
   top?: string[][];
   centroid?: Float64Array | undefined;
@@ -636,55 +646,90 @@ export function load(db: Database): TermModel | undefined {
     return r ? { lsa: JSON.parse(r.lsa), ppmi: JSON.parse(r.ppmi) } : null;
   });
 
-  /** The unit LSA vector of a bag of stems: Σ (1 + ln tf)·idf × term vector, or undefined when no stem is known. */
-  const vectorOf = (tf: Map<string, number>): Float64Array | undefined => {
-    const rows: Float32Array[] = [];
-    const weights: number[] = [];
-    tf.forEach((f, stem) => {
-      const row = rowOf(stem);
-      if (row === null) return;
-      rows.push(row.lsa);
-      weights.push((1 + Math.log(f)) * row.idf);
-    });
-    if (rows.length === 0) return undefined;
-    const v = new Float64Array(k);
-    let r = 0;
-    // Four rows per pass over v: the sum is memory-bound, and this halves the time of one row at a time.
-    for (; r + 3 < rows.length; r += 4) {
-      const [r0, r1, r2, r3] = [rows[r]!, rows[r + 1]!, rows[r + 2]!, rows[r + 3]!];
-      const [w0, w1, w2, w3] = [weights[r]!, weights[r + 1]!, weights[r + 2]!, weights[r + 3]!];
-      for (let c = 0; c < k; c++) v[c]! += w0 * r0[c]! + w1 * r1[c]! + w2 * r2[c]! + w3 * r3[c]!;
-    }
-    for (; r < rows.length; r++) for (let c = 0; c < k; c++) v[c]! += weights[r]! * rows[r]![c]!;
-    return unit(v);
-  };
-
   let last: QueryContext | undefined;
   const contextOf = (input: FeatureInput): QueryContext => {
     const stems = [...new Set(input.queryStems)];
     const weights = Float64Array.from(stems, (s) => input.idf.get(s) ?? 0);
     if (last && last.totalIdf === input.totalIdf && sameStrings(last.stems, stems) && weights.every((w, i) => w === last!.weights[i])) return last;
-    const matches = new Map<string, Match>();
-    const matchOf = (word: string) => {
-      let m = matches.get(word);
-      if (!m) matches.set(word, (m = { query: -1, ppmi: [], lsa: [], seen: 0 }));
-      return m;
+    const q: QueryContext = { stems, weights, totalIdf: input.totalIdf, related: new Map(), words: new Map(), stamp: 0 };
+    const relatedWord = (stem: string) => {
+      let w = q.related.get(stem);
+      if (!w) q.related.set(stem, (w = { row: null, query: -1, ppmi: [], lsa: [], seen: 0, tf: 0 }));
+      return w;
     };
     stems.forEach((s, i) => {
-      matchOf(s).query = i;
+      relatedWord(s).query = i;
       const n = neighboursOf(s);
-      for (const [word, similarity] of n?.ppmi ?? []) if (similarity > 0) matchOf(word).ppmi.push(i, similarity);
-      for (const [word, similarity] of n?.lsa ?? []) if (similarity > 0) matchOf(word).lsa.push(i, similarity);
+      for (const [word, similarity] of n?.ppmi ?? []) if (similarity > 0) relatedWord(word).ppmi.push(i, similarity);
+      for (const [word, similarity] of n?.lsa ?? []) if (similarity > 0) relatedWord(word).lsa.push(i, similarity);
     });
-    last = { stems, weights, totalIdf: input.totalIdf, matches, stamp: 0 };
-    return last;
+    last = q;
+    return q;
+  };
+
+  const wordOf = (q: QueryContext, stem: string): Word => {
+    let w = q.words.get(stem);
+    if (w === undefined) {
+      w = q.related.get(stem) ?? { row: null, query: -1, ppmi: [], lsa: [], seen: 0, tf: 0 };
+      w.row = rowOf(stem);
+      q.words.set(stem, w);
+    }
+    return w;
+  };
+
+  /** The distinct words of a bag of stems, each with its count in `tf`. */
+  const distinct = (q: QueryContext, stems: string[]): Word[] => {
+    const stamp = ++q.stamp;
+    const out: Word[] = [];
+    for (const stem of stems) {
+      const w = wordOf(q, stem);
+      if (w.seen !== stamp) {
+        w.seen = stamp;
+        w.tf = 0;
+        out.push(w);
+      }
+      w.tf += 1;
+    }
+    return out;
+  };
+
+  /** The unit LSA vector of distinct words: Σ (1 + ln tf)·idf × row, or undefined when the model knows none. */
+  const vectorOf = (words: Word[]): Float64Array | undefined => {
+    const rows: Float32Array[] = [];
+    const weights: number[] = [];
+    for (const w of words) {
+      if (w.row === null) continue;
+      rows.push(w.row.lsa);
+      weights.push((1 + Math.log(w.tf)) * w.row.idf);
+    }
+    if (rows.length === 0) return undefined;
+    const v = new Float64Array(k);
+    let r = 0;
+    // Four rows per pass over v: the sum is bound by loads and stores, and this nearly halves them.
+    for (; r + 3 < rows.length; r += 4) {
+      const r0 = rows[r]!;
+      const r1 = rows[r + 1]!;
+      const r2 = rows[r + 2]!;
+      const r3 = rows[r + 3]!;
+      const w0 = weights[r]!;
+      const w1 = weights[r + 1]!;
+      const w2 = weights[r + 2]!;
+      const w3 = weights[r + 3]!;
+      for (let c = 0; c < k; c++) v[c]! += w0 * r0[c]! + w1 * r1[c]! + w2 * r2[c]! + w3 * r3[c]!;
+    }
+    for (; r < rows.length; r++) {
+      const row = rows[r]!;
+      const w = weights[r]!;
+      for (let c = 0; c < k; c++) v[c]! += w * row[c]!;
+    }
+    return unit(v);
   };
 
   const centroidOf = (q: QueryContext, top: string[][]): Float64Array | undefined => {
     if (q.top && q.top.length === top.length && q.top.every((t, i) => t === top[i] || sameStrings(t, top[i]!))) return q.centroid;
     const sum = new Float64Array(k);
     for (const stems of top) {
-      const v = vectorOf(counts(stems));
+      const v = vectorOf(distinct(q, stems));
       if (v) for (let c = 0; c < k; c++) sum[c]! += v[c]!;
     }
     q.top = top.map((t) => [...t]);
@@ -700,33 +745,40 @@ export function load(db: Database): TermModel | undefined {
       const sums = new Float64Array(n);
       const best = new Float64Array(n);
       const present = new Uint8Array(n);
-      /** Accumulates the distinct words of `stems` into present, sums (PPMI) and best (LSA). */
-      const scan = (stems: string[]) => {
+      /** Collects, over distinct related words, the query terms present, PPMI sums and best LSA cosines. */
+      const collect = (words: Iterable<Word>) => {
         sums.fill(0);
         best.fill(0);
         present.fill(0);
-        const stamp = ++q.stamp;
-        for (const word of stems) {
-          const m = q.matches.get(word);
-          if (m === undefined || m.seen === stamp) continue;
-          m.seen = stamp;
-          if (m.query >= 0) present[m.query] = 1;
-          for (let x = 0; x < m.ppmi.length; x += 2) sums[m.ppmi[x]!]! += m.ppmi[x + 1]!;
-          for (let x = 0; x < m.lsa.length; x += 2) if (m.lsa[x + 1]! > best[m.lsa[x]!]!) best[m.lsa[x]!] = m.lsa[x + 1]!;
+        for (const w of words) {
+          if (w.query >= 0) present[w.query] = 1;
+          for (let x = 0; x < w.ppmi.length; x += 2) sums[w.ppmi[x]!]! += w.ppmi[x + 1]!;
+          for (let x = 0; x < w.lsa.length; x += 2) if (w.lsa[x + 1]! > best[w.lsa[x]!]!) best[w.lsa[x]!] = w.lsa[x + 1]!;
         }
       };
+      // The centroid first: it counts the words of the top chunks with the same marks.
+      const centroid = input.topChunkStems.length > 0 ? centroidOf(q, input.topChunkStems) : undefined;
+      const words = distinct(q, input.chunkStems);
       let softPpmi = 0;
       let softLsa = 0;
       let sentenceSoft = 0;
       if (n > 0 && input.totalIdf > 0) {
-        scan(input.chunkStems);
+        collect(words.filter((w) => w.query >= 0 || w.ppmi.length > 0 || w.lsa.length > 0));
         for (let i = 0; i < n; i++) {
           if (present[i]) continue;
           softPpmi += q.weights[i]! * Math.min(1, sums[i]!);
           softLsa += q.weights[i]! * best[i]!;
         }
         for (const sentence of input.sentenceStems) {
-          scan(sentence);
+          const stamp = ++q.stamp;
+          const related: Word[] = [];
+          for (const stem of sentence) {
+            const w = q.related.get(stem);
+            if (w === undefined || w.seen === stamp) continue;
+            w.seen = stamp;
+            related.push(w);
+          }
+          collect(related);
           let covered = 0;
           for (let i = 0; i < n; i++) covered += q.weights[i]! * (present[i] ? 1 : Math.min(1, sums[i]!));
           sentenceSoft = Math.max(sentenceSoft, covered);
@@ -736,8 +788,7 @@ export function load(db: Database): TermModel | undefined {
         sentenceSoft /= input.totalIdf;
       }
       let feedback = 0;
-      const centroid = input.topChunkStems.length > 0 ? centroidOf(q, input.topChunkStems) : undefined;
-      const v = centroid && vectorOf(counts(input.chunkStems));
+      const v = centroid && vectorOf(words);
       if (centroid && v) for (let c = 0; c < k; c++) feedback += v[c]! * centroid[c]!;
       return { softPpmi, softLsa, sentenceSoft, feedback };
     },
@@ -760,12 +811,6 @@ function bounded<V extends object | null>(capacity: number, compute: (key: strin
     young.set(key, value);
     return value;
   };
-}
-
-function counts(stems: string[]): Map<string, number> {
-  const tf = new Map<string, number>();
-  for (const s of stems) tf.set(s, (tf.get(s) ?? 0) + 1);
-  return tf;
 }
 
 function unit(v: Float64Array): Float64Array {
