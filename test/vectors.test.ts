@@ -31,7 +31,7 @@ const docs = {
 beforeAll(async () => {
   server = await EmbeddingServer.start();
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-vectors-'));
-  env = { DATABASE_PATH: path.join(directory, 'v.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test' };
+  env = { DATABASE_PATH: path.join(directory, 'v.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test', EMBEDDING_MIN_SIMILARITY: '0.1' };
   const { db } = Store.open(env.DATABASE_PATH!);
   const profile = Profiles.create(db, { slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
   Channels.create(db, { id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
@@ -109,6 +109,15 @@ describe('profile-edge reindex and vector retrieval', () => {
       const answer = await ask(services, 'How cold should the fridge be?');
       expect(answer.retrieval.noRelevantContent).toBe(false);
       expect(answer.chunks[0]!.text).toContain('refrigerator');
+    } finally {
+      services.close();
+    }
+  });
+
+  test('behavior: vectors do not lift unrelated text over the floor', async () => {
+    const services = Services.create(Config.load({ ...env, EMBEDDING_MIN_SIMILARITY: '0.5' }));
+    try {
+      expect((await ask(services, 'Which electric car has the longest range?')).retrieval.noRelevantContent).toBe(true);
     } finally {
       services.close();
     }

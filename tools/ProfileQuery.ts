@@ -99,7 +99,7 @@ export const profileQuery = define({
   description: (binding: Binding) =>
     `Ask a question of ${binding.kind === 'profile' ? `the indexed content of "${binding.slug}"` : 'participating experts’ indexed content (global, one profile, a collection, or up to 20 handles; @mentions narrow the scope)'}. Returns a grounded answer with profileUrl citations (mode "synthesized", default) or ranked chunks, source groups and claims (mode "raw"), always with a retrieval confidence and diagnostics. Paid: send the service-api-key header and paymentMode (unlocks or credits); a query that finds nothing relevant is refunded.`,
   input: () => QueryRequest,
-  fieldErrors: { question: 'missing_question', scope: 'invalid_scope' },
+  fieldErrors: { question: (issue) => (issue.code === 'too_big' ? 'invalid_request' : 'missing_question'), scope: 'invalid_scope' },
   async run(input, { services, caller, binding, profile }) {
     if (!caller.apiKey) {
       throw new ServiceError(
@@ -123,7 +123,7 @@ export const profileQuery = define({
     Charging.charge(db, { config, accountId: account, mode: input.paymentMode, queryId, memo: input.question.slice(0, 200) });
     try {
       const stats = services.stats.current();
-      const run = await Retriever.retrieve(db, stats, { question: scope.retrievalText, channels: scope.channels, mode: input.queryMode, vectors: services.vectors, vectorWeight: config.embedding.weight });
+      const run = await Retriever.retrieve(db, stats, { question: scope.retrievalText, channels: scope.channels, mode: input.queryMode, vectors: services.vectors, vectorWeight: config.embedding.weight, minSimilarity: config.embedding.minSimilarity });
       const terms = Text.queryTerms(scope.retrievalText);
       const { diagnostics, returned } = Diagnostics.diagnose(run, {
         scopeKind: scope.kind,
@@ -134,11 +134,12 @@ export const profileQuery = define({
       const charge = input.paymentMode === 'unlocks' ? ('unlock' as const) : ('credits' as const);
       const question = Features.question(terms, scope.retrievalText, stats);
       let response: QueryResponse | RawQueryResponse;
-      let used: Evidence[];
+      // What the caller receives, and so what each creator is paid for: returned text in raw mode, cited chunks in synthesized.
+      let used: { e: Evidence; text: string }[];
       if (input.mode === 'raw') {
         const claims = Claims.extract(returned, question);
         const groups = sourceGroups(returned, claims);
-        used = returned;
+        used = returned.map((e) => ({ e, text: e.text }));
         response = {
           mode: 'raw',
           chunks: returned.map(rawChunk),
@@ -153,7 +154,7 @@ export const profileQuery = define({
         };
       } else {
         const { answer, citations } = await services.synthesizer.synthesize({ question: input.question, evidence: returned, terms: question });
-        used = returned.filter((e) => citations.some((c) => c.chunkId === e.chunkId));
+        used = returned.filter((e) => citations.some((c) => c.chunkId === e.chunkId)).map((e) => ({ e, text: e.chunkText }));
         response = {
           answer: returned.length === 0 ? Extractive.nothingFound : answer,
           citations,
@@ -170,19 +171,23 @@ export const profileQuery = define({
       } else {
         Charging.creditCreators(db, {
           queryId,
-          usage: used.map((e) => ({
+          usage: used.map(({ e, text }) => ({
             channelId: e.channelId,
             profileId: e.scoped.profile.id,
             ownerAccountId: e.scoped.profile.ownerAccountId,
-            profileTokens: Math.ceil(e.text.length / 4),
+            profileTokens: Math.ceil(text.length / 4),
             ratePerMillionTokens: e.scoped.channel.ratePerMillionTokens,
           })),
         });
       }
       return response;
     } catch (error) {
-      // A query that fails after the charge costs nothing.
-      Charging.reverse(db, { config, accountId: account, mode: input.paymentMode, queryId, reason: 'query failed' });
+      // A query that fails after the charge costs nothing; a failed reversal is logged, never hides the cause.
+      try {
+        Charging.reverse(db, { config, accountId: account, mode: input.paymentMode, queryId, reason: 'query failed' });
+      } catch (reversal) {
+        services.logger.error('charge reversal failed', { queryId, error: reversal });
+      }
       throw error;
     }
   },

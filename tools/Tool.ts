@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { ZodIssue, z } from 'zod';
 import type { Caller } from '../src/auth/Caller.js';
 import type { ToolName } from '../src/contract/Mcp.js';
 import type { ErrorCode } from '../src/errors/ServiceError.js';
@@ -22,8 +22,8 @@ export type Tool = {
   name: ToolName;
   description(binding: Binding): string;
   input(binding: Binding): z.ZodTypeAny;
-  /** Error codes for invalid input, by top-level field (default `invalid_request`). */
-  fieldErrors?: Partial<Record<string, ErrorCode>>;
+  /** Error codes for invalid input, by top-level field (default `invalid_request`); a function can look at the issue. */
+  fieldErrors?: Partial<Record<string, ErrorCode | ((issue: ZodIssue) => ErrorCode)>>;
   run(input: never, context: ToolContext): unknown;
 };
 

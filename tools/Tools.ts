@@ -43,9 +43,10 @@ export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown
   }
   const parsed = tool.input(binding).safeParse(args ?? {});
   if (parsed.success) return parsed.data;
-  const first = parsed.error.issues[0];
-  const field = first?.path[0];
-  const code = (typeof field === 'string' && tool.fieldErrors?.[field]) || 'invalid_request';
+  const first = parsed.error.issues[0]!;
+  const field = first.path[0];
+  const rule = typeof field === 'string' ? tool.fieldErrors?.[field] : undefined;
+  const code = (typeof rule === 'function' ? rule(first) : rule) ?? 'invalid_request';
   throw new ServiceError(code, describeIssues(parsed.error), {
     details: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
   });

@@ -43,6 +43,7 @@ const Environment = z.object({
   EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
   EMBEDDING_MODEL_DIR: optionalText,
   EMBEDDING_WEIGHT: z.coerce.number().min(0).max(1).default(0.25),
+  EMBEDDING_MIN_SIMILARITY: z.coerce.number().min(0).max(0.99).default(0.5),
   PROFILE_EDGE_API_KEY: optionalText,
   PROFILE_EDGE_BEARER_TOKEN: optionalText,
 });
@@ -79,9 +80,9 @@ export type Config = {
   rails: Record<Rail, RailConfig>;
   /** How chunks and questions become vectors; `none` is lexical retrieval only (the offline default). */
   embedding:
-    | { provider: 'none'; weight: number }
-    | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined; weight: number }
-    | { provider: 'transformers'; modelDir: string; weight: number };
+    | { provider: 'none'; weight: number; minSimilarity: number }
+    | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined; weight: number; minSimilarity: number }
+    | { provider: 'transformers'; modelDir: string; weight: number; minSimilarity: number };
   /** Credentials the stdio MCP server acts with; never logged. */
   stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
 };
@@ -146,10 +147,10 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     },
     embedding:
       e.EMBEDDER === 'openai'
-        ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT }
+        ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY }
         : e.EMBEDDER === 'transformers'
-          ? { provider: 'transformers', modelDir: requireModelDir(e.EMBEDDING_MODEL_DIR), weight: e.EMBEDDING_WEIGHT }
-          : { provider: 'none', weight: e.EMBEDDING_WEIGHT },
+          ? { provider: 'transformers', modelDir: requireModelDir(e.EMBEDDING_MODEL_DIR), weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY }
+          : { provider: 'none', weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY },
     stdioCredentials: { apiKey: e.PROFILE_EDGE_API_KEY, bearerToken: e.PROFILE_EDGE_BEARER_TOKEN },
   };
 }

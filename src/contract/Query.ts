@@ -21,9 +21,12 @@ export type PaymentMode = z.infer<typeof PaymentMode>;
 export const ResponseMode = z.enum(['raw', 'synthesized']);
 export type ResponseMode = z.infer<typeof ResponseMode>;
 
+/** The longest question accepted: a question, not a document. */
+export const maxQuestionLength = 4_000;
+
 export const QueryRequest = z
   .object({
-    question: nonEmpty,
+    question: nonEmpty.max(maxQuestionLength),
     mode: ResponseMode.optional(),
     scope: QueryScope.optional(),
     channelIds: z.array(z.string()).optional(),

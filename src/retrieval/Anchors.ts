@@ -6,7 +6,9 @@ export type Anchor = { text: string; kind: 'phrase' | 'name' | 'number'; stems: 
 const questionWords = new Set(['what', 'which', 'who', 'whom', 'whose', 'when', 'where', 'why', 'how', 'does', 'do', 'did', 'is', 'are', 'can', 'should', 'could', 'would', 'will', 'tell', 'give', 'list', 'show', 'summarize', 'summarise', 'compare', 'explain', 'describe', 'i', 'according']);
 
 const anchorOf = (text: string, kind: Anchor['kind']): Anchor | undefined => {
-  const stems = Text.stemsOf(text).filter((s, i, all) => kind === 'phrase' || !Text.stopwords.has(Text.tokens(text)[i] ?? '') || all.length === 1);
+  const tokens = Text.tokens(text);
+  const kept = kind === 'phrase' || tokens.length === 1 ? tokens : tokens.filter((t) => !Text.stopwords.has(t));
+  const stems = kept.map(Text.stem);
   return stems.length > 0 ? { text, kind, stems } : undefined;
 };
 
@@ -18,7 +20,7 @@ export function find(question: string): { anchors: Anchor[]; entities: Anchor[] 
   const anchors: Anchor[] = [];
   const seen = new Set<string>();
   const add = (a: Anchor | undefined) => {
-    if (!a) return;
+    if (!a || anchors.length >= 20) return;
     const key = a.stems.join(' ');
     if (seen.has(key)) return;
     seen.add(key);
@@ -30,7 +32,8 @@ export function find(question: string): { anchors: Anchor[]; entities: Anchor[] 
     rest = rest.replace(m[0], ' ');
   }
   // Names: runs of capitalized words; a run at the start of a sentence counts only if it is longer than one word.
-  for (const m of rest.matchAll(/(^|[.?!]\s+|\s)((?:[A-Z][\p{L}'’-]*|[A-Z]{2,})(?:\s+(?:[A-Z][\p{L}'’-]*|of|de|van|von|la|del))*(?:\s+[A-Z][\p{L}'’-]*)?)/gu)) {
+  // Runs are bounded (a name has at most eight words) so a pathological question cannot make this slow.
+  for (const m of rest.matchAll(/(^|[.?!]\s+|\s)((?:[A-Z][\p{L}'’-]{0,40}|[A-Z]{2,})(?:\s+(?:[A-Z][\p{L}'’-]{0,40}|of|de|van|von|la|del)){0,7})/gu)) {
     const words = m[2]!.split(/\s+/).filter((w) => !questionWords.has(w.toLowerCase()));
     // A lone acronym is often spelled out in the content ("HELOC", "a home equity line"): a key term, not an anchor.
     if (words.length === 1 && /^[A-Z0-9]{2,}s?$/.test(words[0]!)) continue;

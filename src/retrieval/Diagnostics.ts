@@ -91,7 +91,6 @@ export function diagnose(
   } else {
     reasons.push('The charge for this query is reversed.');
   }
-  if (run.unknownTerms.length > 0) reasons.push(`Not in the index at all: ${run.unknownTerms.slice(0, 5).map((t) => `“${t}”`).join(', ')}.`);
   if (run.planned) reasons.push(`Query mode ${run.mode} was chosen from the question's wording.`);
 
   return {

@@ -21,7 +21,7 @@ export function question(terms: { stem: string }[], sequenceText: string, stats:
 export type Candidate = { title: string[]; text: string[]; sentences: string[][]; tokenCount: number };
 
 /** Sentence ends: punctuation, then space, then something that can start a sentence; and line breaks. */
-const sentenceEnd = /(?<=[.!?])\s+(?=["“(\[]?[\p{Lu}\p{N}])|\n+/u;
+const sentenceEnd = /(?<=[.!?])\s+(?=["“([]?[\p{Lu}\p{N}])|\n+/u;
 
 /** Analyzes a chunk once for features and diagnostics. A regex split is enough here and far cheaper than a segmenter. */
 export function analyze(title: string, text: string, tokenCount: number): Candidate {

@@ -36,19 +36,26 @@ export function search(
   options: { terms: { token: string; stem: string }[]; stats: Stats; channelIds: Set<string>; limit: number },
 ): Hit[] {
   if (options.terms.length === 0 || options.channelIds.size === 0) return [];
-  const match = driverTerms(options.terms, options.stats).map((t) => quote(t.token)).join(' OR ');
+  // Question terms search titles and texts only, never the scope column.
+  const match = `{title text} : (${driverTerms(options.terms, options.stats).map((t) => quote(t.token)).join(' OR ')})`;
   if (options.channelIds.size <= narrowScope) {
     const scope = [...options.channelIds].map((id) => quote(scopeToken(id))).join(' OR ');
     return db
       .prepare(`SELECT rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS bm25 FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY bm25 DESC LIMIT ?`)
-      .all(`(${match}) AND scope : (${scope})`, options.limit) as Hit[];
+      .all(`${match} AND scope : (${scope})`, options.limit) as Hit[];
   }
-  const rows = db
-    .prepare(
-      `SELECT f.rowid AS rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS bm25, f.scope AS scope FROM chunk_fts f
-       WHERE chunk_fts MATCH ? ORDER BY bm25 DESC LIMIT ?`,
-    )
-    .all(match, options.limit * 4) as (Hit & { scope: string })[];
   const allowed = new Set([...options.channelIds].map(scopeToken));
-  return rows.filter((r) => allowed.has(r.scope)).slice(0, options.limit).map(({ rowid, bm25 }) => ({ rowid, bm25 }));
+  const query = db.prepare(
+    `SELECT f.rowid AS rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS bm25, f.scope AS scope FROM chunk_fts f
+     WHERE chunk_fts MATCH ? ORDER BY bm25 DESC LIMIT ?`,
+  );
+  // A wide scope is filtered after the index; when most hits fall outside it, look deeper rather than miss.
+  for (const depth of [4, 40, Infinity]) {
+    const rows = query.all(match, depth === Infinity ? -1 : options.limit * depth) as (Hit & { scope: string })[];
+    const inScope = rows.filter((r) => allowed.has(r.scope));
+    if (inScope.length >= options.limit || depth === Infinity || rows.length < options.limit * depth) {
+      return inScope.slice(0, options.limit).map(({ rowid, bm25 }) => ({ rowid, bm25 }));
+    }
+  }
+  return [];
 }

@@ -41,6 +41,8 @@ export type RetrievalOptions = {
   vectors?: VectorSearch | undefined;
   /** The share of a candidate's score that comes from vector similarity, when vectors are on. */
   vectorWeight?: number;
+  /** Cosine similarity below which a vector neighbour adds nothing: unrelated text is rarely at zero. */
+  minSimilarity?: number;
   /** First-stage candidates to rerank. */
   candidates?: number;
 };
@@ -56,8 +58,6 @@ export type Retrieval = {
   candidateCount: number;
   anchors: Anchor[];
   entities: Anchor[];
-  /** Question terms that occur nowhere in the index. */
-  unknownTerms: string[];
   subjects: string[];
   termCount: number;
 };
@@ -111,6 +111,7 @@ function rerank(
     model: Reranker.Model;
     similarity?: Map<number, number> | undefined;
     vectorWeight?: number;
+    minSimilarity?: number;
   },
 ): Evidence[] {
   const rows = hydrate(db, options.hits.map((h) => h.rowid));
@@ -126,7 +127,8 @@ function rerank(
     // Vector similarity, where an embedder is configured, moves a score toward it by a configured share.
     if (similarity !== undefined) {
       const w = options.vectorWeight ?? 0.25;
-      score = (1 - w) * score + w * Math.max(0, similarity);
+      const floor = options.minSimilarity ?? 0.5;
+      score = (1 - w) * score + w * Math.max(0, (similarity - floor) / (1 - floor));
     }
     const stems = [...analyzed.title, ...analyzed.text];
     // A name in the question may be the creator's own: their profile name and handle count as present.
@@ -254,7 +256,8 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
     return [...hits, ...[...similarity.keys()].filter((r) => !seen.has(r)).map((rowid) => ({ rowid, bm25: 0 }))];
   };
   const hits = searchFor(terms);
-  const ranked = rerank(db, { hits, question, stats, channels: options.channels, model, similarity, vectorWeight: options.vectorWeight });
+  let candidateCount = hits.length;
+  let ranked = rerank(db, { hits, question, stats, channels: options.channels, model, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 
@@ -287,14 +290,19 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
       const perSubject = subjects.map((subject) => {
         const subjectTerms = [...Text.queryTerms(subject), ...shared];
         const q = Features.question(subjectTerms, `${subject} ${shared.map((t) => t.token).join(' ')}`, stats);
-        return rerank(db, { hits: searchFor(subjectTerms), question: q, stats, channels: options.channels, model }).filter((e) => e.score >= evidenceFloor);
+        const subjectHits = searchFor(subjectTerms);
+        candidateCount += subjectHits.length;
+        return rerank(db, { hits: subjectHits, question: q, stats, channels: options.channels, model, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
       });
-      selected = balanced(perSubject, limit);
+      // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
+      const merged = new Map(ranked.map((e) => [e.chunkId, e]));
+      for (const list of perSubject) for (const e of list) if ((merged.get(e.chunkId)?.score ?? -1) < e.score) merged.set(e.chunkId, e);
+      ranked = [...merged.values()].sort((a, b) => b.score - a.score || a.rowid - b.rowid);
+      selected = (ranked[0]?.score ?? 0) >= scoreFloor ? balanced(perSubject.map((l) => l.filter((e) => e.score >= evidenceFloor)), limit) : [];
       break;
     }
   }
   const contextDepth = mode === 'lookup' ? 'standard' : 'expanded';
   if (contextDepth === 'expanded') expand(db, selected);
-  const unknownTerms = terms.filter((t) => stats.df(t.stem) === 0).map((t) => t.token);
-  return { mode, planned, contextDepth, ranked, selected, candidateCount: hits.length, anchors, entities, unknownTerms, subjects, termCount: terms.length };
+  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length };
 }

@@ -59,19 +59,23 @@ function fromMentions(db: Database, question: string, caller: Caller): Omit<Reso
   const collections: { creator: string; collection: string }[] = [];
   const channels: ScopedChannel[] = [];
   const retrievalText = question.replace(mentionPattern, (whole, lead: string, handle: string, collection: string | undefined) => {
+    // A scope names at most 20 handles; further mentions stay text.
+    if (new Set([...handles, ...collections.map((c) => c.creator)]).size >= 20) return whole;
     try {
       if (collection) {
         channels.push(...collectionChannels(db, handle, collection, caller));
-        collections.push({ creator: handle.toLowerCase(), collection: collection.toLowerCase() });
+        const found = { creator: handle.toLowerCase(), collection: collection.toLowerCase() };
+        if (!collections.some((c) => c.creator === found.creator && c.collection === found.collection)) collections.push(found);
       } else {
         const profile = readable(db, handle, caller);
         channels.push(...liveChannels(db, profile, caller));
-        handles.push(profile.slug);
+        if (!handles.includes(profile.slug)) handles.push(profile.slug);
       }
       return lead;
     } catch (error) {
       if (!(error instanceof ServiceError) || error.code !== 'not_found') throw error;
-      notes.push(`The mention ${whole.trim()} matched no readable profile or collection; it was kept as text.`);
+      const note = `The mention ${whole.trim()} matched no readable profile or collection; it was kept as text.`;
+      if (!notes.includes(note) && notes.length < 10) notes.push(note);
       return whole;
     }
   });
@@ -80,9 +84,10 @@ function fromMentions(db: Database, question: string, caller: Caller): Omit<Reso
   const scope: QueryScope = only
     ? { kind: 'collection', creator: only.creator, collection: only.collection }
     : { kind: 'handles', handles: [...new Set([...handles, ...collections.map((c) => c.creator)])] };
-  const named = [...handles.map((h) => `@${h}`), ...collections.map((c) => `@${c.creator}/${c.collection}`)];
-  notes.push(`Scope narrowed by mention to ${named.join(', ')}.`);
-  return { scope, kind: 'mentions', channels, retrievalText: retrievalText.replace(/\s{2,}/g, ' ').trim(), notes };
+  const named = [...new Set([...handles.map((h) => `@${h}`), ...collections.map((c) => `@${c.creator}/${c.collection}`)])];
+  notes.push(`Scope narrowed by mention to ${named.slice(0, 20).join(', ')}.`);
+  const unique = [...new Map(channels.map((c) => [c.channel.id, c])).values()];
+  return { scope, kind: 'mentions', channels: unique, retrievalText: retrievalText.replace(/\s{2,}/g, ' ').trim(), notes };
 }
 
 /**

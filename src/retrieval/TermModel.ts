@@ -60,6 +60,8 @@ export type TermModel = {
 
 const metaKey = 'term_model';
 const neighbourCount = 20;
+// Real corpora put a term's 20th neighbour well above this (≥ 0.2 on SciFact); a tiny corpus fills lists with noise.
+const minSimilarity = 0.1;
 const windowSize = 5;
 const oversample = 20;
 const powerIterations = 2;
@@ -294,7 +296,7 @@ function unitSpace(terms: number[], U: Float64Array, dims: number): Space {
 class PairCounts {
   private first = new Int32Array(1 << 16).fill(-1);
   private second = new Int32Array(1 << 16);
-  private counts = new Float64Array(1 << 16);
+  private counts = new Uint32Array(1 << 16);
   private size = 0;
 
   add(x: number, y: number): void {
@@ -331,7 +333,7 @@ class PairCounts {
     const mask = first.length * 2 - 1;
     this.first = new Int32Array(first.length * 2).fill(-1);
     this.second = new Int32Array(first.length * 2);
-    this.counts = new Float64Array(first.length * 2);
+    this.counts = new Uint32Array(first.length * 2);
     for (let o = 0; o < first.length; o++) {
       if (first[o] === -1) continue;
       let h = PairCounts.hash(first[o]!, second[o]!) & mask;
@@ -528,7 +530,7 @@ function gaussian(random: () => number): number {
 }
 
 /**
- * Fills in each term's nearest other terms (cosine, positive only, best first; -1 pads a short list). Exact, so
+ * Fills in each term's nearest other terms (cosine above `minSimilarity`, best first; -1 pads a short list). Exact, so
  * quadratic in the vocabulary: blocks of 64 rows stay in cache while every later row streams past them once.
  */
 function nearest(space: Space): void {
@@ -538,7 +540,7 @@ function nearest(space: Space): void {
   const ids = new Int32Array(n * K).fill(-1);
   const sims = new Float32Array(n * K);
   const filled = new Uint8Array(n);
-  const floor = new Float32Array(n);
+  const floor = new Float32Array(n).fill(minSimilarity);
   const offer = (i: number, j: number, s: number) => {
     const base = i * K;
     let p = Math.min(filled[i]!, K - 1);
@@ -598,20 +600,19 @@ function nearest(space: Space): void {
 // ---------------------------------------------------------------------------------------------------------------------
 // Query time
 
-type Row = { idf: number; lsa: Float32Array };
+/** A term's LSA row and IDF; `seen` and `tf` count it in the bag of stems at hand. */
+type Row = { idf: number; lsa: Float32Array; seen: number; tf: number };
 type Neighbours = { lsa: [string, number][]; ppmi: [string, number][] };
 
-/** What one candidate word means for the current question; every word of its candidates gets one, once. */
-type Word = {
-  /** Its LSA row, null when the model lacks it. */
-  row: Row | null;
-  /** The query term it is (-1 if none), and the query terms it stands in for: [query index, cosine, ...]. */
+/** A word that is, or stands in for, a query term. */
+type Related = {
+  /** The query term it is, or -1. */
   query: number;
+  /** The query terms it stands in for: [query index, cosine, query index, cosine, ...]. */
   ppmi: number[];
   lsa: number[];
-  /** Marks the word as met in the current chunk or sentence, and counts it there. */
+  /** Marks it as met in the current chunk or sentence. */
   seen: number;
-  tf: number;
 };
 
 /** The per-question lookups, built once for all its candidates. */
@@ -619,11 +620,7 @@ type QueryContext = {
   stems: string[];
   weights: Float64Array;
   totalIdf: number;
-  /** Words that are or stand in for a query term. */
-  related: Map<string, Word>;
-  /** Every word met so far, related or not. */
-  words: Map<string, Word>;
-  stamp: number;
+  related: Map<string, Related>;
   top?: string[][];
   centroid?: Float64Array | undefined;
 };
@@ -637,90 +634,76 @@ export function load(db: Database): TermModel | undefined {
   const k = info.dimensions;
   const selectRow = db.prepare('SELECT idf, lsa FROM term_model_terms WHERE term = ?');
   const selectNeighbours = db.prepare('SELECT lsa_neighbours AS lsa, ppmi_neighbours AS ppmi FROM term_model_terms WHERE term = ?');
-  const rowOf = bounded(rowCacheSize, (term): Row | null => {
+  const rows = bounded(rowCacheSize, (term): Row | null => {
     const r = selectRow.get(term) as { idf: number; lsa: Buffer } | undefined;
-    return r ? { idf: r.idf, lsa: new Float32Array(r.lsa.buffer.slice(r.lsa.byteOffset, r.lsa.byteOffset + r.lsa.byteLength)) } : null;
+    if (!r) return null;
+    return { idf: r.idf, lsa: new Float32Array(r.lsa.buffer.slice(r.lsa.byteOffset, r.lsa.byteOffset + r.lsa.byteLength)), seen: 0, tf: 0 };
   });
-  const neighboursOf = bounded(neighbourCacheSize, (term): Neighbours | null => {
+  const neighbours = bounded(neighbourCacheSize, (term): Neighbours | null => {
     const r = selectNeighbours.get(term) as { lsa: string; ppmi: string } | undefined;
     return r ? { lsa: JSON.parse(r.lsa), ppmi: JSON.parse(r.ppmi) } : null;
   });
+  let stamp = 0;
 
   let last: QueryContext | undefined;
   const contextOf = (input: FeatureInput): QueryContext => {
     const stems = [...new Set(input.queryStems)];
     const weights = Float64Array.from(stems, (s) => input.idf.get(s) ?? 0);
     if (last && last.totalIdf === input.totalIdf && sameStrings(last.stems, stems) && weights.every((w, i) => w === last!.weights[i])) return last;
-    const q: QueryContext = { stems, weights, totalIdf: input.totalIdf, related: new Map(), words: new Map(), stamp: 0 };
-    const relatedWord = (stem: string) => {
-      let w = q.related.get(stem);
-      if (!w) q.related.set(stem, (w = { row: null, query: -1, ppmi: [], lsa: [], seen: 0, tf: 0 }));
+    neighbours.trim();
+    const related = new Map<string, Related>();
+    const relatedOf = (stem: string) => {
+      let w = related.get(stem);
+      if (!w) related.set(stem, (w = { query: -1, ppmi: [], lsa: [], seen: 0 }));
       return w;
     };
     stems.forEach((s, i) => {
-      relatedWord(s).query = i;
-      const n = neighboursOf(s);
-      for (const [word, similarity] of n?.ppmi ?? []) if (similarity > 0) relatedWord(word).ppmi.push(i, similarity);
-      for (const [word, similarity] of n?.lsa ?? []) if (similarity > 0) relatedWord(word).lsa.push(i, similarity);
+      relatedOf(s).query = i;
+      const n = neighbours.get(s);
+      for (const [word, similarity] of n?.ppmi ?? []) if (similarity > 0) relatedOf(word).ppmi.push(i, similarity);
+      for (const [word, similarity] of n?.lsa ?? []) if (similarity > 0) relatedOf(word).lsa.push(i, similarity);
     });
-    last = q;
-    return q;
+    last = { stems, weights, totalIdf: input.totalIdf, related };
+    return last;
   };
 
-  const wordOf = (q: QueryContext, stem: string): Word => {
-    let w = q.words.get(stem);
-    if (w === undefined) {
-      w = q.related.get(stem) ?? { row: null, query: -1, ppmi: [], lsa: [], seen: 0, tf: 0 };
-      w.row = rowOf(stem);
-      q.words.set(stem, w);
-    }
-    return w;
-  };
-
-  /** The distinct words of a bag of stems, each with its count in `tf`. */
-  const distinct = (q: QueryContext, stems: string[]): Word[] => {
-    const stamp = ++q.stamp;
-    const out: Word[] = [];
+  /** The unit LSA vector of a bag of stems: Σ (1 + ln tf)·idf × row over distinct known stems, or undefined. */
+  const vectorOf = (stems: string[]): Float64Array | undefined => {
+    const mark = ++stamp;
+    const known: Row[] = [];
     for (const stem of stems) {
-      const w = wordOf(q, stem);
-      if (w.seen !== stamp) {
-        w.seen = stamp;
-        w.tf = 0;
-        out.push(w);
+      const row = rows.get(stem);
+      if (row === null) continue;
+      if (row.seen !== mark) {
+        row.seen = mark;
+        row.tf = 0;
+        known.push(row);
       }
-      w.tf += 1;
+      row.tf += 1;
     }
-    return out;
-  };
-
-  /** The unit LSA vector of distinct words: Σ (1 + ln tf)·idf × row, or undefined when the model knows none. */
-  const vectorOf = (words: Word[]): Float64Array | undefined => {
-    const rows: Float32Array[] = [];
-    const weights: number[] = [];
-    for (const w of words) {
-      if (w.row === null) continue;
-      rows.push(w.row.lsa);
-      weights.push((1 + Math.log(w.tf)) * w.row.idf);
-    }
-    if (rows.length === 0) return undefined;
+    if (known.length === 0) return undefined;
     const v = new Float64Array(k);
     let r = 0;
     // Four rows per pass over v: the sum is bound by loads and stores, and this nearly halves them.
-    for (; r + 3 < rows.length; r += 4) {
-      const r0 = rows[r]!;
-      const r1 = rows[r + 1]!;
-      const r2 = rows[r + 2]!;
-      const r3 = rows[r + 3]!;
-      const w0 = weights[r]!;
-      const w1 = weights[r + 1]!;
-      const w2 = weights[r + 2]!;
-      const w3 = weights[r + 3]!;
-      for (let c = 0; c < k; c++) v[c]! += w0 * r0[c]! + w1 * r1[c]! + w2 * r2[c]! + w3 * r3[c]!;
+    for (; r + 3 < known.length; r += 4) {
+      const a = known[r]!;
+      const b = known[r + 1]!;
+      const c = known[r + 2]!;
+      const d = known[r + 3]!;
+      const wa = (1 + Math.log(a.tf)) * a.idf;
+      const wb = (1 + Math.log(b.tf)) * b.idf;
+      const wc = (1 + Math.log(c.tf)) * c.idf;
+      const wd = (1 + Math.log(d.tf)) * d.idf;
+      const ra = a.lsa;
+      const rb = b.lsa;
+      const rc = c.lsa;
+      const rd = d.lsa;
+      for (let x = 0; x < k; x++) v[x]! += wa * ra[x]! + wb * rb[x]! + wc * rc[x]! + wd * rd[x]!;
     }
-    for (; r < rows.length; r++) {
-      const row = rows[r]!;
-      const w = weights[r]!;
-      for (let c = 0; c < k; c++) v[c]! += w * row[c]!;
+    for (; r < known.length; r++) {
+      const row = known[r]!;
+      const w = (1 + Math.log(row.tf)) * row.idf;
+      for (let x = 0; x < k; x++) v[x]! += w * row.lsa[x]!;
     }
     return unit(v);
   };
@@ -729,7 +712,7 @@ export function load(db: Database): TermModel | undefined {
     if (q.top && q.top.length === top.length && q.top.every((t, i) => t === top[i] || sameStrings(t, top[i]!))) return q.centroid;
     const sum = new Float64Array(k);
     for (const stems of top) {
-      const v = vectorOf(distinct(q, stems));
+      const v = vectorOf(stems);
       if (v) for (let c = 0; c < k; c++) sum[c]! += v[c]!;
     }
     q.top = top.map((t) => [...t]);
@@ -740,45 +723,40 @@ export function load(db: Database): TermModel | undefined {
   return {
     info,
     features(input) {
+      // Evict between calls only: the marks on cached rows must hold while one bag of stems is counted.
+      rows.trim();
       const q = contextOf(input);
       const n = q.stems.length;
       const sums = new Float64Array(n);
       const best = new Float64Array(n);
       const present = new Uint8Array(n);
-      /** Collects, over distinct related words, the query terms present, PPMI sums and best LSA cosines. */
-      const collect = (words: Iterable<Word>) => {
+      /** Over the distinct related words of `stems`: the query terms present, PPMI sums and best LSA cosines. */
+      const collect = (stems: string[]) => {
         sums.fill(0);
         best.fill(0);
         present.fill(0);
-        for (const w of words) {
+        const mark = ++stamp;
+        for (const stem of stems) {
+          const w = q.related.get(stem);
+          if (w === undefined || w.seen === mark) continue;
+          w.seen = mark;
           if (w.query >= 0) present[w.query] = 1;
           for (let x = 0; x < w.ppmi.length; x += 2) sums[w.ppmi[x]!]! += w.ppmi[x + 1]!;
           for (let x = 0; x < w.lsa.length; x += 2) if (w.lsa[x + 1]! > best[w.lsa[x]!]!) best[w.lsa[x]!] = w.lsa[x + 1]!;
         }
       };
-      // The centroid first: it counts the words of the top chunks with the same marks.
-      const centroid = input.topChunkStems.length > 0 ? centroidOf(q, input.topChunkStems) : undefined;
-      const words = distinct(q, input.chunkStems);
       let softPpmi = 0;
       let softLsa = 0;
       let sentenceSoft = 0;
       if (n > 0 && input.totalIdf > 0) {
-        collect(words.filter((w) => w.query >= 0 || w.ppmi.length > 0 || w.lsa.length > 0));
+        collect(input.chunkStems);
         for (let i = 0; i < n; i++) {
           if (present[i]) continue;
           softPpmi += q.weights[i]! * Math.min(1, sums[i]!);
           softLsa += q.weights[i]! * best[i]!;
         }
         for (const sentence of input.sentenceStems) {
-          const stamp = ++q.stamp;
-          const related: Word[] = [];
-          for (const stem of sentence) {
-            const w = q.related.get(stem);
-            if (w === undefined || w.seen === stamp) continue;
-            w.seen = stamp;
-            related.push(w);
-          }
-          collect(related);
+          collect(sentence);
           let covered = 0;
           for (let i = 0; i < n; i++) covered += q.weights[i]! * (present[i] ? 1 : Math.min(1, sums[i]!));
           sentenceSoft = Math.max(sentenceSoft, covered);
@@ -788,28 +766,35 @@ export function load(db: Database): TermModel | undefined {
         sentenceSoft /= input.totalIdf;
       }
       let feedback = 0;
-      const v = centroid && vectorOf(words);
+      const centroid = input.topChunkStems.length > 0 ? centroidOf(q, input.topChunkStems) : undefined;
+      const v = centroid && vectorOf(input.chunkStems);
       if (centroid && v) for (let c = 0; c < k; c++) feedback += v[c]! * centroid[c]!;
       return { softPpmi, softLsa, sentenceSoft, feedback };
     },
   };
 }
 
-/** A cache of at most about 2 × `capacity` entries that keeps the recently used: the older of two generations is dropped when the newer fills. */
-function bounded<V extends object | null>(capacity: number, compute: (key: string) => V): (key: string) => V {
+/**
+ * A cache that keeps the recently used: two generations, the older dropped when the newer has `capacity` entries.
+ * Eviction happens in `trim` only, so the entries a caller holds stay the cached ones until it trims.
+ */
+function bounded<V extends object | null>(capacity: number, compute: (key: string) => V): { get(key: string): V; trim(): void } {
   let young = new Map<string, V>();
   let old = new Map<string, V>();
-  return (key) => {
-    const hit = young.get(key);
-    if (hit !== undefined) return hit;
-    const older = old.get(key);
-    const value = older !== undefined ? older : compute(key);
-    if (young.size >= capacity) {
+  return {
+    get(key) {
+      const hit = young.get(key);
+      if (hit !== undefined) return hit;
+      const older = old.get(key);
+      const value = older !== undefined ? older : compute(key);
+      young.set(key, value);
+      return value;
+    },
+    trim() {
+      if (young.size < capacity) return;
       old = young;
       young = new Map();
-    }
-    young.set(key, value);
-    return value;
+    },
   };
 }
 

@@ -6,7 +6,8 @@ import { stemmer } from 'stemmer';
  */
 export function tokens(text: string): string[] {
   // Most text is ASCII: skip Unicode normalization when there is nothing to normalize.
-  const folded = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+  // Diacritics are removed from Latin letters only; other scripts' marks separate tokens, as in unicode61.
+  const folded = !/[^\p{ASCII}]/u.test(text) ? text.toLowerCase() : text.normalize('NFD').replace(/(\p{Script=Latin})\p{M}+/gu, '$1').toLowerCase();
   return folded.split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
 }
 

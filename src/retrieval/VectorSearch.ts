@@ -12,17 +12,24 @@ export function create(options: { db: Database; embedder: Embedder; logger: Logg
   const channelOf = options.db.prepare('SELECT i.channel_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?').pluck();
   return {
     async search(question, { channelIds, limit }) {
-      let vector: Float32Array;
+      const found = new Map<number, number>();
       try {
-        [vector] = (await options.embedder.embed([question], 'query')) as [Float32Array];
+        const [vector] = (await options.embedder.embed([question], 'query')) as [Float32Array];
+        const dimensions = VectorIndex.info(options.db)?.dimensions;
+        if (vector.length !== dimensions) throw new Error(`the embedder returned ${vector.length} dimensions; the index has ${dimensions}: run reindex`);
+        // Like the lexical stage, look deeper when a wide index holds few neighbours in scope.
+        for (const depth of [4, 40]) {
+          found.clear();
+          const neighbours = VectorIndex.nearest(options.db, vector, limit * depth);
+          for (const { rowid, similarity } of neighbours) {
+            if (found.size >= limit) break;
+            if (channelIds.has(channelOf.get(rowid) as string)) found.set(rowid, similarity);
+          }
+          if (found.size >= limit || neighbours.length < limit * depth) break;
+        }
       } catch (error) {
         options.logger.warn('vector search unavailable; answering from the lexical index', { error });
-        return new Map();
-      }
-      const found = new Map<number, number>();
-      for (const { rowid, similarity } of VectorIndex.nearest(options.db, vector, limit * 4)) {
-        if (found.size >= limit) break;
-        if (channelIds.has(channelOf.get(rowid) as string)) found.set(rowid, similarity);
+        found.clear();
       }
       return found;
     },
