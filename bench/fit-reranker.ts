@@ -25,7 +25,7 @@ const candidates = Number(values.candidates ?? 100);
 const ids = [...dataset.qrels.keys()];
 const groups = new Map<string, Fit.Group>();
 for (const qid of ids) {
-  const rows = Retriever.candidateFeatures(store.services.db, stats, { question: dataset.queries.get(qid)!, channels: store.channels, candidates });
+  const rows = Retriever.candidateFeatures(store.services.db, stats, { question: dataset.queries.get(qid)!, channels: store.channels, candidates, termModel: store.services.termModel() });
   const qrels = dataset.qrels.get(qid)!;
   groups.set(qid, { features: rows.map((r) => r.features), labels: rows.map((r) => qrels.get(store.docOf.get(r.itemId)!) ?? 0) });
 }

@@ -5,6 +5,7 @@ import * as RateLimiter from './payments/RateLimiter.js';
 import * as Extractive from './answer/Extractive.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
 import * as Stats from './retrieval/Stats.js';
+import * as TermModel from './retrieval/TermModel.js';
 import type { Embedder } from './retrieval/Embedder.js';
 import * as Embedders from './retrieval/Embedders.js';
 import * as VectorSearch from './retrieval/VectorSearch.js';
@@ -22,6 +23,8 @@ export type Services = {
   /** Collection statistics for ranking, reused while the store is unchanged. */
   stats: ReturnType<typeof Stats.create>;
   synthesizer: Synthesizer;
+  /** The corpus term model (soft term matching), reloaded when a rebuild lands; undefined until one is built. */
+  termModel(): TermModel.TermModel | undefined;
   /** The configured embedder, if any (used by ingestion and reindexing). */
   embedder: Embedder | undefined;
   /** Vector search, when an embedder is configured and the index was built with it. */
@@ -40,10 +43,16 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   let vectors: Search | undefined;
   if (embedder && index?.embedderId === embedder.id) vectors = VectorSearch.create({ db, embedder, logger });
   else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
+  let termModel: { stamp: string | undefined; model: TermModel.TermModel | undefined } = { stamp: undefined, model: undefined };
   return {
     config,
     db,
     logger,
+    termModel() {
+      const stamp = Store.getMeta(db, 'term_model');
+      if (stamp !== termModel.stamp) termModel = { stamp, model: stamp === undefined ? undefined : TermModel.load(db) };
+      return termModel.model;
+    },
     quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
     stats: Stats.create(db),
     synthesizer: Extractive.create(),

@@ -372,7 +372,7 @@ const cases: Case[] = [
     name: 'a synthesized query answers from cited sentences',
     tool: 'profile_query',
     binding: profile('nadia-ferreira-holm'),
-    args: { question: 'How long does caffeine take to clear half of a dose?', paymentMode: 'unlocks' },
+    args: { question: 'How long is the caffeine half-life in a healthy adult?', paymentMode: 'unlocks' },
     as: (k) => ({ apiKey: k.callerKey }),
     status: 200,
     schema: QueryResponse,

@@ -37,7 +37,7 @@ function buyer(balance: { unlocks?: number; credits?: number }): { key: string; 
 describe('charging with an API key', () => {
   test('behavior: a query debits the chosen balance once, with a ledger row, and credits each creator', async () => {
     const { key, accountId } = buyer({ unlocks: 2, credits: 30 });
-    const r = await ask({ question: 'How long does caffeine take to clear half of a dose?', paymentMode: 'unlocks' }, { key });
+    const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?', paymentMode: 'unlocks' }, { key });
     expect(r.charge).toBe('unlock');
     expect(Accounts.get(db(), accountId)).toMatchObject({ unlockBalance: 1, creditBalance: 30 });
     const rows = Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === r.queryId);
@@ -209,7 +209,7 @@ describe('query modes', () => {
   });
 
   test('behavior: claim_extraction returns claims pointing at their chunks', async () => {
-    const r = await ask({ question: 'What does Owen claim about rebalancing bands?', queryMode: 'claim_extraction' });
+    const r = await ask({ question: 'What are the 5/25 rebalancing bands Owen recommends?', queryMode: 'claim_extraction' });
     expect(r.claims!.length).toBeGreaterThan(0);
     const chunkIds = new Set(r.chunks.map((c) => c.chunkId));
     for (const claim of r.claims!) {

@@ -123,7 +123,7 @@ export const profileQuery = define({
     Charging.charge(db, { config, accountId: account, mode: input.paymentMode, queryId, memo: input.question.slice(0, 200) });
     try {
       const stats = services.stats.current();
-      const run = await Retriever.retrieve(db, stats, { question: scope.retrievalText, channels: scope.channels, mode: input.queryMode, vectors: services.vectors, vectorWeight: config.embedding.weight, minSimilarity: config.embedding.minSimilarity });
+      const run = await Retriever.retrieve(db, stats, { question: scope.retrievalText, channels: scope.channels, mode: input.queryMode, termModel: services.termModel(), vectors: services.vectors, vectorWeight: config.embedding.weight, minSimilarity: config.embedding.minSimilarity });
       const terms = Text.queryTerms(scope.retrievalText);
       const { diagnostics, returned } = Diagnostics.diagnose(run, {
         scopeKind: scope.kind,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { projectRoot } from '../config/Config.js';
 import { AccessLevel, ChannelKind } from '../contract/Channel.js';
 import * as Upload from '../ingest/Upload.js';
+import * as TermModel from '../retrieval/TermModel.js';
 import * as Accounts from '../store/Accounts.js';
 import * as Channels from '../store/Channels.js';
 import * as Collections from '../store/Collections.js';
@@ -117,6 +118,8 @@ export async function load(db: Database, options: { directory?: string; chunkTar
     result.chunks += stored.chunkCount;
     options.onProgress?.({ done: ++done, total: items.length, file: item.file });
   }
+  // The demo is small: its term model takes well under a second.
+  if (result.created + result.updated > 0 || TermModel.load(db) === undefined) TermModel.build(db);
   return result;
 }
 

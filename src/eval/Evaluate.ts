@@ -6,6 +6,7 @@ import * as Upload from '../ingest/Upload.js';
 import * as Retriever from '../retrieval/Retriever.js';
 import type { Model } from '../retrieval/Reranker.js';
 import * as Scope from '../retrieval/Scope.js';
+import * as TermModel from '../retrieval/TermModel.js';
 import * as Services from '../Services.js';
 import * as Caller from '../auth/Caller.js';
 import * as Channels from '../store/Channels.js';
@@ -20,7 +21,7 @@ export type EvalStore = { services: Services.Services; channels: Map<string, Sco
 
 export async function buildStore(
   dataset: Dataset,
-  options: { chunkTargetTokens?: number; onProgress?: (done: number, total: number) => void } = {},
+  options: { chunkTargetTokens?: number; onProgress?: (done: number, total: number) => void; onStage?: (stage: string) => void } = {},
 ): Promise<EvalStore> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-eval-'));
   const config = Config.load({ DATABASE_PATH: path.join(directory, 'eval.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }) });
@@ -40,6 +41,7 @@ export async function buildStore(
     });
     options.onProgress?.(++done, dataset.corpus.length);
   }
+  TermModel.build(db, { onProgress: options.onStage });
   const docOf = new Map((db.prepare('SELECT id, external_id AS doc FROM items').all() as { id: string; doc: string }[]).map((r) => [r.id, r.doc]));
   const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
   const scope = Scope.resolve(db, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
@@ -81,7 +83,14 @@ export async function evaluate(
     const question = dataset.queries.get(qid)!;
     const started = performance.now();
     // 100 candidates, deeper than a query's 50, so Recall@100 is measured over 100 chunks.
-    const run = await Retriever.retrieve(db, store.services.stats.current(), { question, channels: store.channels, mode: 'lookup', model: options.model, candidates: 100 });
+    const run = await Retriever.retrieve(db, store.services.stats.current(), {
+      question,
+      channels: store.channels,
+      mode: 'lookup',
+      model: options.model,
+      termModel: store.services.termModel(),
+      candidates: 100,
+    });
     latencies.push(performance.now() - started);
     const ranked: string[] = [];
     for (const e of run.ranked) {

@@ -1,4 +1,5 @@
 import type { Stats } from './Stats.js';
+import * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
 
 /** A question as the features see it: its distinct key terms with their weights, and its terms in order. */
@@ -41,6 +42,7 @@ export const names = [
   'proximity',
   'partialMatch',
   'numberMatch',
+  ...TermModel.featureNames,
 ] as const;
 
 const k1 = 1.2;
@@ -117,7 +119,7 @@ function numberMatch(q: Question, title: string[], text: string[], lengthRatio: 
  * feature is normalized by the question's own weight, not by the other candidates, so a score is absolute: it means
  * the same thing whatever the question and whatever else was found.
  */
-export function extract(q: Question, c: Candidate, stats: Stats): number[] {
+export function extract(q: Question, c: Candidate, stats: Stats, soft?: TermModel.TermFeatures): number[] {
   const { title, text } = c;
   const titleSet = new Set(title);
   const textSet = new Set(text);
@@ -149,5 +151,10 @@ export function extract(q: Question, c: Candidate, stats: Stats): number[] {
     Math.max(proximity(q, title), proximity(q, text)),
     partialMatch(q, new Set([...titleSet, ...textSet]), [...new Set([...titleSet, ...textSet])]),
     numberMatch(q, title, text, (c.tokenCount || title.length + text.length) / stats.averageTokens),
+    // Soft matches come from the term model built on the corpus; without one they fall back to exact matching.
+    soft?.softPpmi ?? 0,
+    soft?.softLsa ?? 0,
+    soft?.sentenceSoft ?? sentenceCoverage,
+    soft?.feedback ?? 0,
   ];
 }

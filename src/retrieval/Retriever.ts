@@ -8,6 +8,7 @@ import * as Planner from './Planner.js';
 import * as Reranker from './Reranker.js';
 import type { ScopedChannel } from './Scope.js';
 import type { Stats } from './Stats.js';
+import * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
 import type { VectorSearch } from './Vectors.js';
 
@@ -39,6 +40,8 @@ export type RetrievalOptions = {
   mode: QueryMode | undefined;
   model?: Reranker.Model;
   vectors?: VectorSearch | undefined;
+  /** Soft term matching built from the corpus, when one was built. */
+  termModel?: TermModel.TermModel | undefined;
   /** The share of a candidate's score that comes from vector similarity, when vectors are on. */
   vectorWeight?: number;
   /** Cosine similarity below which a vector neighbour adds nothing: unrelated text is rarely at zero. */
@@ -65,9 +68,9 @@ export type Retrieval = {
 /**
  * The floor the best candidate must reach for a question to count as answerable. Scores are calibrated probabilities
  * of relevance on SciFact-style judgements (one or two relevant abstracts among many on the same topic), so they run
- * low: 0.035 separates the demo's answerable from its unanswerable questions. See docs/retrieval.md.
+ * low: 0.025 separates the demo's answerable from its unanswerable questions. See docs/retrieval.md.
  */
-export const scoreFloor = 0.035;
+export const scoreFloor = 0.025;
 /** Once a question is answerable, further chunks down to this score are returned as supporting evidence. */
 export const evidenceFloor = 0.01;
 
@@ -100,6 +103,29 @@ function hydrate(db: Database, rowids: number[]): Map<number, Row> {
   return new Map(rows.map((r) => [r.rowid, r]));
 }
 
+/** The term model's features for the candidates of one question: the first stage's top five are the feedback set. */
+function softFeatures(
+  termModel: TermModel.TermModel | undefined,
+  question: Features.Question,
+  hits: Lexical.Hit[],
+  analyzed: Map<number, Features.Candidate>,
+): ((c: Features.Candidate) => TermModel.TermFeatures) | undefined {
+  if (!termModel) return undefined;
+  const topChunkStems = hits.slice(0, 5).flatMap((h) => {
+    const c = analyzed.get(h.rowid);
+    return c ? [[...c.title, ...c.text]] : [];
+  });
+  return (c) =>
+    termModel.features({
+      queryStems: question.stems,
+      idf: question.idf,
+      totalIdf: question.totalIdf,
+      chunkStems: [...c.title, ...c.text],
+      sentenceStems: c.sentences,
+      topChunkStems,
+    });
+}
+
 /** Reranks first-stage hits: features, the linear model, calibration. */
 function rerank(
   db: Database,
@@ -109,19 +135,22 @@ function rerank(
     stats: Stats;
     channels: Map<string, ScopedChannel>;
     model: Reranker.Model;
+    termModel?: TermModel.TermModel | undefined;
     similarity?: Map<number, number> | undefined;
     vectorWeight?: number;
     minSimilarity?: number;
   },
 ): Evidence[] {
   const rows = hydrate(db, options.hits.map((h) => h.rowid));
+  const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, Features.analyze(row.title, row.text, row.tokenCount)]));
+  const soft = softFeatures(options.termModel, options.question, options.hits, analyzedRows);
   const evidence: Evidence[] = [];
   for (const hit of options.hits) {
     const row = rows.get(hit.rowid);
     const scoped = row && options.channels.get(row.channelId);
     if (!row || !scoped) continue;
-    const analyzed = Features.analyze(row.title, row.text, row.tokenCount);
-    const x = Features.extract(options.question, analyzed, options.stats);
+    const analyzed = analyzedRows.get(hit.rowid)!;
+    const x = Features.extract(options.question, analyzed, options.stats, soft?.(analyzed));
     let score = Reranker.score(options.model, x);
     const similarity = options.similarity?.get(hit.rowid);
     // Vector similarity, where an embedder is configured, moves a score toward it by a configured share.
@@ -162,16 +191,19 @@ function rerank(
 export function candidateFeatures(
   db: Database,
   stats: Stats,
-  options: { question: string; channels: Map<string, ScopedChannel>; candidates: number },
+  options: { question: string; channels: Map<string, ScopedChannel>; candidates: number; termModel?: TermModel.TermModel | undefined },
 ): { rowid: number; itemId: string; features: number[] }[] {
   const terms = Text.queryTerms(options.question);
   const question = Features.question(terms, options.question, stats);
   const hits = Lexical.search(db, { terms, stats, channelIds: new Set(options.channels.keys()), limit: options.candidates });
   const rows = hydrate(db, hits.map((h) => h.rowid));
+  const analyzed = new Map([...rows].map(([rowid, row]) => [rowid, Features.analyze(row.title, row.text, row.tokenCount)]));
+  const soft = softFeatures(options.termModel, question, hits, analyzed);
   return hits.flatMap((hit) => {
     const row = rows.get(hit.rowid);
-    if (!row) return [];
-    return [{ rowid: hit.rowid, itemId: row.itemId, features: Features.extract(question, Features.analyze(row.title, row.text, row.tokenCount), stats) }];
+    const c = analyzed.get(hit.rowid);
+    if (!row || !c) return [];
+    return [{ rowid: hit.rowid, itemId: row.itemId, features: Features.extract(question, c, stats, soft?.(c)) }];
   });
 }
 
@@ -257,7 +289,7 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
   };
   const hits = searchFor(terms);
   let candidateCount = hits.length;
-  let ranked = rerank(db, { hits, question, stats, channels: options.channels, model, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
+  let ranked = rerank(db, { hits, question, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 
@@ -292,7 +324,7 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
         const q = Features.question(subjectTerms, `${subject} ${shared.map((t) => t.token).join(' ')}`, stats);
         const subjectHits = searchFor(subjectTerms);
         candidateCount += subjectHits.length;
-        return rerank(db, { hits: subjectHits, question: q, stats, channels: options.channels, model, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
+        return rerank(db, { hits: subjectHits, question: q, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
       });
       // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
       const merged = new Map(ranked.map((e) => [e.chunkId, e]));

@@ -10,7 +10,7 @@ export const evaluate: Command = {
   async run({ out }, { values }) {
     const dataset = await Beir.load(required(values, 'dataset'), text(values, 'qrels'));
     const ingest = out.progress(dataset.corpus.length, 'ingest');
-    const store = await Evaluate.buildStore(dataset, { onProgress: (done) => ingest.update(done, '') });
+    const store = await Evaluate.buildStore(dataset, { onProgress: (done) => ingest.update(done, ''), onStage: (stage) => out.status(`term model: ${stage}`) });
     ingest.stop();
     try {
       const query = out.progress(dataset.qrels.size, 'query');

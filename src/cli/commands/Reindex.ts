@@ -1,3 +1,4 @@
+import * as TermModel from '../../retrieval/TermModel.js';
 import * as VectorIndex from '../../store/VectorIndex.js';
 import { type Command, number } from '../Command.js';
 
@@ -5,12 +6,17 @@ type Row = { rowid: number; title: string; text: string };
 
 export const reindex: Command = {
   name: 'reindex',
-  summary: 'Rebuild the vector index with the configured embedder (EMBEDDER); with EMBEDDER=none, remove it.',
-  usage: 'reindex [--batch N]',
-  options: { batch: { type: 'string' } },
+  summary: 'Rebuild the corpus term model, and the vector index with the configured embedder (with EMBEDDER=none, remove it).',
+  usage: 'reindex [--batch N] [--no-terms]',
+  options: { batch: { type: 'string' }, 'no-terms': { type: 'boolean' } },
   async run({ services: open, out }, { values }) {
     const services = open();
     const { db, embedder } = services;
+    if (!values['no-terms']) {
+      const started = performance.now();
+      const info = TermModel.build(db, { onProgress: (stage) => out.status(`term model: ${stage}`) });
+      out.line(`term model: ${info.terms} terms from ${info.chunks} chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
     if (!embedder) {
       VectorIndex.drop(db);
       out.line('EMBEDDER=none: vector index removed; retrieval is lexical only.');

@@ -1,4 +1,5 @@
 import * as Demo from '../../demo/Demo.js';
+import * as TermModel from '../../retrieval/TermModel.js';
 import * as Credentials from '../../store/Credentials.js';
 import * as Profiles from '../../store/Profiles.js';
 import * as HttpServer from '../../transport/http/Server.js';
@@ -22,6 +23,12 @@ export const serve: Command = {
     if (config.demoData) {
       const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
+    }
+    if (!services.termModel()) {
+      const chunks = services.db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
+      // A small store gets its term model now; a large one is left to `profile-edge reindex`, which may take minutes.
+      if (chunks > 0 && chunks <= 20_000) TermModel.build(services.db);
+      else if (chunks > 0) services.logger.warn('no term model: ranking without soft term matching until `profile-edge reindex`', { chunks });
     }
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE' || error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
