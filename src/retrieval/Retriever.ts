@@ -8,7 +8,7 @@ import * as Planner from './Planner.js';
 import * as Reranker from './Reranker.js';
 import type { ScopedChannel } from './Scope.js';
 import type { Stats } from './Stats.js';
-import * as TermModel from './TermModel.js';
+import type * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
 import type { VectorSearch } from './Vectors.js';
 
