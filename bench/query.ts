@@ -18,6 +18,7 @@ import * as Credentials from '../src/store/Credentials.js';
 import * as Items from '../src/store/Items.js';
 import * as Ledger from '../src/store/Ledger.js';
 import * as Profiles from '../src/store/Profiles.js';
+import * as TermModel from '../src/retrieval/TermModel.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Tools from '../tools/Tools.js';
 
@@ -66,11 +67,23 @@ function build(n: number, file: string): void {
   services.close();
 }
 
+/** The production default ranks with the corpus term model: build it as `profile-edge reindex` would. */
+function ensureTermModel(file: string): void {
+  const services = Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test' }));
+  if (!services.termModel()) {
+    const started = performance.now();
+    const info = TermModel.build(services.db, { onProgress: (stage) => process.stderr.write(`  term model: ${stage}\n`) });
+    process.stderr.write(`  term model: ${info.terms} terms from ${info.chunks} chunks in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  }
+  services.close();
+}
+
 const report: Record<string, unknown>[] = [];
 for (const n of sizes) {
   const file = path.join(cache, `bench-${n}.db`);
   process.stderr.write(`store of ${n} chunks: ${file}\n`);
   build(n, file);
+  ensureTermModel(file);
   const services = Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000' }));
   const account = Accounts.find(services.db, 'bench') ?? Accounts.create(services.db, { name: 'bench' });
   Ledger.move(services.db, { accountId: account.id, kind: 'grant', creditsDelta: 100 * questions.length * 2 });
