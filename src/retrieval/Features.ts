@@ -1,5 +1,5 @@
 import type { Stats } from './Stats.js';
-import * as TermModel from './TermModel.js';
+import type * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
 
 /** A question as the features see it: its distinct key terms with their weights, and its terms in order. */
@@ -42,7 +42,9 @@ export const names = [
   'proximity',
   'partialMatch',
   'numberMatch',
-  ...TermModel.featureNames,
+  'softPpmi',
+  'softLsa',
+  'sentenceSoft',
 ] as const;
 
 const k1 = 1.2;
@@ -155,6 +157,5 @@ export function extract(q: Question, c: Candidate, stats: Stats, soft?: TermMode
     soft?.softPpmi ?? 0,
     soft?.softLsa ?? 0,
     soft?.sentenceSoft ?? sentenceCoverage,
-    soft?.feedback ?? 0,
   ];
 }

@@ -1,3 +1,4 @@
+import * as Channels from '../store/Channels.js';
 import type { Database } from '../store/Database.js';
 import type { Stats } from './Stats.js';
 
@@ -44,18 +45,16 @@ export function search(
       .prepare(`SELECT rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS bm25 FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY bm25 DESC LIMIT ?`)
       .all(`${match} AND scope : (${scope})`, options.limit) as Hit[];
   }
-  const allowed = new Set([...options.channelIds].map(scopeToken));
-  const query = db.prepare(
-    `SELECT f.rowid AS rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS bm25, f.scope AS scope FROM chunk_fts f
-     WHERE chunk_fts MATCH ? ORDER BY bm25 DESC LIMIT ?`,
-  );
+  const query = db.prepare(`SELECT rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS bm25 FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY bm25 DESC LIMIT ?`);
+  // Every channel allowed (the common global case): nothing to filter.
+  if (options.channelIds.size >= Channels.count(db)) return query.all(match, options.limit) as Hit[];
+  const channelOf = db.prepare('SELECT c.rowid AS rowid, i.channel_id AS channelId FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid IN (SELECT value FROM json_each(?))');
   // A wide scope is filtered after the index; when most hits fall outside it, look deeper rather than miss.
   for (const depth of [4, 40, Infinity]) {
-    const rows = query.all(match, depth === Infinity ? -1 : options.limit * depth) as (Hit & { scope: string })[];
-    const inScope = rows.filter((r) => allowed.has(r.scope));
-    if (inScope.length >= options.limit || depth === Infinity || rows.length < options.limit * depth) {
-      return inScope.slice(0, options.limit).map(({ rowid, bm25 }) => ({ rowid, bm25 }));
-    }
+    const rows = query.all(match, depth === Infinity ? -1 : options.limit * depth) as Hit[];
+    const channels = new Map((channelOf.all(JSON.stringify(rows.map((r) => r.rowid))) as { rowid: number; channelId: string }[]).map((r) => [r.rowid, r.channelId]));
+    const inScope = rows.filter((r) => options.channelIds.has(channels.get(r.rowid)!));
+    if (inScope.length >= options.limit || depth === Infinity || rows.length < options.limit * depth) return inScope.slice(0, options.limit);
   }
   return [];
 }

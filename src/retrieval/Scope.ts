@@ -2,6 +2,7 @@ import * as Access from '../auth/Access.js';
 import type { Caller } from '../auth/Caller.js';
 import type { QueryScope } from '../contract/Query.js';
 import { ServiceError } from '../errors/ServiceError.js';
+import * as Channels from '../store/Channels.js';
 import type { StoredChannel } from '../store/Channels.js';
 import * as Collections from '../store/Collections.js';
 import type { Database } from '../store/Database.js';
@@ -47,9 +48,15 @@ function collectionChannels(db: Database, creator: string, slug: string, caller:
 
 /** Every public profile's live channels: global scope never includes unlisted or private profiles. */
 function globalChannels(db: Database, caller: Caller): ScopedChannel[] {
+  // Two queries for any number of profiles; authorization is checked only where a private channel needs it.
+  const channels = Channels.byProfiles(db);
   return Profiles.list(db)
     .filter((p) => p.visibility === 'public')
-    .flatMap((p) => liveChannels(db, p, caller));
+    .flatMap((profile) => {
+      const own = (channels.get(profile.id) ?? []).filter((c) => c.status !== 'paused');
+      const visible = own.some((c) => c.accessLevel === 'private') && !Access.isAuthorized(db, profile, caller) ? own.filter((c) => c.accessLevel === 'public') : own;
+      return visible.map((channel) => ({ channel, profile }));
+    });
 }
 
 /** Reads `@handle` and `@creator/collection` mentions; resolved ones narrow the scope and leave the text. */

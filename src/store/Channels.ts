@@ -86,6 +86,21 @@ export function byProfile(db: Database, profileId: string): StoredChannel[] {
   return (db.prepare(`SELECT ${columns} FROM channels WHERE profile_id = ? ORDER BY created_at, id`).all(profileId) as Row[]).map(toChannel);
 }
 
+/** Every channel, grouped by profile id: one query for scopes that span many profiles. */
+export function byProfiles(db: Database): Map<string, StoredChannel[]> {
+  const grouped = new Map<string, StoredChannel[]>();
+  for (const row of db.prepare(`SELECT ${columns} FROM channels ORDER BY created_at, id`).all() as Row[]) {
+    const channel = toChannel(row);
+    grouped.set(channel.profileId, [...(grouped.get(channel.profileId) ?? []), channel]);
+  }
+  return grouped;
+}
+
+/** How many channels exist. */
+export function count(db: Database): number {
+  return db.prepare('SELECT count(*) FROM channels').pluck().get() as number;
+}
+
 /** Changes what an operator may change about a channel. */
 export function update(
   db: Database,
