@@ -32,6 +32,20 @@ const body = (req: Request): unknown => req.body;
 
 const unauthorized = error('A service-api-key or bearer token was sent but is malformed, unknown or revoked.');
 const tooLarge = error('The body is over the size limit.');
+/** What both quote paths answer; the per-profile one can also be 404. */
+function quoteResponses(options: { perProfile: boolean }): Record<number, RouteResponse> {
+  const responses: Record<number, RouteResponse> = {
+    200: { description: 'The on-chain or API-key shape.', schema: QuoteResponse },
+    400: error('Missing or invalid rail, unknown fields, or a body that is not JSON.'),
+    401: unauthorized,
+    413: tooLarge,
+    429: rateLimited,
+    503: error('The rail is not configured on this server.'),
+  };
+  if (options.perProfile) responses[404] = error('Unknown profile, or private without authorization.');
+  return responses;
+}
+
 /** What both query paths answer. */
 function queryResponses(badRequest: string): Record<number, RouteResponse> {
   return {
@@ -86,15 +100,7 @@ export const routes: Route[] = [
     binding: slugOf,
     args: body,
     requestBody: { schema: QuoteRequest, required: false },
-    responses: {
-      200: { description: 'The on-chain or API-key shape.', schema: QuoteResponse },
-      400: error('Missing or invalid rail, unknown fields, or a body that is not JSON.'),
-      401: unauthorized,
-      413: tooLarge,
-      404: error('Unknown profile, or private without authorization.'),
-      429: rateLimited,
-      503: error('The rail is not configured on this server.'),
-    },
+    responses: quoteResponses({ perProfile: true }),
   },
   {
     method: 'post',
@@ -104,14 +110,7 @@ export const routes: Route[] = [
     binding: global,
     args: body,
     requestBody: { schema: QuoteRequest, required: false },
-    responses: {
-      200: { description: 'The on-chain or API-key shape.', schema: QuoteResponse },
-      400: error('Missing or invalid rail, unknown fields, or a body that is not JSON.'),
-      401: unauthorized,
-      413: tooLarge,
-      429: rateLimited,
-      503: error('The rail is not configured on this server.'),
-    },
+    responses: quoteResponses({ perProfile: false }),
   },
   {
     method: 'post',
