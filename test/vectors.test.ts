@@ -8,6 +8,7 @@ import * as Output from '../src/cli/Output.js';
 import * as Config from '../src/config/Config.js';
 import * as Upload from '../src/ingest/Upload.js';
 import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
+import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js';
 import * as Services from '../src/Services.js';
 import * as Accounts from '../src/store/Accounts.js';
 import * as Channels from '../src/store/Channels.js';
@@ -88,6 +89,18 @@ describe('OpenAiEmbedder', () => {
       server.failWith = undefined;
     }
     await expect(OpenAiEmbedder.create({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2000 }).embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable' });
+  });
+});
+
+describe('TransformersEmbedder', () => {
+  test('error: without the optional package it says how to install it', async () => {
+    const embedder = TransformersEmbedder.create({ modelDir: path.join(directory, 'no-model') });
+    expect(embedder.id).toBe('transformers:no-model');
+    await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('npm install @huggingface/transformers') });
+  });
+
+  test('error: EMBEDDER=transformers without a model directory is a configuration error', () => {
+    expect(() => Config.load({ EMBEDDER: 'transformers' })).toThrow(/EMBEDDING_MODEL_DIR/);
   });
 });
 
