@@ -21,7 +21,9 @@ export function create(): Synthesizer {
     async synthesize({ evidence, terms }: SynthesisInput) {
       if (evidence.length === 0) return { answer: nothingFound, citations: [] };
       const pool: { sentence: string; e: Evidence; rank: number; position: number; value: number }[] = [];
-      evidence.slice(0, maxChunks).forEach((e, rank) => {
+      // Only chunks near the best one speak for the answer; weaker ones stay available to a raw-mode caller.
+      const strong = evidence.slice(0, maxChunks).filter((e) => e.score >= 0.5 * evidence[0]!.score);
+      strong.forEach((e, rank) => {
         Sentences.split(e.chunkText).forEach((sentence, position) => {
           const coverage = Sentences.coverage(sentence, terms.idf, terms.totalIdf);
           if (coverage >= 0.2 && sentence.length >= 20) pool.push({ sentence, e, rank, position, value: 0.7 * coverage + 0.3 * e.score });
@@ -35,12 +37,24 @@ export function create(): Synthesizer {
       const chosen: typeof pool = [];
       const perChunk = new Map<string, number>();
       const seen = new Set<string>();
+      const best = Math.max(...pool.map((p) => p.value));
       for (const p of [...pool].sort((a, b) => b.value - a.value)) {
         const key = p.sentence.toLowerCase();
+        // A sentence far weaker than the best one would pad the answer, not ground it.
+        if (p.value < 0.4 * best) break;
         if (chosen.length >= maxSentences || seen.has(key) || (perChunk.get(p.e.chunkId) ?? 0) >= maxPerChunk) continue;
         chosen.push(p);
         seen.add(key);
         perChunk.set(p.e.chunkId, (perChunk.get(p.e.chunkId) ?? 0) + 1);
+      }
+      // A very short sentence ("Anchor sleep.") is a heading for what follows: bring its next sentence along.
+      for (const p of [...chosen]) {
+        if (p.sentence.length >= 60 || chosen.length >= maxSentences + 1) continue;
+        const next = Sentences.split(p.e.chunkText)[p.position + 1];
+        if (next && !seen.has(next.toLowerCase())) {
+          chosen.push({ ...p, sentence: next, position: p.position + 1 });
+          seen.add(next.toLowerCase());
+        }
       }
       chosen.sort((a, b) => a.rank - b.rank || a.position - b.position);
       const citations: Citation[] = [];
