@@ -6,11 +6,9 @@ import type { EvidenceSourceGroup, QueryResponse, RawChunk, RawQueryResponse, Re
 import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Charging from '../src/payments/Charging.js';
 import * as Diagnostics from '../src/retrieval/Diagnostics.js';
-import * as Features from '../src/retrieval/Features.js';
 import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
-import * as Text from '../src/retrieval/Text.js';
 import * as Ids from '../src/store/Ids.js';
 import { type Binding, define } from './Tool.js';
 
@@ -124,15 +122,9 @@ export const profileQuery = define({
     try {
       const stats = services.stats.current();
       const run = await Retriever.retrieve(db, stats, { question: scope.retrievalText, channels: scope.channels, mode: input.queryMode, termModel: services.termModel(), vectors: services.vectors, vectorWeight: config.embedding.weight, minSimilarity: config.embedding.minSimilarity });
-      const terms = Text.queryTerms(scope.retrievalText);
-      const { diagnostics, returned } = Diagnostics.diagnose(run, {
-        scopeKind: scope.kind,
-        scopeNotes: scope.notes,
-        questionStems: terms.map((t) => t.stem),
-        channelCount: scope.channels.size,
-      });
+      const { diagnostics, returned } = Diagnostics.diagnose(run, { scopeKind: scope.kind, scopeNotes: scope.notes, channelCount: scope.channels.size });
       const charge = input.paymentMode === 'unlocks' ? ('unlock' as const) : ('credits' as const);
-      const question = Features.question(terms, scope.retrievalText, stats);
+      const question = run.question;
       let response: QueryResponse | RawQueryResponse;
       // What the caller receives, and so what each creator is paid for: returned text in raw mode, cited chunks in synthesized.
       let used: { e: Evidence; text: string }[];

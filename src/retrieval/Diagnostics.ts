@@ -24,7 +24,7 @@ function coverage(stems: string[], set: Set<string>): number {
  */
 export function diagnose(
   run: Retrieval,
-  context: { scopeKind: string; scopeNotes: string[]; questionStems: string[]; channelCount: number },
+  context: { scopeKind: string; scopeNotes: string[]; channelCount: number },
 ): { diagnostics: RetrievalDiagnostics; returned: Retrieval['selected'] } {
   const reasons = [...context.scopeNotes];
   const top = run.ranked[0];
@@ -60,7 +60,7 @@ export function diagnose(
   const anchorsMatched = run.anchors.filter((a) => matchedIn(a, returned));
   const missingAnchors = noRelevantContent ? run.anchors : run.anchors.filter((a) => !anchorsMatched.includes(a));
   const missingEntities = run.entities.filter((a) => missingAnchors.includes(a));
-  const direct = returned.filter((e) => coverage(context.questionStems, e.stemSet) >= directCoverage);
+  const direct = returned.filter((e) => coverage(run.question.stems, e.stemSet) >= directCoverage);
   const topicFill = returned.filter((e) => !direct.includes(e) && !run.anchors.some((a) => Anchors.matches(a, e.stems, e.stemSet)));
   const items = new Map<string, number>();
   const channels = new Map<string, number>();

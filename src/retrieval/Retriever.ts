@@ -63,6 +63,8 @@ export type Retrieval = {
   entities: Anchor[];
   subjects: string[];
   termCount: number;
+  /** The question as ranking saw it: key terms and their weights, for diagnostics, claims and answers. */
+  question: Features.Question;
 };
 
 /**
@@ -333,5 +335,5 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
   }
   const contextDepth = mode === 'lookup' ? 'standard' : 'expanded';
   if (contextDepth === 'expanded') expand(db, selected);
-  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length };
+  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question };
 }
