@@ -3,7 +3,10 @@ import type { Database } from '../../src/store/Database.js';
 /** Every row of every table that holds state a request could change, except when a credential was last used. */
 export function snapshot(db: Database): Record<string, unknown[]> {
   const tables = db
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'chunk_fts%' ORDER BY name")
+    // Derived indexes (full text, vectors, the term model) follow the tables they are built from.
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'chunk_fts%' AND name NOT LIKE 'chunk_vectors%' AND name NOT LIKE 'term_model%' ORDER BY name",
+    )
     .pluck()
     .all() as string[];
   return Object.fromEntries(
