@@ -9,7 +9,6 @@ import * as TermModel from './retrieval/TermModel.js';
 import type { Embedder } from './retrieval/Embedder.js';
 import * as Embedders from './retrieval/Embedders.js';
 import * as VectorSearch from './retrieval/VectorSearch.js';
-import type { VectorSearch as Search } from './retrieval/Vectors.js';
 import * as VectorIndex from './store/VectorIndex.js';
 import type { Database } from './store/Database.js';
 import * as Store from './store/Database.js';
@@ -28,7 +27,7 @@ export type Services = {
   /** The configured embedder, if any (used by ingestion and reindexing). */
   embedder: Embedder | undefined;
   /** Vector search, when an embedder is configured and the index was built with it. */
-  vectors: Search | undefined;
+  vectors: VectorSearch.VectorSearch | undefined;
   /** True when this process created the database file. */
   createdStore: boolean;
   close(): void;
@@ -40,7 +39,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   const logger = options.logger ?? Log.create({ level: config.logLevel });
   const embedder = Embedders.fromConfig(config);
   const index = VectorIndex.info(db);
-  let vectors: Search | undefined;
+  let vectors: VectorSearch.VectorSearch | undefined;
   if (embedder && index?.embedderId === embedder.id) vectors = VectorSearch.create({ db, embedder, logger });
   else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let termModel: { stamp: string | undefined; model: TermModel.TermModel | undefined } = { stamp: undefined, model: undefined };

@@ -10,7 +10,7 @@ import type { ScopedChannel } from './Scope.js';
 import type { Stats } from './Stats.js';
 import type * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
-import type { VectorSearch } from './Vectors.js';
+import type { VectorSearch } from './VectorSearch.js';
 
 /** One piece of evidence: a chunk with its item, channel and profile, and its calibrated score. */
 export type Evidence = {

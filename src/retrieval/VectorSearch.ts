@@ -2,7 +2,11 @@ import type { Logger } from '../log/Logger.js';
 import type { Database } from '../store/Database.js';
 import * as VectorIndex from '../store/VectorIndex.js';
 import type { Embedder } from './Embedder.js';
-import type { VectorSearch } from './Vectors.js';
+
+/** Nearest neighbours of a question among the chunks of some channels: chunk rowid to cosine similarity. */
+export type VectorSearch = {
+  search(question: string, options: { channelIds: Map<string, unknown>; limit: number }): Promise<Map<number, number>>;
+};
 
 /**
  * Vector search over the sqlite-vec index: the question's embedding, its nearest chunks, kept only when their channel
