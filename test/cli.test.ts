@@ -106,6 +106,30 @@ describe('profile-edge CLI', () => {
     db.close();
   });
 
+  test('behavior: eval scores a BEIR dataset through ingestion and retrieval', async () => {
+    const dataset = path.join(directory, 'tiny-beir');
+    fs.mkdirSync(path.join(dataset, 'qrels'), { recursive: true });
+    const docs = [
+      ['d1', 'Levain temperature', 'A young levain ferments best between 24 and 27 degrees Celsius.'],
+      ['d2', 'Bike lanes', 'Protected bike lanes need a buffer of at least half a metre from parked cars.'],
+      ['d3', 'Heat pumps', 'Weather compensation lowers the flow temperature on mild days.'],
+    ];
+    fs.writeFileSync(path.join(dataset, 'corpus.jsonl'), docs.map(([_id, title, text]) => JSON.stringify({ _id, title, text })).join('\n'));
+    fs.writeFileSync(path.join(dataset, 'queries.jsonl'), [JSON.stringify({ _id: 'q1', text: 'What temperature suits a levain?' }), JSON.stringify({ _id: 'q2', text: 'How wide a buffer should bike lanes have from parked cars?' })].join('\n'));
+    fs.writeFileSync(path.join(dataset, 'qrels', 'test.tsv'), 'query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n');
+    const run = await cli('eval', '--dataset', dataset, '--json');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ queries: 2, documents: 3, ndcg10: 1, recall10: 1, mrr10: 1 });
+
+    fs.appendFileSync(path.join(dataset, 'corpus.jsonl'), '\n{"_id": "d4", "title": ');
+    const bad = await cli('eval', '--dataset', dataset);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('corpus.jsonl line 4 is not JSON');
+    const missing = await cli('eval', '--dataset', path.join(directory, 'nowhere'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('not a BEIR dataset');
+  });
+
   test('error: invalid configuration is reported before anything runs', async () => {
     process.env.PORT = 'eighty';
     try {

@@ -19,6 +19,22 @@ async function* lines(file: string): AsyncGenerator<string> {
   for await (const line of stream) if (line.trim() !== '') yield line;
 }
 
+/** One JSON line checked against its schema; a bad line is reported by file and line number. */
+async function* records<T>(file: string, schema: z.ZodType<T, z.ZodTypeDef, unknown>): AsyncGenerator<T> {
+  let number = 0;
+  for await (const line of lines(file)) {
+    number += 1;
+    let parsed: z.SafeParseReturnType<unknown, T>;
+    try {
+      parsed = schema.safeParse(JSON.parse(line));
+    } catch {
+      throw new ServiceError('invalid_request', `${path.basename(file)} line ${number} is not JSON`);
+    }
+    if (!parsed.success) throw new ServiceError('invalid_request', `${path.basename(file)} line ${number}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+    yield parsed.data;
+  }
+}
+
 /** Reads `corpus.jsonl`, `queries.jsonl` and a qrels TSV (default `qrels/test.tsv`, else `qrels/train.tsv`). */
 export async function load(directory: string, qrelsFile?: string): Promise<Dataset> {
   const corpusFile = path.join(directory, 'corpus.jsonl');
@@ -28,15 +44,9 @@ export async function load(directory: string, qrelsFile?: string): Promise<Datas
     if (!f || !fs.existsSync(f)) throw new ServiceError('invalid_request', `not a BEIR dataset: missing ${f ?? path.join(directory, 'qrels/*.tsv')}`);
   }
   const corpus: Dataset['corpus'] = [];
-  for await (const line of lines(corpusFile)) {
-    const doc = CorpusLine.parse(JSON.parse(line));
-    corpus.push({ id: doc._id, title: doc.title, text: doc.text });
-  }
+  for await (const doc of records(corpusFile, CorpusLine)) corpus.push({ id: doc._id, title: doc.title, text: doc.text });
   const queries = new Map<string, string>();
-  for await (const line of lines(queriesFile)) {
-    const q = QueryLine.parse(JSON.parse(line));
-    queries.set(q._id, q.text);
-  }
+  for await (const q of records(queriesFile, QueryLine)) queries.set(q._id, q.text);
   const qrels: Dataset['qrels'] = new Map();
   for await (const line of lines(qrelsPath!)) {
     const [qid, docId, score] = line.split('\t');
