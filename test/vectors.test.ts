@@ -136,6 +136,25 @@ describe('profile-edge reindex and vector retrieval', () => {
     }
   });
 
+  test('error: a reindex that fails half-way is never searched', async () => {
+    server.failAfter = server.requests.length + 1;
+    try {
+      const run = await cli('reindex', '--batch', '1', '--no-terms');
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('embedding endpoint answered 500');
+    } finally {
+      server.failAfter = undefined;
+    }
+    const services = Services.create(Config.load(env));
+    try {
+      expect(services.vectors).toBeUndefined();
+      expect((await ask(services, 'How should a sourdough loaf be baked in the oven?')).chunks[0]!.text).toContain('sourdough');
+    } finally {
+      services.close();
+    }
+    expect((await cli('reindex', '--no-terms')).code).toBe(0);
+  });
+
   test('behavior: new uploads are embedded as they are stored; replaced chunks lose their vectors', async () => {
     const file = path.join(directory, 'pantry.txt');
     fs.writeFileSync(file, 'Flour keeps best in an airtight tin away from the chiller and the oven.');

@@ -36,6 +36,15 @@ export function create(db: Database, index: IndexInfo): void {
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
+/** Records that a rebuild finished: until then the index names an embedder no configuration matches. */
+export function markBuilt(db: Database, embedderId: string): void {
+  const current = info(db);
+  if (current) setMeta(db, infoKey, JSON.stringify({ ...current, embedderId }));
+}
+
+/** The id a rebuild in progress carries, so a half-built index is never searched. */
+export const building = (embedderId: string): string => `${embedderId} (building)`;
+
 /** Stores vectors for chunks (by rowid), replacing any they had. Call inside the transaction that wrote the chunks. */
 export function put(db: Database, rows: { rowid: number; vector: Float32Array }[]): void {
   const current = info(db);

@@ -22,13 +22,21 @@ export function embed(text: string): number[] {
  * A local stand-in for an OpenAI-compatible embeddings API (`POST /v1/embeddings`), listening on 127.0.0.1.
  * `failWith` makes it answer errors; `requests` records what it was sent.
  */
-export async function start(): Promise<{ url: string; requests: { body: { model: string; input: string[] }; authorization: string | undefined }[]; failWith: number | undefined; close(): Promise<void> }> {
-  const state = { failWith: undefined as number | undefined, requests: [] as { body: { model: string; input: string[] }; authorization: string | undefined }[] };
+export async function start(): Promise<{
+  url: string;
+  requests: { body: { model: string; input: string[] }; authorization: string | undefined }[];
+  failWith: number | undefined;
+  /** Answer this many requests, then fail with 500. */
+  failAfter: number | undefined;
+  close(): Promise<void>;
+}> {
+  const state = { failAfter: undefined as number | undefined, failWith: undefined as number | undefined, requests: [] as { body: { model: string; input: string[] }; authorization: string | undefined }[] };
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/embeddings') return void res.writeHead(404).end();
+      if (state.failAfter !== undefined && state.requests.length >= state.failAfter) return void res.writeHead(500).end('{}');
       if (state.failWith) return void res.writeHead(state.failWith, { 'content-type': 'application/json' }).end('{"error":{"message":"overloaded"}}');
       const body = JSON.parse(raw) as { model: string; input: string[] };
       state.requests.push({ body, authorization: req.headers.authorization });
@@ -49,6 +57,12 @@ export async function start(): Promise<{ url: string; requests: { body: { model:
     },
     set failWith(v) {
       state.failWith = v;
+    },
+    get failAfter() {
+      return state.failAfter;
+    },
+    set failAfter(v) {
+      state.failAfter = v;
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

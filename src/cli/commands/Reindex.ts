@@ -37,7 +37,7 @@ export const reindex: Command = {
       // Embed first, then write: a transaction cannot wait on the network.
       const vectors = await embedder.embed(rows.map((r) => `${r.title}\n${r.text}`), 'document');
       if (!created) {
-        VectorIndex.create(db, { embedderId: embedder.id, dimensions: vectors[0]!.length });
+        VectorIndex.create(db, { embedderId: VectorIndex.building(embedder.id), dimensions: vectors[0]!.length });
         created = true;
       }
       db.transaction(() => VectorIndex.put(db, rows.map((r, i) => ({ rowid: r.rowid, vector: vectors[i]! }))))();
@@ -47,6 +47,7 @@ export const reindex: Command = {
     }
     progress.stop();
     if (!created) VectorIndex.create(db, { embedderId: embedder.id, dimensions: (await embedder.embed(['dimension probe'], 'query'))[0]!.length });
+    VectorIndex.markBuilt(db, embedder.id);
     out.line(`vector index: ${VectorIndex.count(db)} of ${total} chunks embedded with ${embedder.id}`);
   },
 };
