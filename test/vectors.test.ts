@@ -19,6 +19,7 @@ import * as Store from '../src/store/Database.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as Tools from '../tools/Tools.js';
 import * as EmbeddingServer from './support/EmbeddingServer.js';
+import * as TinyOnnxModel from './support/TinyOnnxModel.js';
 
 let server: Awaited<ReturnType<typeof EmbeddingServer.start>>;
 let directory: string;
@@ -92,10 +93,60 @@ describe('OpenAiEmbedder', () => {
   });
 });
 
-describe('TransformersEmbedder', () => {
+describe('VectorIndex', () => {
+  test('behavior: a zero vector has no direction: it is not stored, and as a query it finds nothing', async () => {
+    const { db } = Store.open(path.join(directory, 'zero.db'));
+    try {
+      const profile = Profiles.create(db, { slug: 'zero', name: 'Zero', visibility: 'public' });
+      Channels.create(db, { id: 'ch_zero', profileId: profile.id, kind: 'user_upload', label: 'Z', accessLevel: 'public', ratePerMillionTokens: 1 });
+      for (const [file, content] of Object.entries(docs)) await Upload.ingest(db, { channelId: 'ch_zero', file, content, chunkTargetTokens: 320 });
+      const rowids = db.prepare('SELECT rowid FROM chunks ORDER BY rowid').pluck().all() as number[];
+      VectorIndex.create(db, { embedderId: 'test', dimensions: 2 });
+      VectorIndex.put(db, [{ rowid: rowids[0]!, vector: Float32Array.of(1, 0) }, { rowid: rowids[1]!, vector: Float32Array.of(0, 0) }]);
+      expect(VectorIndex.count(db)).toBe(1);
+      expect(VectorIndex.nearest(db, Float32Array.of(0, 0), 5)).toEqual([]);
+      expect(VectorIndex.nearest(db, Float32Array.of(0.6, 0.8), 5)).toEqual([{ rowid: rowids[0], similarity: expect.closeTo(0.6, 5) }]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+/** A tiny local model: kitchen-cold words on one axis, baking words on another; every other word is unknown (zero). */
+const tinyVectors = {
+  ...Object.fromEntries(['cold', 'fridge', 'refrigerator', 'chiller', 'dairy', 'leftovers', 'degrees'].map((w) => [w, [1, 0.05, 0]])),
+  ...Object.fromEntries(['sourdough', 'loaf', 'oven', 'steam', 'bread', 'flour', 'slicing'].map((w) => [w, [0.05, 1, 0]])),
+};
+const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+
+describe('TransformersEmbedder (transformers.js with a local ONNX model)', () => {
+  test('behavior: embeds with the local model: unit vectors in input order, across batches', async () => {
+    const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'tiny'), tinyVectors);
+    const embedder = TransformersEmbedder.create({ modelDir, batchSize: 2 });
+    expect(embedder.id).toBe('transformers:tiny');
+    const vectors = await embedder.embed(['The fridge door', 'Steam in the oven', 'A refrigerator at four degrees'], 'document');
+    expect(vectors).toHaveLength(3);
+    for (const v of vectors) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    expect(cos(vectors[0]!, vectors[2]!)).toBeGreaterThan(0.99);
+    expect(cos(vectors[0]!, vectors[1]!)).toBeLessThan(0.2);
+  });
+
+  test('error: a directory without a model is service_unavailable naming it, and the next call loads it once it is there', async () => {
+    const modelDir = path.join(directory, 'models', 'later');
+    const embedder = TransformersEmbedder.create({ modelDir });
+    await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining(`${modelDir} has no onnx/model.onnx`) });
+    TinyOnnxModel.write(modelDir, tinyVectors);
+    expect(await embedder.embed(['cold fridge'], 'query')).toHaveLength(1);
+  });
+
+  test('error: a broken model file is service_unavailable, not a crash', async () => {
+    const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'broken'), tinyVectors);
+    fs.writeFileSync(path.join(modelDir, 'onnx', 'model.onnx'), 'not a model');
+    await expect(TransformersEmbedder.create({ modelDir }).embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('could not load the model') });
+  });
+
   test('error: without the optional package it says how to install it', async () => {
-    const embedder = TransformersEmbedder.create({ modelDir: path.join(directory, 'no-model') });
-    expect(embedder.id).toBe('transformers:no-model');
+    const embedder = TransformersEmbedder.create({ modelDir: path.join(directory, 'no-model'), importLibrary: () => Promise.reject(new Error("Cannot find package '@huggingface/transformers'")) });
     await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('npm install @huggingface/transformers') });
   });
 
@@ -193,6 +244,29 @@ describe('profile-edge reindex and vector retrieval', () => {
       db.close();
     } finally {
       env.EMBEDDER = 'openai';
+    }
+  });
+
+  test('behavior: EMBEDDER=transformers reindexes with the local model, and its vectors find the synonym', async () => {
+    const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'kitchen'), tinyVectors);
+    const local = { EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: modelDir, EMBEDDING_MIN_SIMILARITY: '0.5' };
+    const saved = { ...env };
+    Object.assign(env, local);
+    try {
+      const run = await cli('reindex', '--no-terms');
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain('reindex transformers:kitchen');
+      const services = Services.create(Config.load(env));
+      try {
+        const answer = await ask(services, 'How cold should the fridge be?');
+        expect(answer.chunks[0]!.text).toContain('refrigerator');
+        // None of its words are known to the model: its zero vector is near nothing.
+        expect((await ask(services, 'Which electric car has the longest range?')).retrieval.noRelevantContent).toBe(true);
+      } finally {
+        services.close();
+      }
+    } finally {
+      env = saved;
     }
   });
 });

@@ -5,12 +5,15 @@ export type Embedder = {
   embed(texts: string[], purpose: 'query' | 'document'): Promise<Float32Array[]>;
 };
 
-/** Scales a vector to unit length, so cosine similarity is a dot product. */
+/**
+ * Scales a vector to unit length, so cosine similarity is a dot product. A vector with no direction (all zeros, or a
+ * provider's NaN for text it has no tokens for) becomes the zero vector: similar to nothing, rather than NaN scores.
+ */
 export function normalize(values: ArrayLike<number>): Float32Array {
   let norm = 0;
   for (let i = 0; i < values.length; i++) norm += values[i]! * values[i]!;
-  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  const scale = norm > 0 && Number.isFinite(norm) ? 1 / Math.sqrt(norm) : 0;
   const out = new Float32Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = values[i]! * scale;
+  if (scale > 0) for (let i = 0; i < values.length; i++) out[i] = values[i]! * scale;
   return out;
 }

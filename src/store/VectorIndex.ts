@@ -35,6 +35,8 @@ export function create(db: Database, index: IndexInfo): void {
 }
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+/** The zero vector has no direction; sqlite-vec's cosine distance calls it identical to everything, so it is kept out. */
+const directionless = (v: Float32Array) => v.every((x) => x === 0);
 
 /** Records that a rebuild finished: until then the index names an embedder no configuration matches. */
 export function markBuilt(db: Database, embedderId: string): void {
@@ -45,7 +47,10 @@ export function markBuilt(db: Database, embedderId: string): void {
 /** The id a rebuild in progress carries, so a half-built index is never searched. */
 export const building = (embedderId: string): string => `${embedderId} (building)`;
 
-/** Stores vectors for chunks (by rowid), replacing any they had. Call inside the transaction that wrote the chunks. */
+/**
+ * Stores vectors for chunks (by rowid), replacing any they had; a chunk whose vector is zero keeps none. Call inside
+ * the transaction that wrote the chunks.
+ */
 export function put(db: Database, rows: { rowid: number; vector: Float32Array }[]): void {
   const current = info(db);
   if (!current || rows.length === 0) return;
@@ -54,13 +59,13 @@ export function put(db: Database, rows: { rowid: number; vector: Float32Array }[
   for (const row of rows) {
     if (row.vector.length !== current.dimensions) throw new Error(`vector of ${row.vector.length} dimensions for an index of ${current.dimensions}`);
     remove.run(BigInt(row.rowid));
-    insert.run(BigInt(row.rowid), blob(row.vector));
+    if (!directionless(row.vector)) insert.run(BigInt(row.rowid), blob(row.vector));
   }
 }
 
-/** The k nearest chunks to a vector, with cosine similarity. */
+/** The k nearest chunks to a vector, with cosine similarity; none for the zero vector. */
 export function nearest(db: Database, vector: Float32Array, k: number): { rowid: number; similarity: number }[] {
-  if (!info(db)) return [];
+  if (!info(db) || directionless(vector)) return [];
   const rows = db
     .prepare('SELECT rowid, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance')
     .all(blob(vector), Math.min(4096, Math.max(1, k))) as { rowid: number | bigint; distance: number }[];
