@@ -70,8 +70,10 @@ describe('the demo dataset', () => {
   test('behavior: every question in the demo test set points at text that exists', () => {
     const questions = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'demo-questions.json'), 'utf8'));
     for (const q of questions.answerable) {
-      const text = fs.readFileSync(path.join(Demo.defaultDirectory, q.file), 'utf8');
-      expect(text, q.question).toContain(q.evidence);
+      for (const place of [q, ...(q.alsoIn ?? [])]) {
+        const text = fs.readFileSync(path.join(Demo.defaultDirectory, place.file), 'utf8');
+        expect(text, q.question).toContain(place.evidence);
+      }
     }
     expect(questions.unanswerable.length).toBeGreaterThanOrEqual(10);
   });
