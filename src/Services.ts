@@ -10,6 +10,8 @@ import type { Embedder } from './retrieval/Embedder.js';
 import * as Embedders from './retrieval/Embedders.js';
 import * as VectorSearch from './retrieval/VectorSearch.js';
 import * as VectorIndex from './store/VectorIndex.js';
+import * as Connectors from './sources/Connectors.js';
+import type { Fetcher } from './sources/Fetcher.js';
 import type { Database } from './store/Database.js';
 import * as Store from './store/Database.js';
 
@@ -28,6 +30,8 @@ export type Services = {
   embedder: Embedder | undefined;
   /** Vector search, when an embedder is configured and the index was built with it. */
   vectors: VectorSearch.VectorSearch | undefined;
+  /** How connectors fetch from the web, with the configured limits. */
+  fetcher: Fetcher;
   /** True when this process created the database file. */
   createdStore: boolean;
   close(): void;
@@ -57,6 +61,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
     synthesizer: Extractive.create(),
     embedder,
     vectors,
+    fetcher: Connectors.fetcherFromConfig(config),
     createdStore: created,
     close: () => db.close(),
   };

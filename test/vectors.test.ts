@@ -1,10 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { main } from '../src/cli/Cli.js';
-import * as Output from '../src/cli/Output.js';
 import * as Config from '../src/config/Config.js';
 import * as Upload from '../src/ingest/Upload.js';
 import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
@@ -18,6 +15,7 @@ import * as Profiles from '../src/store/Profiles.js';
 import * as Store from '../src/store/Database.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as Tools from '../tools/Tools.js';
+import * as Cli from './support/Cli.js';
 import * as EmbeddingServer from './support/EmbeddingServer.js';
 import * as TinyOnnxModel from './support/TinyOnnxModel.js';
 
@@ -49,19 +47,7 @@ afterAll(async () => {
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const sink = (append: (s: string) => void) => new Writable({ write: (c, _e, done) => (append(String(c)), done()) });
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    const code = await main(argv, Output.create({ stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)) }));
-    return { code, stdout, stderr };
-  } finally {
-    process.env = saved;
-  }
-}
+const cli = (...argv: string[]) => Cli.run(env, ...argv);
 
 const ask = async (services: Services.Services, question: string) =>
   (await Tools.invoke({ services, name: 'profile_query', args: { question, mode: 'raw', paymentMode: 'credits' }, presented: { apiKey: env.KEY, origin: 't' }, binding: { kind: 'profile', slug: 'kitchen' } })) as {

@@ -11,6 +11,7 @@ import * as Eval from './commands/Eval.js';
 import * as Reindex from './commands/Reindex.js';
 import * as Profiles from './commands/Profiles.js';
 import * as Serve from './commands/Serve.js';
+import * as SyncCommands from './commands/Sync.js';
 import * as Output from './Output.js';
 
 /** Every command, in the order `help` lists them. */
@@ -32,6 +33,7 @@ export const commands: Command[] = [
   Content.channelsUpdate,
   Content.channelsList,
   Content.upload,
+  SyncCommands.sync,
   Content.itemsList,
   Accounts.accountsCreate,
   Accounts.accountsList,

@@ -44,6 +44,27 @@ const Environment = z.object({
   EMBEDDING_MODEL_DIR: optionalText,
   EMBEDDING_WEIGHT: z.coerce.number().min(0).max(1).default(0.25),
   EMBEDDING_MIN_SIMILARITY: z.coerce.number().min(0).max(0.99).default(0.5),
+  FETCH_ALLOW_PRIVATE: flag.default('false'),
+  FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(1_073_741_824).default(52_428_800),
+  FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  SYNC_SCHEDULE: flag.optional(),
+  SYNC_INTERVAL_MINUTES: z
+    .string()
+    .trim()
+    .transform((v, ctx) => {
+      const out: Record<string, number> = {};
+      for (const part of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const m = /^(youtube|podcast_rss|rss|notion|subtext)\s*=\s*(\d+)$/.exec(part);
+        if (!m || Number(m[2]) < 1) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${part}" is not KIND=MINUTES (kinds: youtube, podcast_rss, rss, notion, subtext; minutes >= 1)` });
+          return z.NEVER;
+        }
+        out[m[1]!] = Number(m[2]);
+      }
+      return out;
+    })
+    .optional(),
   PROFILE_EDGE_API_KEY: optionalText,
   PROFILE_EDGE_BEARER_TOKEN: optionalText,
 });
@@ -83,9 +104,19 @@ export type Config = {
     | { provider: 'none'; weight: number; minSimilarity: number }
     | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined; weight: number; minSimilarity: number }
     | { provider: 'transformers'; modelDir: string; weight: number; minSimilarity: number };
+  /** How connectors fetch from the web (see src/sources/Fetcher.ts). */
+  fetch: { allowPrivate: boolean; timeoutMs: number; maxBytes: number; concurrency: number };
+  /** Syncing channels with their sources: on a schedule inside `serve`, every so many minutes per channel kind. */
+  sync: { schedule: boolean; intervalMinutes: Record<SyncedKind, number> };
   /** Credentials the stdio MCP server acts with; never logged. */
   stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
 };
+
+/** The channel kinds that sync from a remote source (uploads do not). */
+export type SyncedKind = 'youtube' | 'podcast_rss' | 'rss' | 'notion' | 'subtext';
+
+/** Minutes between syncs of one channel, by kind, unless SYNC_INTERVAL_MINUTES says otherwise. */
+export const defaultSyncIntervals: Record<SyncedKind, number> = { youtube: 60, podcast_rss: 60, rss: 60, notion: 30, subtext: 30 };
 
 /** USDC and chain ids per rail and network; the currency can be overridden per rail. */
 const networks = {
@@ -151,6 +182,8 @@ export function load(env: Record<string, string | undefined> = process.env): Con
         : e.EMBEDDER === 'transformers'
           ? { provider: 'transformers', modelDir: requireModelDir(e.EMBEDDING_MODEL_DIR), weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY }
           : { provider: 'none', weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY },
+    fetch: { allowPrivate: e.FETCH_ALLOW_PRIVATE, timeoutMs: e.FETCH_TIMEOUT_MS, maxBytes: e.FETCH_MAX_BYTES, concurrency: e.FETCH_CONCURRENCY },
+    sync: { schedule: e.SYNC_SCHEDULE ?? e.ENVIRONMENT !== 'test', intervalMinutes: { ...defaultSyncIntervals, ...e.SYNC_INTERVAL_MINUTES } },
     stdioCredentials: { apiKey: e.PROFILE_EDGE_API_KEY, bearerToken: e.PROFILE_EDGE_BEARER_TOKEN },
   };
 }

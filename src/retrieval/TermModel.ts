@@ -83,6 +83,21 @@ type Sparse = { rows: number; cols: number; ptr: Int32Array; idx: Int32Array; va
 /** A space of unit term vectors (`dims` per term, row-major) with each term's nearest other terms. */
 type Space = { terms: number[]; dims: number; vectors: Float32Array; neighbours: Int32Array; similarities: Float32Array };
 
+/** Stores up to this many chunks get their term model built automatically (about a minute at the limit). */
+export const automaticLimit = 20_000;
+
+/**
+ * Builds the term model when the store is small enough to do it now (on start, after a sync or an upload batch);
+ * a larger store is left to `profile-edge reindex`.
+ */
+export function buildIfSmall(db: Database, limit = automaticLimit): 'built' | 'empty' | 'too_large' {
+  const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
+  if (chunks === 0) return 'empty';
+  if (chunks > limit) return 'too_large';
+  build(db);
+  return 'built';
+}
+
 /**
  * Builds the term model from the indexed chunks and stores it, replacing any earlier one, in one transaction.
  * Synchronous and CPU-bound: time grows with the vocabulary squared (nearest neighbours), so run it offline.

@@ -121,3 +121,59 @@ export function update(
   );
   return get(db, id);
 }
+
+/** Points a channel at its source (a feed, a channel page, a workspace) or clears it. */
+export function setSource(db: Database, id: string, source: { sourceUrl?: string | null; settings?: Record<string, unknown> }): StoredChannel {
+  const current = get(db, id);
+  db.prepare('UPDATE channels SET source_url = ?, settings = ? WHERE id = ?').run(
+    source.sourceUrl === undefined ? current.sourceUrl : source.sourceUrl,
+    JSON.stringify(source.settings ?? current.settings),
+    id,
+  );
+  return get(db, id);
+}
+
+/** What a sync keeps between runs beside the connector's own state: who holds the channel and since when. */
+type SyncHold = { syncingSince?: number; heartbeatAt?: number };
+
+/**
+ * Marks a live channel as syncing and returns it, or returns undefined: paused, or held by another sync. A holder
+ * whose heartbeat is older than `staleMs` has died (a killed process); its hold is taken over, and the sync resumes.
+ */
+export function claimSync(db: Database, id: string, options: { now: number; staleMs: number }): StoredChannel | undefined {
+  return db.transaction(() => {
+    const channel = get(db, id);
+    const hold = channel.syncState as SyncHold;
+    const stale = channel.status === 'syncing' && (hold.heartbeatAt ?? 0) < options.now - options.staleMs;
+    if (channel.status !== 'live' && !stale) return undefined;
+    const state = { ...channel.syncState, syncingSince: options.now, heartbeatAt: options.now };
+    db.prepare(`UPDATE channels SET status = 'syncing', sync_state = ? WHERE id = ?`).run(JSON.stringify(state), id);
+    return get(db, id);
+  }).immediate();
+}
+
+/** Tells other processes the sync holding a channel is alive. */
+export function heartbeat(db: Database, id: string, now: number): void {
+  db.prepare(`UPDATE channels SET sync_state = json_set(sync_state, '$.heartbeatAt', ?) WHERE id = ? AND status = 'syncing'`).run(now, id);
+}
+
+/**
+ * Ends a sync: the channel is live again (unless an operator paused it meanwhile) and keeps the connector's state.
+ * A success clears the last error; a failure records it with its time and keeps the previous state and content.
+ */
+export function finishSync(db: Database, id: string, outcome: { now: number; source?: Record<string, unknown>; error?: string }): StoredChannel {
+  db.transaction(() => {
+    const channel = get(db, id);
+    const { syncingSince: _since, heartbeatAt: _beat, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
+    const state = outcome.source === undefined ? rest : { ...rest, source: outcome.source };
+    const status = channel.status === 'syncing' ? 'live' : channel.status;
+    if (outcome.error === undefined) {
+      db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_synced_at = ?, last_error = NULL, last_error_at = NULL WHERE id = ?').run(
+        status, JSON.stringify(state), outcome.now, id);
+    } else {
+      db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_error = ?, last_error_at = ? WHERE id = ?').run(
+        status, JSON.stringify(state), outcome.error, outcome.now, id);
+    }
+  }).immediate();
+  return get(db, id);
+}

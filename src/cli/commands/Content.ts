@@ -7,6 +7,17 @@ import * as Items from '../../store/Items.js';
 import * as Profiles from '../../store/Profiles.js';
 import { type Command, UsageError, jsonOption, number, oneOf, required, text } from '../Command.js';
 
+/** An http(s) URL option, checked. */
+function httpUrl(value: string, option: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`${option} must be an http(s) URL, got "${value}"`);
+}
+
 export const channelsCreate: Command = {
   name: 'channels create',
   summary: 'Add a channel (a source of content) to a profile.',
@@ -33,7 +44,7 @@ export const channelsCreate: Command = {
       label: required(values, 'label'),
       accessLevel: oneOf(values, 'access', AccessLevel.options) ?? 'public',
       ratePerMillionTokens: number(values, 'rate', { min: 0 }) ?? 0,
-      sourceUrl: text(values, 'source-url'),
+      sourceUrl: values['source-url'] === undefined ? undefined : httpUrl(text(values, 'source-url')!, '--source-url'),
     });
     if (values.json) out.json(channel);
     else out.line(`created ${channel.accessLevel} ${channel.kind} channel ${channel.id} on ${profile.slug}`);
@@ -42,19 +53,27 @@ export const channelsCreate: Command = {
 
 export const channelsUpdate: Command = {
   name: 'channels update',
-  summary: "Change a channel's label, access level, price or status (paused channels neither sync nor answer).",
-  usage: 'channels update ID [--label LABEL] [--access public|private] [--rate N] [--status live|paused]',
-  options: { label: { type: 'string' }, access: { type: 'string' }, rate: { type: 'string' }, status: { type: 'string' }, ...jsonOption },
+  summary: "Change a channel's label, access level, price, status (paused channels neither sync nor answer) or source.",
+  usage: 'channels update ID [--label LABEL] [--access public|private] [--rate N] [--status live|paused] [--source-url URL|none]',
+  options: { label: { type: 'string' }, access: { type: 'string' }, rate: { type: 'string' }, status: { type: 'string' }, 'source-url': { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 1 },
   run({ services, out }, { values, positionals }) {
     const status = oneOf(values, 'status', ChannelStatus.options);
     if (status === 'syncing') throw new UsageError('syncing is set by a running sync; use live or paused');
-    const channel = Channels.update(services().db, positionals[0]!, {
+    const source = text(values, 'source-url');
+    const sourceUrl = source === undefined ? undefined : source === 'none' ? null : httpUrl(source, '--source-url');
+    const db = services().db;
+    const changes = {
       label: text(values, 'label'),
       accessLevel: oneOf(values, 'access', AccessLevel.options),
       ratePerMillionTokens: number(values, 'rate', { min: 0 }),
       status,
-    });
+    };
+    // Both changes or neither: a bad value for one leaves the channel as it was.
+    const channel = db.transaction(() => {
+      if (sourceUrl !== undefined) Channels.setSource(db, positionals[0]!, { sourceUrl });
+      return Channels.update(db, positionals[0]!, changes);
+    })();
     if (values.json) out.json(channel);
     else out.line(`updated ${channel.id}: ${channel.status}, ${channel.accessLevel}, $${channel.ratePerMillionTokens}/M tokens`);
   },
@@ -83,7 +102,9 @@ export const channelsList: Command = {
           rate: c.ratePerMillionTokens,
           items: c.items,
           chunks: c.chunks,
-          lastError: c.lastError,
+          source: c.sourceUrl,
+          lastSynced: c.lastSyncedAt === null ? null : new Date(c.lastSyncedAt).toISOString(),
+          lastError: c.lastError === null ? null : `${new Date(c.lastErrorAt!).toISOString()} ${c.lastError}`,
         })),
       );
   },

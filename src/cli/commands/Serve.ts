@@ -2,6 +2,8 @@ import * as Demo from '../../demo/Demo.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import * as Credentials from '../../store/Credentials.js';
 import * as Profiles from '../../store/Profiles.js';
+import * as Scheduler from '../../sources/Scheduler.js';
+import * as Sync from '../../sources/Sync.js';
 import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
 import { type Command, UsageError, number, text } from '../Command.js';
@@ -10,6 +12,9 @@ const untilSignal = () =>
   new Promise<string>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
   });
+
+/** Above this many chunks a sync in `serve` leaves the term model to `reindex` (a rebuild blocks the event loop). */
+const serveRebuildLimit = 2_000;
 
 export const serve: Command = {
   name: 'serve',
@@ -24,11 +29,9 @@ export const serve: Command = {
       const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
     }
-    if (!services.termModel()) {
-      const chunks = services.db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
-      // A small store gets its term model now; a large one is left to `profile-edge reindex`, which may take minutes.
-      if (chunks > 0 && chunks <= 20_000) TermModel.build(services.db);
-      else if (chunks > 0) services.logger.warn('no term model: ranking without soft term matching until `profile-edge reindex`', { chunks });
+    // A small store gets its term model now; a large one is left to `profile-edge reindex`, which may take minutes.
+    if (!services.termModel() && TermModel.buildIfSmall(services.db) === 'too_large') {
+      services.logger.warn('no term model: ranking without soft term matching until `profile-edge reindex`');
     }
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE' || error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
@@ -38,9 +41,17 @@ export const serve: Command = {
     });
     services.logger.info('listening', { url, database: config.databasePath, environment: config.environment });
     out.line(`profile-edge listening on ${url}  (MCP: ${url}/mcp, OpenAPI: ${url}/openapi.json)`);
+    const scheduler = config.sync.schedule
+      ? Scheduler.start(Sync.dependencies(services), {
+          intervalMinutes: config.sync.intervalMinutes,
+          // Rebuilding blocks requests for its duration: only small stores get it here; others wait for `reindex`.
+          onReport: (r) => r.created + r.updated + r.removed > 0 && TermModel.buildIfSmall(services.db, serveRebuildLimit),
+        })
+      : undefined;
     const signal = await untilSignal();
     services.logger.info('shutting down', { signal });
     await HttpServer.close(server);
+    await scheduler?.stop();
   },
 };
 

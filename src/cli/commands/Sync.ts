@@ -1,0 +1,89 @@
+import * as TermModel from '../../retrieval/TermModel.js';
+import * as Channels from '../../store/Channels.js';
+import * as Profiles from '../../store/Profiles.js';
+import * as Connectors from '../../sources/Connectors.js';
+import * as Scheduler from '../../sources/Scheduler.js';
+import * as Sync from '../../sources/Sync.js';
+import type { SyncReport } from '../../sources/Sync.js';
+import { type Command, UsageError, text } from '../Command.js';
+import type { Output, Progress } from '../Output.js';
+
+const untilSignal = () =>
+  new Promise<string>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
+  });
+
+/** One line per channel: what the sync did, or why it did nothing. */
+export function describe(report: SyncReport): string {
+  switch (report.outcome) {
+    case 'synced': {
+      const failed = report.failed > 0 ? `, ${report.failed} failed (${report.errors[0]})` : '';
+      return `${report.channelId}: synced, ${report.created} new, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed${failed}`;
+    }
+    case 'unchanged':
+      return `${report.channelId}: unchanged since the last sync`;
+    case 'skipped':
+      return `${report.channelId}: skipped, ${report.reason}`;
+    case 'failed':
+      return `${report.channelId}: failed, ${report.reason}`;
+  }
+}
+
+const changed = (r: SyncReport) => r.created + r.updated + r.removed > 0;
+
+export const sync: Command = {
+  name: 'sync',
+  summary: 'Sync channels with their sources (feeds, channels, workspaces): new and edited items indexed, removed ones dropped.',
+  usage: 'sync [--channel ID | --profile SLUG] [--watch]',
+  options: { channel: { type: 'string' }, profile: { type: 'string' }, watch: { type: 'boolean' } },
+  async run({ services: open, config, out }, { values }) {
+    const channelId = text(values, 'channel');
+    const slug = text(values, 'profile');
+    if (channelId !== undefined && slug !== undefined) throw new UsageError('give --channel or --profile, not both');
+    const services = open();
+    const { db } = services;
+    const ids =
+      channelId !== undefined
+        ? [Channels.get(db, channelId).id]
+        : slug !== undefined
+          ? Channels.byProfile(db, Profiles.get(db, slug).id).map((c) => c.id)
+          : [...Channels.byProfiles(db).values()].flat().filter((c) => c.sourceUrl && Connectors.byKind[c.kind]).map((c) => c.id);
+    const deps = Sync.dependencies(services);
+    const reports: SyncReport[] = [];
+    for (const id of ids) reports.push(await syncWithProgress(deps, id, out));
+    if (ids.length === 0) out.line('no channel has a source to sync (set one with: channels update ID --source-url URL)');
+    refreshTermModel(services.db, reports, out);
+    if (!values.watch) return reports.some((r) => r.outcome === 'failed') ? 1 : 0;
+
+    out.status(`watching: syncing channels as they fall due (${Object.entries(config.sync.intervalMinutes).map(([k, m]) => `${k} every ${m} min`).join(', ')}); Ctrl-C stops`);
+    const scheduler = Scheduler.start(deps, {
+      intervalMinutes: config.sync.intervalMinutes,
+      onReport: (report) => {
+        if (report.outcome !== 'skipped') out.line(describe(report));
+        refreshTermModel(services.db, [report], out);
+      },
+    });
+    await untilSignal();
+    await scheduler.stop();
+    return 0;
+  },
+};
+
+async function syncWithProgress(deps: Sync.SyncDependencies, id: string, out: Output): Promise<SyncReport> {
+  let bar: Progress | undefined;
+  const report = await Sync.syncChannel(deps, id, {
+    onProgress: ({ done, total, externalId }) => {
+      bar ??= total > 0 ? out.progress(total, `sync ${id}`) : undefined;
+      bar?.update(done, externalId ?? '');
+    },
+  });
+  bar?.stop();
+  out.line(describe(report));
+  return report;
+}
+
+/** New text brings new words: a small store's term model is rebuilt; a large one waits for `reindex`. */
+function refreshTermModel(db: Sync.SyncDependencies['db'], reports: SyncReport[], out: Output): void {
+  if (!reports.some(changed)) return;
+  if (TermModel.buildIfSmall(db) === 'too_large') out.status('the store is large: run `profile-edge reindex` to bring the term model up to date');
+}

@@ -1,0 +1,59 @@
+import type { ChannelKind } from '../contract/Channel.js';
+import type { Document } from '../ingest/Document.js';
+import type { Logger } from '../log/Logger.js';
+import type { StoredChannel } from '../store/Channels.js';
+import type { Fetcher } from './Fetcher.js';
+
+/** One item as a source gives it: metadata, and the text as a document the chunker cuts. */
+export type SourceItem = {
+  title: string;
+  sourceUrl?: string | undefined;
+  publishedAt?: number | undefined;
+  author?: string | undefined;
+  document: Document;
+  /** What an operator or a later reader may want to know: format, where the text came from (transcript, notes). */
+  metadata?: Record<string, unknown> | undefined;
+};
+
+/**
+ * An item's entry in a source's listing. `version` changes whenever the item does (a hash of its entry in the feed,
+ * an edit time): an unchanged version is skipped without loading the item.
+ */
+export type Entry = {
+  externalId: string;
+  version: string;
+  publishedAt?: number | undefined;
+  load(): Promise<SourceItem>;
+};
+
+/**
+ * What a listing says about items it does not mention. `complete`: the source lists everything it has, so anything
+ * missing is gone. `window`: a feed shows its newest entries only, so an item is gone only when it is newer than the
+ * oldest listed one; older items have scrolled off and are kept.
+ */
+export type Coverage = { kind: 'complete' } | { kind: 'window'; oldest: number | undefined };
+
+export type Listing =
+  | { unchanged: true; state: Record<string, unknown> }
+  | { unchanged?: false; entries: Entry[]; coverage: Coverage; state: Record<string, unknown> };
+
+export type SyncContext = {
+  channel: StoredChannel;
+  /** The source's address (the channel's `sourceUrl`). */
+  source: string;
+  fetcher: Fetcher;
+  /** What the last successful sync kept (validators, cursors); empty on the first sync. */
+  state: Record<string, unknown>;
+  logger: Logger;
+};
+
+/** A kind of source: lists its items, each loaded on demand. */
+export type Connector = {
+  kind: ChannelKind;
+  list(context: SyncContext): Promise<Listing>;
+};
+
+/** An item that could not be read: the sync records it and goes on with the others. */
+export class SourceError extends Error {
+  override name = 'SourceError';
+}

@@ -1,0 +1,110 @@
+import { parseFeed } from 'feedsmith';
+import { decodeEntities, squash } from '../ingest/Document.js';
+import * as Ids from '../store/Ids.js';
+
+/** A feed reduced to what connectors use, whatever its format (RSS 0.9x/2.0, RDF, Atom, JSON Feed). */
+export type Feed = {
+  format: 'rss' | 'atom' | 'rdf' | 'json';
+  title: string | undefined;
+  link: string | undefined;
+  entries: FeedEntry[];
+};
+
+export type FeedEntry = {
+  /** The entry's stable id: guid, Atom id, JSON Feed id; else its link; else its title and date. */
+  id: string;
+  title: string | undefined;
+  /** The canonical URL, resolved against the feed's address. */
+  link: string | undefined;
+  publishedAt: number | undefined;
+  author: string | undefined;
+  /** The entry's full HTML content (content:encoded, Atom content, content_html), when it carries one. */
+  contentHtml: string | undefined;
+  /** Its summary or description, HTML. */
+  summaryHtml: string | undefined;
+  /** Plain text content (JSON Feed content_text). */
+  contentText: string | undefined;
+  /** The parsed entry as feedsmith gives it, for namespaces a connector reads itself (podcast, itunes, yt, media). */
+  raw: Record<string, unknown>;
+};
+
+type Loose = Record<string, unknown>;
+const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
+/** A text construct: a string, or Atom's `{ value }`. */
+const textOf = (v: unknown): string | undefined => {
+  const s = typeof v === 'string' ? v : typeof record(v)?.value === 'string' ? (record(v)!.value as string) : undefined;
+  return s === undefined || s.trim() === '' ? undefined : s;
+};
+
+/** Plain text of a short HTML or entity-encoded string, such as a title. */
+export function plain(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const text = squash(decodeEntities(value.replace(/<[^>]*>/g, ' ')));
+  return text === '' ? undefined : text;
+}
+
+/** An absolute http(s) URL, resolved against a base; undefined for anything else. */
+export function resolveUrl(value: string | undefined, base: string | undefined): string | undefined {
+  if (!value) return undefined;
+  try {
+    const url = new URL(value.trim(), base);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Epoch milliseconds of a feed date (RFC 822 or ISO 8601), or undefined. */
+export function dateOf(value: unknown): number | undefined {
+  const s = textOf(value);
+  if (s === undefined) return undefined;
+  const ms = Date.parse(s.trim());
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+const first = <T>(...values: (T | undefined)[]): T | undefined => values.find((v) => v !== undefined);
+
+function authorOf(entry: Loose): string | undefined {
+  for (const a of list(entry.authors)) {
+    const name = typeof a === 'string' ? a : textOf(record(a)?.name) ?? textOf(record(a)?.email);
+    if (name) return plain(name);
+  }
+  const dc = record(entry.dc);
+  const creator = first(textOf(list(dc?.creators)[0]), textOf(dc?.creator), textOf(record(entry.itunes)?.author));
+  return plain(creator);
+}
+
+function atomLink(entry: Loose): string | undefined {
+  const links = list(entry.links).map(record).filter((l): l is Loose => l !== undefined);
+  const alternate = links.find((l) => l.rel === undefined || l.rel === 'alternate') ?? links[0];
+  return textOf(alternate?.href);
+}
+
+/**
+ * Parses feed text in any format feedsmith reads. Throws with feedsmith's reason for text that is not a feed (an
+ * HTML page, an error document).
+ */
+export function parse(text: string, feedUrl: string): Feed {
+  const { format, feed } = parseFeed(text) as { format: Feed['format']; feed: Loose };
+  const feedLink = format === 'atom' ? atomLink(feed) : textOf(feed.home_page_url) ?? textOf(feed.link);
+  const base = resolveUrl(feedLink, feedUrl) ?? feedUrl;
+  const items = list(format === 'atom' ? feed.entries : feed.items).map(record).filter((e): e is Loose => e !== undefined);
+  const entries = items.map((entry): FeedEntry => {
+    const dc = record(entry.dc);
+    const link = resolveUrl(format === 'atom' ? atomLink(entry) : first(textOf(entry.url), textOf(entry.link), textOf(record(entry.rdf)?.about)), base);
+    const title = plain(textOf(entry.title) ?? textOf(list(dc?.titles)[0]));
+    const publishedAt = first(
+      dateOf(entry.pubDate), dateOf(entry.published), dateOf(entry.date_published), dateOf(list(dc?.dates)[0]), dateOf(dc?.date),
+      dateOf(entry.updated), dateOf(entry.date_modified), dateOf(record(entry.atom)?.updated),
+    );
+    const contentHtml = first(textOf(record(entry.content)?.encoded), format === 'atom' ? textOf(entry.content) : undefined, textOf(entry.content_html));
+    const summaryHtml = first(textOf(entry.description), textOf(entry.summary));
+    const guid = textOf(record(entry.guid)?.value) ?? textOf(entry.guid);
+    // With no id, link or title, an entry is known by its content.
+    const contentId = contentHtml ?? summaryHtml ?? textOf(entry.content_text);
+    const id = first(guid, format === 'atom' || format === 'json' ? textOf(entry.id) : undefined, link, title && `${title}|${publishedAt ?? ''}`, contentId && `sha256:${Ids.fingerprint(contentId).slice(0, 32)}`) ?? '';
+    return { id: id.trim(), title, link, publishedAt, author: authorOf(entry), contentHtml, summaryHtml, contentText: textOf(entry.content_text), raw: entry };
+  });
+  return { format, title: plain(textOf(feed.title)), link: base, entries: entries.filter((e) => e.id !== '') };
+}

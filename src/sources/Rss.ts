@@ -1,0 +1,79 @@
+import type { Document } from '../ingest/Document.js';
+import { fromPlainText } from '../ingest/Document.js';
+import * as Html from '../ingest/Html.js';
+import * as Ids from '../store/Ids.js';
+import * as Charset from './Charset.js';
+import type { Connector, Entry, SyncContext } from './Connector.js';
+import * as Feed from './Feed.js';
+import type { Fetcher, Validators } from './Fetcher.js';
+
+/**
+ * Below this many characters of text, a description is a teaser: the article is fetched for its full text. Many RSS
+ * 2.0 feeds put whole posts in `description`; those are used as they are.
+ */
+const summaryLength = 1_000;
+
+const feedAccept = 'application/rss+xml, application/atom+xml, application/feed+json, application/json;q=0.9, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.1';
+
+/** Reads a feed with a conditional request; `undefined` when it has not changed since the validators. */
+export async function readFeed(context: SyncContext): Promise<{ feed: Feed.Feed; validators: Validators } | undefined> {
+  const validators = (context.state.validators as Validators | undefined) ?? {};
+  const response = await context.fetcher.get(context.source, { validators, accept: feedAccept });
+  if (response.status === 304) return undefined;
+  let feed: Feed.Feed;
+  try {
+    feed = Feed.parse(Charset.decode(response.body, response.contentType), response.url);
+  } catch (error) {
+    const type = response.contentType ? ` (${response.contentType.split(';')[0]})` : '';
+    throw new Error(`${response.url} is not a feed${type}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { feed, validators: response.validators };
+}
+
+/** The text of an entry: its full content when the feed carries it; else the article at its link; else its summary. */
+async function documentOf(entry: Feed.FeedEntry, fetcher: Fetcher): Promise<{ document: Document; text: 'content' | 'article' | 'summary'; byline?: string | undefined }> {
+  if (entry.contentHtml) return { document: Html.fromHtml(entry.contentHtml), text: 'content' };
+  if (entry.contentText) return { document: fromPlainText(entry.contentText), text: 'content' };
+  const summary = entry.summaryHtml ? Html.fromHtml(entry.summaryHtml) : { blocks: [] };
+  const summaryText = summary.blocks.reduce((n, b) => n + b.text.length, 0);
+  if (summaryText >= summaryLength || !entry.link) return { document: summary, text: summaryText >= summaryLength ? 'content' : 'summary' };
+  try {
+    const page = await fetcher.get(entry.link, { accept: 'text/html, application/xhtml+xml;q=0.9, */*;q=0.1' });
+    if (page.status === 200) {
+      const article = Html.articleFromPage(Charset.decode(page.body, page.contentType));
+      const articleText = article.blocks.reduce((n, b) => n + b.text.length, 0);
+      if (articleText > summaryText) return { document: { blocks: article.blocks }, text: 'article', byline: article.byline };
+    }
+  } catch {
+    // The summary is still worth indexing when the article cannot be read.
+  }
+  return { document: summary, text: 'summary' };
+}
+
+/** Blogs and newsletters: RSS 2.0, RDF, Atom and JSON Feed. */
+export const connector: Connector = {
+  kind: 'rss',
+  async list(context) {
+    const read = await readFeed(context);
+    if (!read) return { unchanged: true, state: context.state };
+    const { feed, validators } = read;
+    const entries: Entry[] = feed.entries.map((entry) => ({
+      externalId: entry.id,
+      version: Ids.fingerprint(JSON.stringify([entry.title, entry.link, entry.publishedAt, entry.author, entry.contentHtml, entry.summaryHtml, entry.contentText])),
+      publishedAt: entry.publishedAt,
+      async load() {
+        const { document, text, byline } = await documentOf(entry, context.fetcher);
+        return {
+          title: entry.title ?? document.title ?? entry.link ?? 'Untitled',
+          sourceUrl: entry.link,
+          publishedAt: entry.publishedAt,
+          author: entry.author ?? (byline ? Feed.plain(byline) : undefined),
+          document,
+          metadata: { format: feed.format, text },
+        };
+      },
+    }));
+    const dates = feed.entries.map((e) => e.publishedAt).filter((d): d is number => d !== undefined);
+    return { entries, coverage: { kind: 'window', oldest: dates.length > 0 ? Math.min(...dates) : undefined }, state: { validators } };
+  },
+};

@@ -1,0 +1,56 @@
+import type { SyncedKind } from '../config/Config.js';
+import type { Database } from '../store/Database.js';
+import type { SyncDependencies, SyncReport } from './Sync.js';
+import * as Sync from './Sync.js';
+
+export type Scheduler = { stop(): Promise<void> };
+
+/**
+ * The channels due for a sync: live (or held by a sync that may have died), with a source and a connector, and whose last sync or last failure is older
+ * than their kind's interval. A failing source is retried at the same pace, not hammered.
+ */
+export function due(db: Database, options: { now: number; intervalMinutes: Record<SyncedKind, number>; kinds: string[] }): string[] {
+  const rows = db
+    .prepare(`SELECT id, kind, last_synced_at AS syncedAt, last_error_at AS failedAt FROM channels WHERE status IN ('live', 'syncing') AND source_url IS NOT NULL ORDER BY id`)
+    .all() as { id: string; kind: SyncedKind; syncedAt: number | null; failedAt: number | null }[];
+  return rows
+    .filter((r) => options.kinds.includes(r.kind))
+    .filter((r) => Math.max(r.syncedAt ?? 0, r.failedAt ?? 0) + options.intervalMinutes[r.kind] * 60_000 <= options.now)
+    .map((r) => r.id);
+}
+
+/**
+ * Runs due syncs one channel at a time, checking every `tickMs`. Stopping waits for the channel in progress, so a
+ * shutdown never leaves a half-written item (each item is one transaction anyway).
+ */
+export function start(deps: SyncDependencies, options: { intervalMinutes: Record<SyncedKind, number>; tickMs?: number; onReport?: (report: SyncReport) => void }): Scheduler {
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    const ids = due(deps.db, { now: (deps.now ?? Date.now)(), intervalMinutes: options.intervalMinutes, kinds: Object.keys(deps.connectors) });
+    for (const id of ids) {
+      if (stopped) return;
+      try {
+        options.onReport?.(await Sync.syncChannel(deps, id));
+      } catch (error) {
+        deps.logger.error('scheduled sync crashed', { channelId: id, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = tick().finally(schedule);
+    }, options.tickMs ?? 30_000);
+    timer.unref();
+  };
+  running = tick().finally(schedule);
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

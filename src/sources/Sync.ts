@@ -1,0 +1,166 @@
+import * as Chunker from '../ingest/Chunker.js';
+import type { Logger } from '../log/Logger.js';
+import type { Embedder } from '../retrieval/Embedder.js';
+import * as Channels from '../store/Channels.js';
+import type { Database } from '../store/Database.js';
+import * as Ids from '../store/Ids.js';
+import * as Items from '../store/Items.js';
+import * as VectorIndex from '../store/VectorIndex.js';
+import type { Connector, Entry, Listing } from './Connector.js';
+import type { Services } from '../Services.js';
+import * as Connectors from './Connectors.js';
+import type { Fetcher } from './Fetcher.js';
+
+export type SyncDependencies = {
+  db: Database;
+  fetcher: Fetcher;
+  connectors: Partial<Record<Connector['kind'], Connector>>;
+  chunkTargetTokens: number;
+  embedder?: Embedder | undefined;
+  logger: Logger;
+  /** A sync silent for this long is taken to have died; another may take the channel over. */
+  staleMs?: number;
+  now?: () => number;
+};
+
+/** What a sync needs, from the process's services. */
+export const dependencies = (services: Services): SyncDependencies => ({
+  db: services.db,
+  fetcher: services.fetcher,
+  connectors: Connectors.byKind,
+  chunkTargetTokens: services.config.chunkTargetTokens,
+  embedder: services.vectors ? services.embedder : undefined,
+  logger: services.logger,
+});
+
+export type SyncReport = {
+  channelId: string;
+  /** synced: the source was read; unchanged: it answered 304; skipped: nothing to do here; failed: nothing was read. */
+  outcome: 'synced' | 'unchanged' | 'skipped' | 'failed';
+  reason?: string;
+  created: number;
+  updated: number;
+  unchanged: number;
+  removed: number;
+  failed: number;
+  chunks: number;
+  /** Why items failed, a few of them. */
+  errors: string[];
+};
+
+export type Progress = (event: { channelId: string; done: number; total: number; externalId?: string }) => void;
+
+const emptyReport = (channelId: string, outcome: SyncReport['outcome'], reason?: string): SyncReport => ({
+  channelId, outcome, reason, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0, chunks: 0, errors: [],
+});
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Syncs one channel with its source. Each item is written in its own transaction (chunks and vectors together), so
+ * a sync killed half-way leaves every item either old or new, and the next sync resumes: unchanged items are skipped
+ * by version. Items gone from the source are removed. A failure is recorded on the channel and loses nothing.
+ */
+export async function syncChannel(deps: SyncDependencies, channelId: string, options: { onProgress?: Progress } = {}): Promise<SyncReport> {
+  const now = deps.now ?? Date.now;
+  const found = Channels.get(deps.db, channelId);
+  if (found.status === 'paused') return emptyReport(channelId, 'skipped', 'paused');
+  const connector = deps.connectors[found.kind];
+  if (!connector) return emptyReport(channelId, 'skipped', `${found.kind} channels are filled by upload`);
+  if (!found.sourceUrl) return emptyReport(channelId, 'skipped', 'no source configured (set one with channels source)');
+  const channel = Channels.claimSync(deps.db, channelId, { now: now(), staleMs: deps.staleMs ?? 10 * 60_000 });
+  if (!channel) return emptyReport(channelId, 'skipped', 'another sync is running');
+
+  const log = deps.logger;
+  log.info('sync started', { channelId, kind: channel.kind });
+  let listing: Listing;
+  try {
+    listing = await connector.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: (channel.syncState.source as Record<string, unknown>) ?? {}, logger: log });
+  } catch (error) {
+    const reason = message(error);
+    Channels.finishSync(deps.db, channelId, { now: now(), error: reason });
+    log.warn('sync failed', { channelId, error: reason });
+    return emptyReport(channelId, 'failed', reason);
+  }
+  if (listing.unchanged) {
+    Channels.finishSync(deps.db, channelId, { now: now(), source: listing.state });
+    log.info('sync finished: source unchanged', { channelId });
+    return emptyReport(channelId, 'unchanged');
+  }
+
+  const report = emptyReport(channelId, 'synced');
+  const entries = dedupe(listing.entries);
+  const target = deps.chunkTargetTokens;
+  let done = 0;
+  for (const entry of entries) {
+    options.onProgress?.({ channelId, done, total: entries.length, externalId: entry.externalId });
+    try {
+      const outcome = await store(deps, channelId, entry, target);
+      report[outcome.outcome] += 1;
+      report.chunks += outcome.chunkCount;
+    } catch (error) {
+      report.failed += 1;
+      if (report.errors.length < 5) report.errors.push(`${entry.externalId}: ${message(error)}`);
+      log.warn('item failed', { channelId, externalId: entry.externalId, error: message(error) });
+    }
+    Channels.heartbeat(deps.db, channelId, now());
+    done += 1;
+  }
+  options.onProgress?.({ channelId, done, total: entries.length });
+  report.removed = removeGone(deps.db, channelId, entries, listing.coverage, log);
+
+  // With failed items the listing's validators are not kept, so the next sync lists again and retries them.
+  const error = report.failed > 0 ? `${report.failed} of ${entries.length} items failed; first: ${report.errors[0]}` : undefined;
+  Channels.finishSync(deps.db, channelId, error ? { now: now(), error } : { now: now(), source: listing.state });
+  log.info('sync finished', { channelId, created: report.created, updated: report.updated, unchanged: report.unchanged, removed: report.removed, failed: report.failed });
+  return report;
+}
+
+/** The same item listed twice (feeds do this) is synced once: the first listing wins. */
+function dedupe(entries: Entry[]): Entry[] {
+  const seen = new Set<string>();
+  return entries.filter((e) => !seen.has(e.externalId) && seen.add(e.externalId));
+}
+
+async function store(deps: SyncDependencies, channelId: string, entry: Entry, target: number): Promise<{ outcome: Items.Outcome; chunkCount: number }> {
+  const contentHash = Ids.fingerprint(JSON.stringify({ version: entry.version, target }));
+  const existing = Items.contentHash(deps.db, channelId, entry.externalId);
+  if (existing === contentHash) return { outcome: 'unchanged', chunkCount: 0 };
+  const item = await entry.load();
+  const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
+  if (chunks.length === 0) throw new Error('no text to index');
+  const vectors = deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
+  return Items.put(deps.db, {
+    channelId,
+    externalId: entry.externalId,
+    title: item.title,
+    sourceUrl: item.sourceUrl,
+    publishedAt: item.publishedAt,
+    author: item.author,
+    metadata: item.metadata,
+    contentHash,
+    chunks,
+    vectors,
+  });
+}
+
+/**
+ * Removes the channel's items the source no longer has. A listing with no entries at all removes nothing: an empty
+ * feed is far more often a broken one than a creator deleting everything.
+ */
+function removeGone(db: Database, channelId: string, entries: Entry[], coverage: Extract<Listing, { entries: Entry[] }>['coverage'], log: Logger): number {
+  const listed = new Set(entries.map((e) => e.externalId));
+  const stored = Items.byChannel(db, channelId);
+  if (entries.length === 0) {
+    if (stored.length > 0) log.warn('source listed no items; keeping what is indexed', { channelId, items: stored.length });
+    return 0;
+  }
+  const gone = stored.filter((item) => {
+    if (listed.has(item.externalId)) return false;
+    if (coverage.kind === 'complete') return true;
+    // In a window, only what falls inside it can be known to be gone.
+    return coverage.oldest !== undefined && item.publishedAt !== null && item.publishedAt >= coverage.oldest;
+  });
+  for (const item of gone) Items.remove(db, item.id);
+  return gone.length;
+}

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as Charset from '../src/sources/Charset.js';
+import * as Fetcher from '../src/sources/Fetcher.js';
+import * as FeedHost from './support/FeedHost.js';
+
+let host: Awaited<ReturnType<typeof FeedHost.start>>;
+
+beforeAll(async () => {
+  host = await FeedHost.start();
+});
+afterAll(() => host.close());
+
+const policy: Fetcher.Policy = {
+  allowPrivate: true,
+  timeoutMs: 2_000,
+  maxBytes: 10_000,
+  maxRedirects: 3,
+  concurrency: 2,
+  retries: 2,
+  maxRetryAfterMs: 2_000,
+  userAgent: 'profile-edge-test/1',
+};
+const fetcher = Fetcher.create(policy);
+
+describe('Fetcher', () => {
+  test('behavior: sends a clear user agent and returns the body with its validators', async () => {
+    host.routes.set('/feed', { body: '<rss/>', lastModified: 'Mon, 02 Jun 2025 10:00:00 GMT' });
+    const r = await fetcher.get(`${host.url}/feed`);
+    expect(r).toMatchObject({ status: 200, body: Buffer.from('<rss/>'), contentType: 'application/xml', validators: { etag: expect.any(String), lastModified: 'Mon, 02 Jun 2025 10:00:00 GMT' } });
+    expect(host.requests.at(-1)!.headers['user-agent']).toBe('profile-edge-test/1');
+  });
+
+  test('behavior: a conditional request for unchanged content is a 304 keeping the validators', async () => {
+    host.routes.set('/same', { body: 'unchanged' });
+    const first = await fetcher.get(`${host.url}/same`);
+    const again = await fetcher.get(`${host.url}/same`, { validators: first.validators });
+    expect(again).toEqual({ status: 304, url: `${host.url}/same`, validators: first.validators });
+    expect(host.requests.at(-1)!.headers['if-none-match']).toBe(first.validators.etag);
+  });
+
+  test('behavior: gzip bodies are decompressed', async () => {
+    host.routes.set('/gz', { body: 'squeezed text '.repeat(50), gzip: true });
+    const r = await fetcher.get(`${host.url}/gz`);
+    expect(r.status === 200 && r.body.toString()).toBe('squeezed text '.repeat(50));
+  });
+
+  test('behavior: redirects are followed up to the limit', async () => {
+    host.routes.set('/moved', { body: '', status: 301, headers: { location: '/feed' } });
+    expect(await fetcher.get(`${host.url}/moved`)).toMatchObject({ status: 200, url: `${host.url}/feed` });
+    for (let i = 0; i < 5; i++) host.routes.set(`/loop${i}`, { body: '', status: 302, headers: { location: `/loop${i + 1}` } });
+    await expect(fetcher.get(`${host.url}/loop0`)).rejects.toThrow(/more than 3 redirects/);
+  });
+
+  test('behavior: a 429 with a short Retry-After is waited out, and a 500 is retried', async () => {
+    host.routes.set('/busy', { body: 'ok', failFirst: [{ status: 429, headers: { 'retry-after': '1' } }] });
+    const started = Date.now();
+    expect(await fetcher.get(`${host.url}/busy`)).toMatchObject({ status: 200 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    host.routes.set('/flaky', { body: 'ok', failFirst: [{ status: 500 }] });
+    expect(await fetcher.get(`${host.url}/flaky`)).toMatchObject({ status: 200 });
+  });
+
+  test('error: a long Retry-After fails at once, saying when to come back', async () => {
+    host.routes.set('/later', { body: 'ok', failFirst: [{ status: 429, headers: { 'retry-after': '3600' } }] });
+    await expect(fetcher.get(`${host.url}/later`)).rejects.toMatchObject({ message: expect.stringMatching(/rate limited \(429\); retry after 3600 s/), details: { status: 429, retryAfterMs: 3_600_000 } });
+  });
+
+  test('error: 404 is not retried', async () => {
+    const before = host.requests.length;
+    await expect(fetcher.get(`${host.url}/nothing-here`)).rejects.toMatchObject({ details: { status: 404 } });
+    expect(host.requests.length - before).toBe(1);
+  });
+
+  test('error: bodies over the size cap, truncated bodies and slow hosts fail clearly', async () => {
+    host.routes.set('/huge', { body: 'x'.repeat(20_000) });
+    await expect(fetcher.get(`${host.url}/huge`)).rejects.toThrow(/over the 10000-byte limit/);
+    host.routes.set('/huge-gzip', { body: 'x'.repeat(20_000), gzip: true });
+    await expect(fetcher.get(`${host.url}/huge-gzip`)).rejects.toThrow(/over the 10000-byte limit/);
+    host.routes.set('/cut', { body: 'y'.repeat(5_000), truncate: true });
+    await expect(Fetcher.create({ ...policy, retries: 0 }).get(`${host.url}/cut`)).rejects.toThrow(/cut short/);
+    host.routes.set('/slow', { body: 'z', delayMs: 1_500 });
+    await expect(Fetcher.create({ ...policy, timeoutMs: 300, retries: 0 }).get(`${host.url}/slow`)).rejects.toThrow(/no complete response within 300 ms/);
+  });
+
+  test('behavior: no more requests are in flight than the concurrency allows', async () => {
+    host.routes.set('/wait', { body: 'w', delayMs: 100 });
+    await Promise.all(Array.from({ length: 6 }, () => fetcher.get(`${host.url}/wait`)));
+    expect(host.peakConcurrency).toBe(2);
+  });
+
+  test('error: only http(s), and no private or loopback address unless allowed', async () => {
+    const strict = Fetcher.create({ ...policy, allowPrivate: false });
+    await expect(strict.get('file:///etc/passwd')).rejects.toThrow(/only http and https/);
+    await expect(strict.get('ftp://example.com/feed')).rejects.toThrow(/only http and https/);
+    await expect(strict.get('not a url')).rejects.toThrow(/is not a URL/);
+    await expect(strict.get(`${host.url}/feed`)).rejects.toThrow(/127\.0\.0\.1 is a private address/);
+    const port = new URL(host.url).port;
+    await expect(strict.get(`http://localhost:${port}/feed`)).rejects.toThrow(/localhost resolves to a private address/);
+    await expect(strict.get(`http://[::1]:${port}/feed`)).rejects.toThrow(/private address/);
+  });
+
+  test('behavior: addresses are classified as private or public', () => {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '100.64.0.1', 'garbage']) {
+      expect(Fetcher.isPrivateAddress(a), a).toBe(true);
+    }
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111']) expect(Fetcher.isPrivateAddress(a), a).toBe(false);
+  });
+
+  test('behavior: Retry-After in seconds or as an HTTP date', () => {
+    expect(Fetcher.retryAfterMs('120')).toBe(120_000);
+    expect(Fetcher.retryAfterMs('Wed, 21 Oct 2015 07:28:00 GMT', Date.parse('Wed, 21 Oct 2015 07:27:00 GMT'))).toBe(60_000);
+    expect(Fetcher.retryAfterMs('soon')).toBeUndefined();
+  });
+});
+
+describe('Charset', () => {
+  test('behavior: decodes by BOM, Content-Type, XML declaration or meta tag, else UTF-8', () => {
+    const cp1251 = Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]); // "Привет"
+    expect(Charset.decode(cp1251, 'text/xml; charset=windows-1251')).toBe('Привет');
+    expect(Charset.decode(Buffer.concat([Buffer.from('<?xml version="1.0" encoding="windows-1251"?>'), cp1251]))).toContain('Привет');
+    expect(Charset.decode(Buffer.from('<meta charset="iso-8859-1"><p>caf\xe9</p>', 'latin1'))).toContain('café');
+    expect(Charset.decode(Buffer.from('\ufeffplain', 'utf8'))).toBe('plain');
+    expect(Charset.decode(Buffer.from('naïve'), 'text/plain; charset=no-such-charset')).toBe('naïve');
+    // Not UTF-8 and undeclared: windows-1252, whose 0x80 to 0x9F are punctuation, not control characters.
+    expect(Charset.decode(Buffer.from([0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x9f]))).toBe('€ “q” Ÿ');
+  });
+});

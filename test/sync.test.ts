@@ -1,0 +1,277 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import * as Log from '../src/log/Logger.js';
+import * as Connectors from '../src/sources/Connectors.js';
+import * as Fetcher from '../src/sources/Fetcher.js';
+import * as Sync from '../src/sources/Sync.js';
+import * as Scheduler from '../src/sources/Scheduler.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Store from '../src/store/Database.js';
+import type { Database } from '../src/store/Database.js';
+import * as Items from '../src/store/Items.js';
+import * as Profiles from '../src/store/Profiles.js';
+import * as Cli from './support/Cli.js';
+import * as FeedHost from './support/FeedHost.js';
+
+let host: Awaited<ReturnType<typeof FeedHost.start>>;
+let directory: string;
+let db: Database;
+let profileId: string;
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  host = await FeedHost.start();
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-sync-'));
+  db = Store.open(path.join(directory, 'sync.db')).db;
+  profileId = Profiles.create(db, { slug: 'writer', name: 'Wren Writer', visibility: 'public' }).id;
+});
+afterAll(async () => {
+  db.close();
+  await host.close();
+  fs.rmSync(directory, { recursive: true, force: true });
+});
+
+const deps = (overrides: Partial<Sync.SyncDependencies> = {}): Sync.SyncDependencies => ({
+  db,
+  fetcher: Fetcher.create({ allowPrivate: true, timeoutMs: 2_000, maxBytes: 1_000_000, maxRedirects: 3, concurrency: 2, retries: 0, maxRetryAfterMs: 1_000, userAgent: Connectors.userAgent }),
+  connectors: Connectors.byKind,
+  chunkTargetTokens: 320,
+  logger: Log.create({ level: 'info', write: (line) => logLines.push(line) }),
+  ...overrides,
+});
+
+type Post = { guid: string; title: string; date: string; html?: string; summary?: string; link?: string };
+const paragraph = (topic: string) =>
+  `<p>${topic} is the subject of this post. It needs enough words to count as a whole article rather than a teaser, so here are several sentences about ${topic}, its history, its practice and what readers asked about it.</p>`;
+
+function rss(posts: Post[]): string {
+  const items = posts
+    .map(
+      (p) => `<item><title>${p.title}</title><link>${p.link ?? `/posts/${p.guid}`}</link><guid isPermaLink="false">${p.guid}</guid>
+      <pubDate>${new Date(p.date).toUTCString()}</pubDate><dc:creator>Wren Writer</dc:creator>
+      ${p.summary !== undefined ? `<description><![CDATA[${p.summary}]]></description>` : ''}
+      ${p.html !== undefined ? `<content:encoded><![CDATA[${p.html}]]></content:encoded>` : ''}</item>`,
+    )
+    .join('\n');
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<channel><title>Wren's Notes</title><link>${host.url}/</link><description>Essays</description>
+${items}
+</channel></rss>`;
+}
+
+let counter = 0;
+/** A new rss channel pointed at a feed route of its own. */
+function channel(posts: Post[], options: { accessLevel?: 'public' | 'private' } = {}): { id: string; feed: string } {
+  const id = `ch_feed_${++counter}`;
+  const feed = `/feeds/${id}.xml`;
+  host.routes.set(feed, { body: rss(posts), type: 'application/rss+xml; charset=utf-8' });
+  Channels.create(db, { id, profileId, kind: 'rss', label: `Feed ${counter}`, accessLevel: options.accessLevel ?? 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}${feed}` });
+  return { id, feed };
+}
+
+const posts: Post[] = [
+  { guid: 'p3', title: 'Winter &amp; cold starts', date: '2025-03-01', html: `<h2>Cold</h2>${paragraph('Cold proofing')}<ul><li>Retard overnight</li><li>Bake cold</li></ul>` },
+  { guid: 'p2', title: 'Hydration', date: '2025-02-01', html: paragraph('Dough hydration') },
+  { guid: 'p1', title: 'Starters', date: '2025-01-01', html: paragraph('A sourdough starter') },
+];
+
+beforeEach(() => {
+  logLines.length = 0;
+});
+
+describe('sync with an rss source', () => {
+  test('behavior: the first sync indexes every entry with title, canonical URL, date, author and structured text', async () => {
+    const { id } = channel(posts);
+    const report = await Sync.syncChannel(deps(), id);
+    expect(report).toMatchObject({ outcome: 'synced', created: 3, updated: 0, unchanged: 0, removed: 0, failed: 0 });
+    const items = Items.byChannel(db, id);
+    expect(items.map((i) => i.title)).toEqual(['Winter & cold starts', 'Hydration', 'Starters']);
+    expect(items[0]).toMatchObject({ sourceUrl: `${host.url}/posts/p3`, publishedAt: Date.parse('2025-03-01'), author: 'Wren Writer', externalId: 'p3' });
+    const text = db.prepare('SELECT group_concat(text, char(10)) FROM chunks WHERE item_id = ?').pluck().get(items[0]!.id) as string;
+    expect(text).toContain('Cold');
+    expect(text).toContain('- Retard overnight');
+    const stored = Channels.get(db, id);
+    expect(stored).toMatchObject({ status: 'live', lastError: null });
+    expect(stored.lastSyncedAt).toBeGreaterThan(0);
+    expect(logLines.some((l) => l.includes('"sync finished"'))).toBe(true);
+  });
+
+  test('behavior: an unchanged feed is a conditional request answered 304, and nothing is rewritten', async () => {
+    const { id } = channel(posts);
+    await Sync.syncChannel(deps(), id);
+    const before = Items.byChannel(db, id).map((i) => i.updatedAt);
+    const report = await Sync.syncChannel(deps(), id);
+    expect(report.outcome).toBe('unchanged');
+    expect(host.requests.at(-1)!.headers['if-none-match']).toBeDefined();
+    expect(Items.byChannel(db, id).map((i) => i.updatedAt)).toEqual(before);
+  });
+
+  test('behavior: edited entries are re-chunked, unchanged ones skipped, deleted ones removed, scrolled-off ones kept', async () => {
+    const older = { guid: 'p0', title: 'Flour', date: '2024-06-01', html: paragraph('Flour choice') };
+    const { id, feed } = channel([...posts, older]);
+    await Sync.syncChannel(deps(), id);
+    // p2 deleted by the author (inside the feed's window); p0 scrolled off the end (older than every listed entry).
+    const edited = { ...posts[0]!, html: paragraph('Cold proofing, revised') };
+    host.routes.get(feed)!.body = rss([edited, posts[2]!]);
+    const report = await Sync.syncChannel(deps(), id);
+    expect(report).toMatchObject({ outcome: 'synced', created: 0, updated: 1, unchanged: 1, removed: 1 });
+    expect(Items.byChannel(db, id).map((i) => i.externalId).sort()).toEqual(['p0', 'p1', 'p3']);
+    const text = db.prepare('SELECT text FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.external_id = ? AND i.channel_id = ?').pluck().get('p3', id) as string;
+    expect(text).toContain('revised');
+  });
+
+  test('behavior: a summary-only entry is indexed from its article, found by Readability', async () => {
+    host.routes.set('/articles/long', {
+      type: 'text/html; charset=utf-8',
+      body: `<html><head><title>Long read | Wren</title></head><body><nav>Home About Subscribe</nav><article><h1>Long read</h1>
+        ${paragraph('Steam in the oven')}${paragraph('Scoring the loaf')}${paragraph('Cooling on a rack')}</article><footer>Copyright</footer></body></html>`,
+    });
+    const { id } = channel([
+      { guid: 'a1', title: 'Long read', date: '2025-04-01', summary: 'A teaser about steam.', link: `${host.url}/articles/long` },
+      { guid: 'a2', title: 'Gone article', date: '2025-04-02', summary: 'Only this summary survives.', link: `${host.url}/articles/missing` },
+    ]);
+    const report = await Sync.syncChannel(deps(), id);
+    expect(report).toMatchObject({ created: 2, failed: 0 });
+    const textOf = (guid: string) =>
+      db.prepare('SELECT group_concat(text, char(32)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.external_id = ? AND i.channel_id = ?').pluck().get(guid, id) as string;
+    expect(textOf('a1')).toContain('Scoring the loaf');
+    expect(textOf('a1')).not.toContain('Subscribe');
+    expect(textOf('a2')).toBe('Only this summary survives.');
+    const meta = (guid: string) => JSON.parse(db.prepare('SELECT metadata FROM items WHERE external_id = ? AND channel_id = ?').pluck().get(guid, id) as string);
+    expect(meta('a1').text).toBe('article');
+    expect(meta('a2').text).toBe('summary');
+  });
+
+  test('error: a failing source is recorded on the channel with its time, and indexed content is kept', async () => {
+    const { id, feed } = channel(posts);
+    await Sync.syncChannel(deps(), id);
+    host.routes.set(feed, { body: 'down', status: 500 });
+    const report = await Sync.syncChannel(deps(), id);
+    expect(report).toMatchObject({ outcome: 'failed', reason: expect.stringContaining('answered 500') });
+    const stored = Channels.get(db, id);
+    expect(stored).toMatchObject({ status: 'live', lastError: expect.stringContaining('answered 500') });
+    expect(stored.lastErrorAt).toBeGreaterThan(0);
+    expect(Items.byChannel(db, id)).toHaveLength(3);
+
+    host.routes.set(feed, { body: '<html><body>Moved</body></html>', type: 'text/html' });
+    expect((await Sync.syncChannel(deps(), id)).reason).toMatch(/is not a feed \(text\/html\)/);
+    host.routes.set(feed, { body: rss([]), type: 'application/rss+xml' });
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'synced', removed: 0 });
+    expect(Items.byChannel(db, id)).toHaveLength(3);
+    expect(Channels.get(db, id).lastError).toBeNull();
+  });
+
+  test('behavior: paused channels, channels without a source and upload channels are skipped without a request', async () => {
+    const { id } = channel(posts);
+    Channels.update(db, id, { status: 'paused' });
+    const before = host.requests.length;
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'skipped', reason: 'paused' });
+    const upload = Channels.create(db, { profileId, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 0 });
+    expect((await Sync.syncChannel(deps(), upload.id)).reason).toMatch(/filled by upload/);
+    const bare = Channels.create(db, { profileId, kind: 'rss', label: 'No source yet', accessLevel: 'public', ratePerMillionTokens: 0 });
+    expect((await Sync.syncChannel(deps(), bare.id)).reason).toMatch(/no source configured/);
+    expect(host.requests.length).toBe(before);
+  });
+
+  test('behavior: a sync holding a channel blocks another; one that died (no heartbeat) is taken over and resumes', async () => {
+    const { id } = channel(posts);
+    const now = Date.now();
+    expect(Channels.claimSync(db, id, { now, staleMs: 60_000 })).toBeDefined();
+    expect(Channels.get(db, id).status).toBe('syncing');
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'skipped', reason: 'another sync is running' });
+    // The holder never finishes: ten minutes later its hold is stale.
+    const later = deps({ now: () => now + 11 * 60_000 });
+    expect(await Sync.syncChannel(later, id)).toMatchObject({ outcome: 'synced', created: 3 });
+    expect(Channels.get(db, id).status).toBe('live');
+  });
+
+  test('behavior: a sync killed half-way leaves whole items, and the next one resumes where it stopped', async () => {
+    const { id } = channel(posts);
+    let loads = 0;
+    const dying: Sync.SyncDependencies = deps({
+      connectors: {
+        rss: {
+          kind: 'rss',
+          async list(context) {
+            const listing = await Connectors.byKind.rss!.list(context);
+            if (listing.unchanged) return listing;
+            return {
+              ...listing,
+              entries: listing.entries.map((e) => ({
+                ...e,
+                load: async () => {
+                  if (++loads === 2) throw Object.assign(new Error('killed'), { fatal: true });
+                  return e.load();
+                },
+              })),
+            };
+          },
+        },
+      },
+    });
+    const first = await Sync.syncChannel(dying, id);
+    expect(first).toMatchObject({ created: 2, failed: 1 });
+    expect(Channels.get(db, id).lastError).toMatch(/1 of 3 items failed; first: p2: killed/);
+    // The failed listing's validators were not kept: the next sync lists again and fetches only what is missing.
+    const second = await Sync.syncChannel(deps(), id);
+    expect(second).toMatchObject({ outcome: 'synced', created: 1, unchanged: 2 });
+    expect(Channels.get(db, id).lastError).toBeNull();
+  });
+
+  test('behavior: the schedule syncs channels that are due, and a failing one waits its interval too', async () => {
+    const { id } = channel(posts);
+    const intervals = { youtube: 60, podcast_rss: 60, rss: 30, notion: 30, subtext: 30 };
+    const now = Date.now();
+    expect(Scheduler.due(db, { now, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
+    const reports: Sync.SyncReport[] = [];
+    const scheduler = Scheduler.start(deps(), { intervalMinutes: intervals, tickMs: 60_000, onReport: (r) => reports.push(r) });
+    await expect.poll(() => reports.some((r) => r.channelId === id)).toBe(true);
+    await scheduler.stop();
+    expect(reports.find((r) => r.channelId === id)).toMatchObject({ outcome: 'synced', created: 3 });
+    expect(Scheduler.due(db, { now: Date.now(), intervalMinutes: intervals, kinds: ['rss'] })).not.toContain(id);
+    expect(Scheduler.due(db, { now: Date.now() + 31 * 60_000, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
+  });
+});
+
+describe('profile-edge sync (CLI)', () => {
+  const cli = Cli.run;
+  const env = () => ({ DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true', FETCH_TIMEOUT_MS: '2000' });
+
+  test('behavior: an operator points a channel at a feed, syncs it with progress, and sees the result in channels list', async () => {
+    host.routes.set('/cli/feed.xml', { body: rss(posts), type: 'application/rss+xml' });
+    expect((await cli(env(), 'profiles', 'create', 'cli-writer', '--name', 'CLI Writer')).code).toBe(0);
+    expect((await cli(env(), 'channels', 'create', '--profile', 'cli-writer', '--kind', 'rss', '--label', 'Blog', '--id', 'ch_cli_blog')).code).toBe(0);
+    const bad = await cli(env(), 'channels', 'update', 'ch_cli_blog', '--source-url', 'ftp://example.com/feed', '--label', 'Renamed');
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--source-url must be an http(s) URL') });
+    expect((await cli(env(), 'channels', 'update', 'ch_cli_blog', '--source-url', `${host.url}/cli/feed.xml`)).code).toBe(0);
+
+    const run = await cli(env(), 'sync', '--channel', 'ch_cli_blog');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('ch_cli_blog: synced, 3 new, 0 updated, 0 unchanged, 0 removed');
+    expect(run.stderr).toContain('sync ch_cli_blog 3/3');
+    expect((await cli(env(), 'sync', '--profile', 'cli-writer')).stdout).toContain('ch_cli_blog: unchanged since the last sync');
+
+    const list = await cli(env(), 'channels', 'list', '--profile', 'cli-writer', '--json');
+    expect(JSON.parse(list.stdout)[0]).toMatchObject({ label: 'Blog', sourceUrl: `${host.url}/cli/feed.xml`, status: 'live', items: 3, lastError: null });
+  });
+
+  test('error: a failing source exits 1 with the reason, shown again in channels list', async () => {
+    host.routes.set('/cli/feed.xml', { body: 'gone', status: 404 });
+    host.routes.delete('/cli/feed.xml');
+    const run = await cli(env(), 'sync');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/ch_cli_blog: failed, .*answered 404/);
+    expect((await cli(env(), 'channels', 'list')).stdout).toMatch(/Z .*answered 404/);
+    expect((await cli(env(), 'sync', '--channel', 'ch_cli_blog', '--profile', 'cli-writer')).code).toBe(2);
+    expect((await cli(env(), 'sync', '--channel', 'ch_nope')).code).not.toBe(0);
+  });
+
+  test('error: with private addresses refused (the default), a loopback feed fails and says why', async () => {
+    const run = await cli({ ...env(), FETCH_ALLOW_PRIVATE: 'false' }, 'sync', '--channel', 'ch_cli_blog');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('127.0.0.1 is a private address');
+  });
+});
