@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import * as Html from '../src/ingest/Html.js';
-import * as Charset from '../src/sources/Charset.js';
+import * as Charset from '../src/ingest/Charset.js';
 import * as Feed from '../src/sources/Feed.js';
 import * as Shared from './support/Shared.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import * as Charset from '../src/sources/Charset.js';
+import * as Charset from '../src/ingest/Charset.js';
 import * as Fetcher from '../src/sources/Fetcher.js';
 import * as FeedHost from './support/FeedHost.js';
 

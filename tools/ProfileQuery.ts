@@ -1,5 +1,6 @@
 import * as Extractive from '../src/answer/Extractive.js';
 import * as Claims from '../src/answer/Claims.js';
+import * as SourceLinks from '../src/answer/SourceLinks.js';
 import { profileUrl } from '../src/answer/Synthesizer.js';
 import { QueryRequest } from '../src/contract/Query.js';
 import type { EvidenceSourceGroup, QueryResponse, RawChunk, RawQueryResponse, RetrievalDiagnostics } from '../src/contract/Query.js';
@@ -19,7 +20,7 @@ const publicSource = (e: Evidence): string | undefined =>
   e.scoped.channel.accessLevel === 'public' && e.scoped.profile.visibility !== 'private' && e.sourceUrl ? e.sourceUrl : undefined;
 
 export function rawChunk(e: Evidence): RawChunk {
-  const sourceUrl = publicSource(e);
+  const sourceUrl = SourceLinks.deepLink(publicSource(e), e);
   return {
     chunkId: e.chunkId,
     itemId: e.itemId,

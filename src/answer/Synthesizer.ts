@@ -23,9 +23,10 @@ const clock = (seconds: number) => {
   return `${h > 0 ? `${h}:` : ''}${mm}:${String(s % 60).padStart(2, '0')}`;
 };
 
-/** A human-facing label: the item's title, its creator, and the moment for audio and video. */
+/** A human-facing label: the item's title, its creator, and the moment for audio and video or the pages of a PDF. */
 export function label(e: Evidence): string {
-  const at = e.startSeconds !== null ? ` at ${clock(e.startSeconds)}` : '';
+  const pages = e.pageStart === null ? '' : e.pageEnd !== null && e.pageEnd !== e.pageStart ? `, pp. ${e.pageStart}–${e.pageEnd}` : `, p. ${e.pageStart}`;
+  const at = e.startSeconds !== null ? ` at ${clock(e.startSeconds)}` : pages;
   return `${e.title} (${e.scoped.profile.name}, ${e.scoped.channel.label}${at})`;
 }
 

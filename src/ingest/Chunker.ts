@@ -41,13 +41,13 @@ export function splitText(text: string, max: number): string[] {
   return pieces;
 }
 
-type Unit = { text: string; heading: boolean; startSeconds?: number; endSeconds?: number; speaker?: string | undefined };
+type Unit = { text: string; heading: boolean; startSeconds?: number; endSeconds?: number; speaker?: string | undefined; page?: number | undefined };
 
 function unitsOf(blocks: Block[], max: number): Unit[] {
   return blocks.flatMap((block): Unit[] => {
-    if (block.kind === 'heading') return [{ text: block.text, heading: true }];
+    if (block.kind === 'heading') return [{ text: block.text, heading: true, page: block.page }];
     const pieces = splitText(block.text, max);
-    if (block.kind === 'paragraph') return pieces.map((text) => ({ text, heading: false }));
+    if (block.kind === 'paragraph') return pieces.map((text) => ({ text, heading: false, page: block.page }));
     return pieces.map((text) => ({ text, heading: false, startSeconds: block.startSeconds, endSeconds: block.endSeconds, speaker: block.speaker }));
   });
 }
@@ -56,7 +56,10 @@ function unitsOf(blocks: Block[], max: number): Unit[] {
 function render(units: Unit[]): ChunkDraft {
   const timed = units.some((u) => u.startSeconds !== undefined);
   if (!timed) {
-    return { text: units.map((u) => u.text).join(units.length > 1 ? '\n\n' : '') };
+    // Paged documents (PDF) keep the pages a chunk spans, for citations.
+    const pages = units.map((u) => u.page).filter((p): p is number => p !== undefined);
+    const text = units.map((u) => u.text).join(units.length > 1 ? '\n\n' : '');
+    return pages.length > 0 ? { text, pageStart: Math.min(...pages), pageEnd: Math.max(...pages) } : { text };
   }
   const turns: { speaker: string | undefined; text: string[] }[] = [];
   const spoken = new Map<string, number>();

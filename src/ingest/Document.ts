@@ -1,7 +1,7 @@
 /** What every parser produces and the chunker consumes: a title and a sequence of blocks. */
 export type Block =
-  | { kind: 'heading'; text: string; level: number }
-  | { kind: 'paragraph'; text: string }
+  | { kind: 'heading'; text: string; level: number; page?: number | undefined }
+  | { kind: 'paragraph'; text: string; page?: number | undefined }
   | { kind: 'cue'; text: string; startSeconds: number; endSeconds: number; speaker?: string | undefined };
 
 export type Document = {

@@ -1,7 +1,9 @@
+import { parseHTML } from 'linkedom';
 import { parseText } from 'media-captions';
+import { z } from 'zod';
 import { type Block, type Document, decodeEntities, squash } from './Document.js';
 
-export type TranscriptFormat = 'vtt' | 'srt';
+export type TranscriptFormat = 'vtt' | 'srt' | 'json' | 'html';
 
 /** A `Name:` at the start of a cue, the common way SRT files mark a change of speaker. */
 const speakerPrefix = /^(?:>>\s*)?([A-Z][\p{L}'’.-]*(?:\s[A-Z][\p{L}'’.-]*){0,3}):\s+(?=\S)/u;
@@ -33,7 +35,7 @@ function recurringSpeakers(texts: string[]): Set<string> {
  * Parses WebVTT or SRT into timed cue blocks. A cue without its own speaker keeps the last one named, since captions
  * name a speaker only when the turn changes.
  */
-export async function fromCaptions(content: string, format: TranscriptFormat): Promise<Document> {
+export async function fromCaptions(content: string, format: 'vtt' | 'srt'): Promise<Document> {
   const parsed = await parseText(content.replace(/^\uFEFF/, ''), { type: format, strict: false });
   const cues = parsed.cues.map((cue) => ({ cue, ...cueText(cue.text) }));
   const speakers = recurringSpeakers(cues.filter((c) => !c.speaker).map((c) => c.text));
@@ -54,4 +56,113 @@ export async function fromCaptions(content: string, format: TranscriptFormat): P
     blocks.push({ kind: 'cue', text, startSeconds: cue.startTime, endSeconds: cue.endTime, speaker });
   }
   return { blocks };
+}
+
+/** The Podcasting 2.0 JSON transcript: timed segments, often one word each, with speakers. */
+const JsonTranscript = z.object({
+  segments: z.array(
+    z.object({
+      speaker: z.string().optional(),
+      startTime: z.coerce.number().finite().nonnegative(),
+      endTime: z.coerce.number().finite().nonnegative().optional(),
+      body: z.string(),
+    }),
+  ),
+});
+
+/** Longest cue made by joining segments; a sentence end or a change of speaker closes one sooner. */
+const maxCueSeconds = 30;
+
+/**
+ * Parses a Podcasting 2.0 JSON transcript. Word-level segments are joined into cues: a cue ends at a sentence end
+ * after a few seconds, at a change of speaker, or after 30 seconds.
+ */
+export function fromJsonTranscript(content: string): Document {
+  let data: z.infer<typeof JsonTranscript>;
+  try {
+    data = JsonTranscript.parse(JSON.parse(content.replace(/^\uFEFF/, '')));
+  } catch (error) {
+    throw new TranscriptError(`not a JSON transcript (expected {"segments": [{"startTime", "endTime", "body"}]}): ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`);
+  }
+  const blocks: Extract<Block, { kind: 'cue' }>[] = [];
+  let open: Extract<Block, { kind: 'cue' }> | undefined;
+  for (const segment of data.segments) {
+    const text = squash(decodeEntities(segment.body));
+    if (text === '') continue;
+    const speaker = segment.speaker ? squash(segment.speaker) : open?.speaker;
+    const end = Math.max(segment.endTime ?? segment.startTime, segment.startTime);
+    const closes = !open || speaker !== open.speaker || segment.startTime - open.startSeconds >= maxCueSeconds || (/[.!?]["”’)]?$/.test(open.text) && segment.startTime - open.startSeconds >= 5);
+    if (closes) {
+      open = { kind: 'cue', text, startSeconds: segment.startTime, endSeconds: end, speaker };
+      blocks.push(open);
+    } else {
+      open!.text = `${open!.text} ${text}`;
+      open!.endSeconds = Math.max(open!.endSeconds, end);
+    }
+  }
+  return { blocks };
+}
+
+/** `h:mm:ss`, `mm:ss` or seconds, as seconds. */
+export function clockSeconds(value: string): number | undefined {
+  const parts = value.trim().split(':');
+  if (parts.length > 3 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) return undefined;
+  return parts.reduce((total, p) => total * 60 + Number(p), 0);
+}
+
+/**
+ * Parses a Podcasting 2.0 HTML transcript: `<cite>Speaker:</cite>`, `<time>0:00</time>`, then the paragraph that was
+ * said. Each paragraph ends where the next begins.
+ */
+export function fromHtmlTranscript(content: string): Document {
+  const { document } = parseHTML(`<!doctype html><html><body>${content}</body></html>`);
+  const blocks: Extract<Block, { kind: 'cue' }>[] = [];
+  let speaker: string | undefined;
+  let start: number | undefined;
+  for (const element of Array.from(document.body.querySelectorAll('cite, time, p')) as { tagName: string; textContent: string | null }[]) {
+    const text = squash(element.textContent ?? '');
+    const tag = element.tagName.toLowerCase();
+    if (tag === 'cite') speaker = text.replace(/:$/, '') || undefined;
+    else if (tag === 'time') start = clockSeconds(text);
+    else if (text !== '') {
+      const previous = blocks.at(-1);
+      const startSeconds = start ?? previous?.endSeconds ?? 0;
+      if (previous && previous.endSeconds <= previous.startSeconds) previous.endSeconds = Math.max(previous.startSeconds, startSeconds);
+      blocks.push({ kind: 'cue', text, startSeconds, endSeconds: startSeconds, speaker });
+      start = undefined;
+    }
+  }
+  return { blocks };
+}
+
+/** Whether HTML is a Podcasting 2.0 transcript (speakers and times) rather than a page. */
+export const isHtmlTranscript = (content: string): boolean => /<cite[\s>]/i.test(content) && /<time[\s>]/i.test(content) && !/<article[\s>]/i.test(content);
+
+/** A transcript that cannot be read. */
+export class TranscriptError extends Error {
+  override name = 'TranscriptError';
+}
+
+/** Any transcript format, by name. */
+export async function fromTranscript(content: string, format: TranscriptFormat): Promise<Document> {
+  switch (format) {
+    case 'vtt':
+    case 'srt':
+      return fromCaptions(content, format);
+    case 'json':
+      return fromJsonTranscript(content);
+    case 'html':
+      return fromHtmlTranscript(content);
+  }
+}
+
+/** A transcript's format from its MIME type (as `<podcast:transcript type>` gives it) or its URL's extension. */
+export function formatOf(type: string | undefined, url?: string): TranscriptFormat | undefined {
+  const mime = (type ?? '').split(';')[0]!.trim().toLowerCase();
+  if (mime === 'text/vtt') return 'vtt';
+  if (mime === 'application/srt' || mime === 'application/x-subrip' || mime === 'text/srt') return 'srt';
+  if (mime === 'application/json') return 'json';
+  if (mime === 'text/html') return 'html';
+  const extension = url && /\.(vtt|srt|json|html?)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
+  return extension === 'htm' ? 'html' : (extension as TranscriptFormat | undefined) || undefined;
 }

@@ -7,11 +7,14 @@ import * as Items from '../store/Items.js';
 import * as VectorIndex from '../store/VectorIndex.js';
 import type { Embedder } from '../retrieval/Embedder.js';
 import { ServiceError } from '../errors/ServiceError.js';
+import * as Charset from './Charset.js';
 import * as Chunker from './Chunker.js';
 import type { Document } from './Document.js';
 import { fromPlainText } from './Document.js';
+import * as Html from './Html.js';
 import { fromMarkdown } from './Markdown.js';
-import { fromCaptions } from './Transcript.js';
+import * as Pdf from './Pdf.js';
+import * as Transcript from './Transcript.js';
 
 /** The file formats an upload accepts, by extension. */
 export const formats = {
@@ -20,6 +23,10 @@ export const formats = {
   '.txt': 'text',
   '.vtt': 'vtt',
   '.srt': 'srt',
+  '.json': 'json',
+  '.html': 'html',
+  '.htm': 'html',
+  '.pdf': 'pdf',
 } as const;
 
 export type Format = (typeof formats)[keyof typeof formats];
@@ -45,15 +52,33 @@ export function formatOf(file: string): Format {
   return format;
 }
 
-async function parse(content: string, format: Format): Promise<Document> {
-  switch (format) {
-    case 'markdown':
-      return fromMarkdown(content);
-    case 'text':
-      return fromPlainText(content);
-    case 'vtt':
-    case 'srt':
-      return fromCaptions(content, format);
+/**
+ * Parses a file's bytes by format. Text is decoded by its BOM or declared charset (UTF-8 otherwise). HTML is a
+ * page, whose main text Readability finds, or a Podcasting 2.0 transcript; JSON is the Podcasting 2.0 transcript
+ * format; PDF pages keep their numbers. A file that does not parse as its format is a clear 400.
+ */
+async function parse(bytes: Buffer, format: Format, name: string): Promise<Document> {
+  const text = () => Charset.decode(bytes);
+  try {
+    switch (format) {
+      case 'markdown':
+        return fromMarkdown(text());
+      case 'text':
+        return fromPlainText(text());
+      case 'vtt':
+      case 'srt':
+      case 'json':
+        return await Transcript.fromTranscript(text(), format);
+      case 'html': {
+        const html = text();
+        return Transcript.isHtmlTranscript(html) ? Transcript.fromHtmlTranscript(html) : Html.articleFromPage(html);
+      }
+      case 'pdf':
+        return await Pdf.fromPdf(bytes);
+    }
+  } catch (error) {
+    if (error instanceof Transcript.TranscriptError || error instanceof Pdf.PdfError) throw new ServiceError('invalid_request', `cannot read "${name}": ${error.message}`);
+    throw error;
   }
 }
 
@@ -85,21 +110,22 @@ const titleFromFile = (file: string): string =>
  */
 export async function ingest(
   db: Database,
-  input: { channelId: string; file: string; content?: string | undefined; metadata?: UploadMetadata; chunkTargetTokens: number; embedder?: Embedder | undefined },
+  input: { channelId: string; file: string; content?: string | Buffer | undefined; metadata?: UploadMetadata; chunkTargetTokens: number; embedder?: Embedder | undefined },
 ): Promise<UploadResult> {
   const channel = Channels.get(db, input.channelId);
   const format = formatOf(input.file);
   const meta = input.metadata ?? {};
   const publishedAt = parseDate(meta.publishedAt);
   const sourceUrl = parseUrl(meta.sourceUrl);
-  const content = input.content ?? (await fs.readFile(input.file, 'utf8'));
-  const document = await parse(content, format);
+  const bytes = typeof input.content === 'string' ? Buffer.from(input.content) : (input.content ?? (await fs.readFile(input.file)));
+  const document = await parse(bytes, format, path.basename(input.file));
   const chunks = Chunker.chunk(document, Chunker.sizes(input.chunkTargetTokens));
   if (chunks.length === 0) throw new ServiceError('invalid_request', `"${path.basename(input.file)}" has no text to index`);
   const title = meta.title ?? document.title ?? titleFromFile(input.file);
   const externalId = meta.externalId ?? path.basename(input.file);
   const contentHash = Ids.fingerprint(
-    JSON.stringify({ format, content, title, sourceUrl, publishedAt, author: meta.author, target: input.chunkTargetTokens }),
+    // Text formats hash their text (as before PDF support, so stored items stay unchanged); PDF its bytes.
+    JSON.stringify({ format, content: format === 'pdf' ? Ids.fingerprint(bytes) : Charset.decode(bytes), title, sourceUrl, publishedAt, author: meta.author, target: input.chunkTargetTokens }),
   );
   // Embedding happens before the write (a transaction cannot span an await), and only for changed content.
   const unchanged = Items.contentHash(db, channel.id, externalId) === contentHash;

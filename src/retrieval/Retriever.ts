@@ -29,6 +29,9 @@ export type Evidence = {
   publishedAt: number | null;
   startSeconds: number | null;
   endSeconds: number | null;
+  /** Pages of a paged document the chunk spans. */
+  pageStart: number | null;
+  pageEnd: number | null;
   scoped: ScopedChannel;
   stems: string[];
   stemSet: Set<string>;
@@ -91,6 +94,8 @@ type Row = {
   publishedAt: number | null;
   startSeconds: number | null;
   endSeconds: number | null;
+  pageStart: number | null;
+  pageEnd: number | null;
 };
 
 function hydrate(db: Database, rowids: number[]): Map<number, Row> {
@@ -98,7 +103,8 @@ function hydrate(db: Database, rowids: number[]): Map<number, Row> {
   const rows = db
     .prepare(
       `SELECT c.rowid AS rowid, c.id AS chunkId, c.item_id AS itemId, i.channel_id AS channelId, c.ordinal, c.text, c.token_count AS tokenCount,
-         i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds
+         i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds,
+         c.page_start AS pageStart, c.page_end AS pageEnd
        FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid IN (SELECT value FROM json_each(?))`,
     )
     .all(JSON.stringify(rowids)) as Row[];
@@ -175,6 +181,8 @@ function rerank(
       publishedAt: row.publishedAt,
       startSeconds: row.startSeconds,
       endSeconds: row.endSeconds,
+      pageStart: row.pageStart,
+      pageEnd: row.pageEnd,
       scoped,
       stems,
       stemSet: new Set([...stems, ...profileStems]),

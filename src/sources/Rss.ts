@@ -2,7 +2,7 @@ import type { Document } from '../ingest/Document.js';
 import { fromPlainText } from '../ingest/Document.js';
 import * as Html from '../ingest/Html.js';
 import * as Ids from '../store/Ids.js';
-import * as Charset from './Charset.js';
+import * as Charset from '../ingest/Charset.js';
 import type { Connector, Entry, SyncContext } from './Connector.js';
 import * as Feed from './Feed.js';
 import type { Fetcher, Validators } from './Fetcher.js';

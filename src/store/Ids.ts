@@ -12,6 +12,6 @@ export function stable(prefix: string, ...parts: (string | number)[]): string {
 }
 
 /** SHA-256 hex of a string: the content fingerprint of an item. */
-export function fingerprint(content: string): string {
+export function fingerprint(content: string | Uint8Array): string {
   return crypto.createHash('sha256').update(content).digest('hex');
 }

@@ -1,0 +1,179 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as SourceLinks from '../src/answer/SourceLinks.js';
+import { label } from '../src/answer/Synthesizer.js';
+import * as Charset from '../src/ingest/Charset.js';
+import * as Pdf from '../src/ingest/Pdf.js';
+import * as Transcript from '../src/ingest/Transcript.js';
+import * as Upload from '../src/ingest/Upload.js';
+import type { Evidence } from '../src/retrieval/Retriever.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Store from '../src/store/Database.js';
+import type { Database } from '../src/store/Database.js';
+import * as Profiles from '../src/store/Profiles.js';
+import * as Shared from './support/Shared.js';
+
+let directory: string;
+let db: Database;
+let channelId: string;
+
+beforeAll(() => {
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-formats-'));
+  db = Store.open(path.join(directory, 'f.db')).db;
+  const profile = Profiles.create(db, { slug: 'formats', name: 'Formats', visibility: 'public' });
+  channelId = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 1 }).id;
+});
+afterAll(() => {
+  db.close();
+  fs.rmSync(directory, { recursive: true, force: true });
+});
+
+const read = (file: string) => Charset.decode(fs.readFileSync(file));
+const chunksOf = (itemId: string) =>
+  db.prepare('SELECT text, start_seconds AS startSeconds, end_seconds AS endSeconds, speaker, page_start AS pageStart, page_end AS pageEnd FROM chunks WHERE item_id = ? ORDER BY ordinal').all(itemId) as {
+    text: string;
+    startSeconds: number | null;
+    endSeconds: number | null;
+    speaker: string | null;
+    pageStart: number | null;
+    pageEnd: number | null;
+  }[];
+
+describe('transcript formats', () => {
+  test('behavior: a Podcasting 2.0 JSON transcript joins word segments into timed cues per speaker', () => {
+    const doc = Transcript.fromJsonTranscript(
+      JSON.stringify({
+        version: '1.0.0',
+        segments: [
+          { speaker: 'Ada', startTime: 0.5, endTime: 0.8, body: 'Engines' },
+          { speaker: 'Ada', startTime: 0.9, endTime: 1.2, body: 'weave.' },
+          { speaker: 'Charles', startTime: 1.5, endTime: 2, body: 'Indeed' },
+          { startTime: 2.1, endTime: 2.4, body: 'they do.' },
+        ],
+      }),
+    );
+    expect(doc.blocks).toEqual([
+      { kind: 'cue', text: 'Engines weave.', startSeconds: 0.5, endSeconds: 1.2, speaker: 'Ada' },
+      { kind: 'cue', text: 'Indeed they do.', startSeconds: 1.5, endSeconds: 2.4, speaker: 'Charles' },
+    ]);
+    expect(() => Transcript.fromJsonTranscript('{"segments": "nope"}')).toThrow(/not a JSON transcript/);
+    expect(() => Transcript.fromJsonTranscript('not json')).toThrow(/not a JSON transcript/);
+  });
+
+  test('behavior: a Podcasting 2.0 HTML transcript keeps speakers and times', () => {
+    const doc = Transcript.fromHtmlTranscript('<cite>Ada:</cite><time>0:05</time><p>Engines weave.</p><cite>Charles:</cite><time>1:02:03</time><p>Indeed.</p>');
+    expect(doc.blocks).toEqual([
+      { kind: 'cue', text: 'Engines weave.', startSeconds: 5, endSeconds: 3723, speaker: 'Ada' },
+      { kind: 'cue', text: 'Indeed.', startSeconds: 3723, endSeconds: 3723, speaker: 'Charles' },
+    ]);
+  });
+
+  test('behavior: transcript formats are known by MIME type or extension', () => {
+    expect(Transcript.formatOf('text/vtt')).toBe('vtt');
+    expect(Transcript.formatOf('application/x-subrip')).toBe('srt');
+    expect(Transcript.formatOf('application/json; charset=utf-8')).toBe('json');
+    expect(Transcript.formatOf('text/html')).toBe('html');
+    expect(Transcript.formatOf(undefined, 'https://x.example/ep1.srt?token=1')).toBe('srt');
+    expect(Transcript.formatOf('text/plain', 'https://x.example/ep1.txt')).toBeUndefined();
+  });
+});
+
+describe.skipIf(!Shared.hasFixtures)('real-world transcripts and PDFs (../shared/fixtures)', () => {
+  test.each(Shared.fixtures('transcripts', ['.vtt', '.srt', '.json']).map((f) => [path.basename(f), f]))('behavior: %s parses into timed cues', async (_name, file) => {
+    const format = Transcript.formatOf(undefined, file)!;
+    const doc = await Transcript.fromTranscript(read(file), format);
+    expect(doc.blocks.length).toBeGreaterThan(0);
+    for (const b of doc.blocks) {
+      expect(b.kind).toBe('cue');
+      if (b.kind === 'cue') expect(b.endSeconds).toBeGreaterThanOrEqual(b.startSeconds);
+    }
+  });
+
+  test('behavior: speakers, times and text come out right on a sample', async () => {
+    const vtt = await Transcript.fromTranscript(read(Shared.fixture('transcripts/vtt/podcastindex_example.vtt')), 'vtt');
+    expect(vtt.blocks[0]).toMatchObject({ speaker: 'Sarah', startSeconds: 0, text: expect.stringMatching(/^In today's episode/) });
+    expect(vtt.blocks.some((b) => b.text.includes('Podcasting Q&A'))).toBe(true);
+    const srt = await Transcript.fromTranscript(read(Shared.fixture('transcripts/srt/podcastindex_example.srt')), 'srt');
+    expect(srt.blocks[0]).toMatchObject({ speaker: 'Travis', startSeconds: 0.179, text: expect.stringMatching(/^When you first get started/) });
+    const utf16 = await Transcript.fromTranscript(read(Shared.fixture('transcripts/srt/astisub_example-in-non-utf8.srt')), 'srt');
+    expect(utf16.blocks.length).toBeGreaterThan(0);
+    const utf16Text = utf16.blocks.map((b) => b.text).join(' ');
+    expect(utf16Text.includes(String.fromCharCode(0)) || utf16Text.includes('\ufffd')).toBe(false);
+    const json = Transcript.fromJsonTranscript(read(Shared.fixture('transcripts/json/podcastindex_example.json')));
+    expect(json.blocks[0]).toMatchObject({ speaker: 'Darth Vader', startSeconds: 0.5, text: expect.stringMatching(/^I am your father/) });
+    const html = Transcript.fromHtmlTranscript(read(Shared.fixture('html/podcastindex_transcript-example.html')));
+    expect(html.blocks[0]).toMatchObject({ speaker: 'Travis', startSeconds: 0, text: expect.stringMatching(/^When you first get started in podcasting/) });
+    expect(html.blocks.length).toBeGreaterThan(3);
+  });
+
+  test.each(Shared.fixtures('pdf', ['.pdf']).map((f) => [path.basename(f), f]))('behavior: %s gives its text page by page', async (_name, file) => {
+    const doc = await Pdf.fromPdf(fs.readFileSync(file));
+    expect(doc.blocks.length).toBeGreaterThan(0);
+    for (const b of doc.blocks) expect(b.kind === 'paragraph' && b.page).toBeGreaterThanOrEqual(1);
+  });
+
+  test('behavior: an uploaded PDF keeps page numbers on its chunks; citations name the pages', async () => {
+    const file = Shared.fixture('pdf/pysample_pdflatex-4-pages.pdf');
+    const stored = await Upload.ingest(db, { channelId, file, chunkTargetTokens: 120 });
+    const chunks = chunksOf(stored.itemId);
+    expect(new Set(chunks.map((c) => c.pageStart))).toEqual(new Set([1, 2, 3, 4]));
+    for (const c of chunks) expect(c.pageEnd).toBeGreaterThanOrEqual(c.pageStart!);
+    const crazy = await Upload.ingest(db, { channelId, file: Shared.fixture('pdf/pysample_crazyones-pdfa.pdf'), chunkTargetTokens: 320 });
+    expect(chunksOf(crazy.itemId)[0]!.text).toMatch(/^The Crazy Ones/);
+  });
+});
+
+describe('uploads of HTML, JSON transcripts and PDF', () => {
+  const write = (name: string, content: string | Buffer) => {
+    const p = path.join(directory, name);
+    fs.writeFileSync(p, content);
+    return p;
+  };
+
+  test('behavior: an HTML page is indexed by its main text and title, without navigation', async () => {
+    const body = Array.from({ length: 4 }, (_, i) => `<p>Paragraph ${i} on laminated dough: butter layers, folds and rest times between the turns, explained at length for bakers.</p>`).join('');
+    const file = write('lamination.html', `<html><head><title>Lamination</title></head><body><nav>Home Shop Login</nav><article><h2>Folds</h2>${body}</article></body></html>`);
+    const stored = await Upload.ingest(db, { channelId, file, chunkTargetTokens: 320 });
+    expect(stored.title).toBe('Lamination');
+    const text = chunksOf(stored.itemId).map((c) => c.text).join('\n');
+    expect(text).toContain('Folds');
+    expect(text).toContain('butter layers');
+    expect(text).not.toContain('Login');
+  });
+
+  test('behavior: a JSON or HTML transcript upload keeps speakers and times', async () => {
+    const json = write('ep2.json', JSON.stringify({ segments: [{ speaker: 'Ada', startTime: 3, endTime: 5, body: 'Looms weave flowers.' }] }));
+    const stored = await Upload.ingest(db, { channelId, file: json, chunkTargetTokens: 320 });
+    expect(chunksOf(stored.itemId)[0]).toMatchObject({ text: 'Ada: Looms weave flowers.', startSeconds: 3, endSeconds: 5, speaker: 'Ada' });
+    const html = write('ep3.html', '<cite>Ada:</cite><time>0:07</time><p>Engines weave patterns.</p>');
+    expect(chunksOf((await Upload.ingest(db, { channelId, file: html, chunkTargetTokens: 320 })).itemId)[0]).toMatchObject({ startSeconds: 7, speaker: 'Ada' });
+  });
+
+  test('error: a file that is not its format is a 400 naming it, and nothing is written', async () => {
+    const before = db.prepare('SELECT count(*) FROM items').pluck().get();
+    await expect(Upload.ingest(db, { channelId, file: write('broken.json', '{"words": []}'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('cannot read "broken.json": not a JSON transcript') });
+    await expect(Upload.ingest(db, { channelId, file: write('broken.pdf', 'not a pdf'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('not a readable PDF') });
+    expect(db.prepare('SELECT count(*) FROM items').pluck().get()).toBe(before);
+  });
+});
+
+describe('citations and deep links', () => {
+  const evidence = (over: Partial<Evidence>) =>
+    ({ title: 'Guide', startSeconds: null, pageStart: null, pageEnd: null, scoped: { profile: { name: 'Ada' }, channel: { label: 'Docs' } }, ...over }) as Evidence;
+
+  test('behavior: labels name the pages of a PDF and the moment of a recording', () => {
+    expect(label(evidence({ pageStart: 3, pageEnd: 3 }))).toBe('Guide (Ada, Docs, p. 3)');
+    expect(label(evidence({ pageStart: 3, pageEnd: 4 }))).toBe('Guide (Ada, Docs, pp. 3–4)');
+    expect(label(evidence({ startSeconds: 125 }))).toBe('Guide (Ada, Docs at 2:05)');
+  });
+
+  test('behavior: source URLs point at the moment of a YouTube video and the page of a PDF', () => {
+    expect(SourceLinks.deepLink('https://www.youtube.com/watch?v=abc123', { startSeconds: 123.9, pageStart: null })).toBe('https://www.youtube.com/watch?v=abc123&t=123s');
+    expect(SourceLinks.deepLink('https://youtu.be/abc123', { startSeconds: 5, pageStart: null })).toBe('https://youtu.be/abc123?t=5s');
+    expect(SourceLinks.deepLink('https://example.com/guide.pdf', { startSeconds: null, pageStart: 4 })).toBe('https://example.com/guide.pdf#page=4');
+    expect(SourceLinks.deepLink('https://example.com/post', { startSeconds: 5, pageStart: null })).toBe('https://example.com/post');
+    expect(SourceLinks.deepLink(undefined, { startSeconds: 5, pageStart: null })).toBeUndefined();
+  });
+});
