@@ -32,6 +32,8 @@ export type Services = {
   vectors: VectorSearch.VectorSearch | undefined;
   /** How connectors fetch from the web, with the configured limits. */
   fetcher: Fetcher;
+  /** The connector of each channel kind that syncs from a source. */
+  connectors: Connectors.ConnectorSet;
   /** True when this process created the database file. */
   createdStore: boolean;
   close(): void;
@@ -62,6 +64,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
     embedder,
     vectors,
     fetcher: Connectors.fetcherFromConfig(config),
+    connectors: Connectors.fromConfig(config),
     createdStore: created,
     close: () => db.close(),
   };

@@ -2,44 +2,34 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import * as Log from '../src/log/Logger.js';
 import * as Connectors from '../src/sources/Connectors.js';
-import * as Fetcher from '../src/sources/Fetcher.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Scheduler from '../src/sources/Scheduler.js';
 import * as Channels from '../src/store/Channels.js';
-import * as Store from '../src/store/Database.js';
 import type { Database } from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as Cli from './support/Cli.js';
 import * as FeedHost from './support/FeedHost.js';
+import * as Sources from './support/Sources.js';
 
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
 let directory: string;
 let db: Database;
 let profileId: string;
-const logLines: string[] = [];
+let fixture: ReturnType<typeof Sources.store>;
+let deps: ReturnType<typeof Sources.store>['deps'];
+let logLines: string[];
 
 beforeAll(async () => {
   host = await FeedHost.start();
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-sync-'));
-  db = Store.open(path.join(directory, 'sync.db')).db;
-  profileId = Profiles.create(db, { slug: 'writer', name: 'Wren Writer', visibility: 'public' }).id;
+  fixture = Sources.store('sync');
+  ({ db, profileId, deps, logLines } = fixture);
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-sync-cli-'));
 });
 afterAll(async () => {
-  db.close();
+  fixture.close();
   await host.close();
   fs.rmSync(directory, { recursive: true, force: true });
-});
-
-const deps = (overrides: Partial<Sync.SyncDependencies> = {}): Sync.SyncDependencies => ({
-  db,
-  fetcher: Fetcher.create({ allowPrivate: true, timeoutMs: 2_000, maxBytes: 1_000_000, maxRedirects: 3, concurrency: 2, retries: 0, maxRetryAfterMs: 1_000, userAgent: Connectors.userAgent }),
-  connectors: Connectors.byKind,
-  chunkTargetTokens: 320,
-  logger: Log.create({ level: 'info', write: (line) => logLines.push(line) }),
-  ...overrides,
 });
 
 type Post = { guid: string; title: string; date: string; html?: string; summary?: string; link?: string };
@@ -196,7 +186,7 @@ describe('sync with an rss source', () => {
         rss: {
           kind: 'rss',
           async list(context) {
-            const listing = await Connectors.byKind.rss!.list(context);
+            const listing = await Connectors.create().rss!.list(context);
             if (listing.unchanged) return listing;
             return {
               ...listing,

@@ -49,6 +49,10 @@ const Environment = z.object({
   FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(1_073_741_824).default(52_428_800),
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   SYNC_SCHEDULE: flag.optional(),
+  TRANSCRIBER: z.enum(['none', 'openai']).default('none'),
+  TRANSCRIBE_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  TRANSCRIBE_API_KEY: optionalText,
+  TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1'),
   SYNC_INTERVAL_MINUTES: z
     .string()
     .trim()
@@ -108,6 +112,8 @@ export type Config = {
   fetch: { allowPrivate: boolean; timeoutMs: number; maxBytes: number; concurrency: number };
   /** Syncing channels with their sources: on a schedule inside `serve`, every so many minutes per channel kind. */
   sync: { schedule: boolean; intervalMinutes: Record<SyncedKind, number> };
+  /** Transcription of podcast audio without a publisher transcript; off unless configured. */
+  transcription: { provider: 'none' } | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string };
   /** Credentials the stdio MCP server acts with; never logged. */
   stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
 };
@@ -184,6 +190,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
           : { provider: 'none', weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY },
     fetch: { allowPrivate: e.FETCH_ALLOW_PRIVATE, timeoutMs: e.FETCH_TIMEOUT_MS, maxBytes: e.FETCH_MAX_BYTES, concurrency: e.FETCH_CONCURRENCY },
     sync: { schedule: e.SYNC_SCHEDULE ?? e.ENVIRONMENT !== 'test', intervalMinutes: { ...defaultSyncIntervals, ...e.SYNC_INTERVAL_MINUTES } },
+    transcription: e.TRANSCRIBER === 'openai' ? { provider: 'openai', baseUrl: e.TRANSCRIBE_BASE_URL.replace(/\/+$/, ''), apiKey: e.TRANSCRIBE_API_KEY, model: e.TRANSCRIBE_MODEL } : { provider: 'none' },
     stdioCredentials: { apiKey: e.PROFILE_EDGE_API_KEY, bearerToken: e.PROFILE_EDGE_BEARER_TOKEN },
   };
 }

@@ -41,11 +41,11 @@ export function splitText(text: string, max: number): string[] {
   return pieces;
 }
 
-type Unit = { text: string; heading: boolean; startSeconds?: number; endSeconds?: number; speaker?: string | undefined; page?: number | undefined };
+type Unit = { text: string; heading: boolean; boundary?: boolean | undefined; startSeconds?: number; endSeconds?: number; speaker?: string | undefined; page?: number | undefined };
 
 function unitsOf(blocks: Block[], max: number): Unit[] {
   return blocks.flatMap((block): Unit[] => {
-    if (block.kind === 'heading') return [{ text: block.text, heading: true, page: block.page }];
+    if (block.kind === 'heading') return [{ text: block.text, heading: true, boundary: block.boundary, page: block.page }];
     const pieces = splitText(block.text, max);
     if (block.kind === 'paragraph') return pieces.map((text) => ({ text, heading: false, page: block.page }));
     return pieces.map((text) => ({ text, heading: false, startSeconds: block.startSeconds, endSeconds: block.endSeconds, speaker: block.speaker }));
@@ -96,7 +96,7 @@ export function chunk(document: Document, size: Sizes): ChunkDraft[] {
     const previous = current.at(-1);
     const turnChange = previous !== undefined && unit.speaker !== undefined && previous.speaker !== unit.speaker;
     const wouldOverflow = length + unit.text.length + 2 > size.max;
-    if (current.length > 0 && (wouldOverflow || length >= size.target || ((unit.heading || turnChange) && length >= size.min))) {
+    if (current.length > 0 && (wouldOverflow || unit.boundary || length >= size.target || ((unit.heading || turnChange) && length >= size.min))) {
       // A heading at the end of a chunk belongs to the text after it.
       const carried = previous?.heading ? current.pop() : undefined;
       flush();
@@ -115,7 +115,7 @@ export function chunk(document: Document, size: Sizes): ChunkDraft[] {
   if (last && beforeLast) {
     const lastLength = last.reduce((n, u) => n + u.text.length + 2, 0);
     const beforeLength = beforeLast.reduce((n, u) => n + u.text.length + 2, 0);
-    if (lastLength < size.min / 2 && beforeLength + lastLength <= size.max) {
+    if (lastLength < size.min / 2 && beforeLength + lastLength <= size.max && !last[0]!.boundary) {
       beforeLast.push(...last);
       groups.pop();
     }

@@ -1,6 +1,7 @@
 /** What every parser produces and the chunker consumes: a title and a sequence of blocks. */
 export type Block =
-  | { kind: 'heading'; text: string; level: number; page?: number | undefined }
+  /** A `boundary` heading (a podcast chapter) always starts a new chunk: no chunk spans two chapters. */
+  | { kind: 'heading'; text: string; level: number; page?: number | undefined; boundary?: boolean | undefined }
   | { kind: 'paragraph'; text: string; page?: number | undefined }
   | { kind: 'cue'; text: string; startSeconds: number; endSeconds: number; speaker?: string | undefined };
 

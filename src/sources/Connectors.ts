@@ -1,12 +1,25 @@
 import type { Config } from '../config/Config.js';
 import type { Connector } from './Connector.js';
 import * as Fetcher from './Fetcher.js';
+import * as Podcast from './Podcast.js';
 import * as Rss from './Rss.js';
+import * as Transcriber from './Transcriber.js';
+
+export type ConnectorSet = Partial<Record<Connector['kind'], Connector>>;
 
 /** The connector of each channel kind that syncs from a remote source. Uploads have none: an operator sends files. */
-export const byKind: Partial<Record<Connector['kind'], Connector>> = {
-  rss: Rss.connector,
-};
+export function create(options: { transcriber?: Transcriber.Transcriber | undefined } = {}): ConnectorSet {
+  return {
+    rss: Rss.connector,
+    podcast_rss: Podcast.connector({ transcriber: options.transcriber }),
+  };
+}
+
+/** The connectors as configured: the transcriber is on only when TRANSCRIBER names one. */
+export function fromConfig(config: Config): ConnectorSet {
+  const t = config.transcription;
+  return create({ transcriber: t.provider === 'openai' ? Transcriber.openAi({ baseUrl: t.baseUrl, apiKey: t.apiKey, model: t.model }) : undefined });
+}
 
 export const userAgent = 'profile-edge/0.2.0 (channel sync)';
 

@@ -7,6 +7,8 @@ export type Feed = {
   format: 'rss' | 'atom' | 'rdf' | 'json';
   title: string | undefined;
   link: string | undefined;
+  /** The feed's language (RSS `language`, Atom `xml:lang` is not read), e.g. "en-us". */
+  language: string | undefined;
   entries: FeedEntry[];
 };
 
@@ -106,5 +108,5 @@ export function parse(text: string, feedUrl: string): Feed {
     const id = first(guid, format === 'atom' || format === 'json' ? textOf(entry.id) : undefined, link, title && `${title}|${publishedAt ?? ''}`, contentId && `sha256:${Ids.fingerprint(contentId).slice(0, 32)}`) ?? '';
     return { id: id.trim(), title, link, publishedAt, author: authorOf(entry), contentHtml, summaryHtml, contentText: textOf(entry.content_text), raw: entry };
   });
-  return { format, title: plain(textOf(feed.title)), link: base, entries: entries.filter((e) => e.id !== '') };
+  return { format, title: plain(textOf(feed.title)), link: base, language: plain(textOf(feed.language)), entries: entries.filter((e) => e.id !== '') };
 }

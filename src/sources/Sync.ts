@@ -8,7 +8,6 @@ import * as Items from '../store/Items.js';
 import * as VectorIndex from '../store/VectorIndex.js';
 import type { Connector, Entry, Listing } from './Connector.js';
 import type { Services } from '../Services.js';
-import * as Connectors from './Connectors.js';
 import type { Fetcher } from './Fetcher.js';
 
 export type SyncDependencies = {
@@ -27,7 +26,7 @@ export type SyncDependencies = {
 export const dependencies = (services: Services): SyncDependencies => ({
   db: services.db,
   fetcher: services.fetcher,
-  connectors: Connectors.byKind,
+  connectors: services.connectors,
   chunkTargetTokens: services.config.chunkTargetTokens,
   embedder: services.vectors ? services.embedder : undefined,
   logger: services.logger,

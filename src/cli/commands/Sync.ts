@@ -1,7 +1,6 @@
 import * as TermModel from '../../retrieval/TermModel.js';
 import * as Channels from '../../store/Channels.js';
 import * as Profiles from '../../store/Profiles.js';
-import * as Connectors from '../../sources/Connectors.js';
 import * as Scheduler from '../../sources/Scheduler.js';
 import * as Sync from '../../sources/Sync.js';
 import type { SyncReport } from '../../sources/Sync.js';
@@ -47,7 +46,7 @@ export const sync: Command = {
         ? [Channels.get(db, channelId).id]
         : slug !== undefined
           ? Channels.byProfile(db, Profiles.get(db, slug).id).map((c) => c.id)
-          : [...Channels.byProfiles(db).values()].flat().filter((c) => c.sourceUrl && Connectors.byKind[c.kind]).map((c) => c.id);
+          : [...Channels.byProfiles(db).values()].flat().filter((c) => c.sourceUrl && services.connectors[c.kind]).map((c) => c.id);
     const deps = Sync.dependencies(services);
     const reports: SyncReport[] = [];
     for (const id of ids) reports.push(await syncWithProgress(deps, id, out));

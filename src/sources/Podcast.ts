@@ -1,0 +1,164 @@
+import * as Charset from '../ingest/Charset.js';
+import type { Block, Document } from '../ingest/Document.js';
+import { fromPlainText } from '../ingest/Document.js';
+import * as Html from '../ingest/Html.js';
+import * as Transcript from '../ingest/Transcript.js';
+import * as Ids from '../store/Ids.js';
+import type { Connector, Entry, SyncContext } from './Connector.js';
+import * as Feed from './Feed.js';
+import type { Fetcher } from './Fetcher.js';
+import { readFeed } from './Rss.js';
+import type { Transcriber } from './Transcriber.js';
+
+type Loose = Record<string, unknown>;
+const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
+const list = (v: unknown): Loose[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map(record).filter((x): x is Loose => x !== undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+
+export type TranscriptLink = { url: string; type: string | undefined; language: string | undefined };
+export type Chapter = { startSeconds: number; title: string };
+
+/** Publisher transcript formats, best first: speakers and times, then times, then text. */
+const preference: (Transcript.TranscriptFormat | 'text')[] = ['json', 'vtt', 'srt', 'html', 'text'];
+
+/** The episode's `<podcast:transcript>` links, best first: the feed's language, then the richest format. */
+export function transcriptLinks(raw: Loose, base: string, language: string | undefined): TranscriptLink[] {
+  const links = list(record(raw.podcast)?.transcripts)
+    .map((t) => ({ url: Feed.resolveUrl(str(t.url), base), type: str(t.type), language: str(t.language) }))
+    .filter((t): t is TranscriptLink => t.url !== undefined);
+  const rank = (t: TranscriptLink) => {
+    const format = Transcript.formatOf(t.type, t.url) ?? 'text';
+    const sameLanguage = !t.language || !language || t.language.toLowerCase().split('-')[0] === language.toLowerCase().split('-')[0];
+    return (sameLanguage ? 0 : 10) + preference.indexOf(format);
+  };
+  return links.sort((a, b) => rank(a) - rank(b));
+}
+
+/** Podlove Simple Chapters inline in the feed (`<psc:chapters>`), when the episode has them. */
+function inlineChapters(raw: Loose): Chapter[] {
+  return list(record(raw.psc)?.chapters)
+    .map((c) => ({ startSeconds: Transcript.clockSeconds(String(c.start ?? '')), title: Feed.plain(str(c.title)) }))
+    .filter((c): c is Chapter => c.startSeconds !== undefined && c.title !== undefined);
+}
+
+/** Podcasting 2.0 JSON chapters (`{"chapters": [{"startTime", "title"}]}`); chapters marked `toc: false` are left out. */
+export function parseChapters(json: string): Chapter[] {
+  const data = record(JSON.parse(json));
+  return list(data?.chapters)
+    .filter((c) => c.toc !== false)
+    .map((c) => ({ startSeconds: Number(c.startTime), title: Feed.plain(str(c.title)) }))
+    .filter((c): c is Chapter => Number.isFinite(c.startSeconds) && c.startSeconds >= 0 && c.title !== undefined)
+    .sort((a, b) => a.startSeconds - b.startSeconds);
+}
+
+/** Puts each chapter's title before the first cue at or after its start, as a heading no chunk crosses. */
+export function withChapters(document: Document, chapters: Chapter[]): Document {
+  if (chapters.length === 0) return document;
+  const blocks: Block[] = [];
+  let next = 0;
+  for (const block of document.blocks) {
+    if (block.kind === 'cue') {
+      let title: string | undefined;
+      while (next < chapters.length && chapters[next]!.startSeconds <= block.startSeconds + 0.5) title = chapters[next++]!.title;
+      if (title !== undefined) blocks.push({ kind: 'heading', text: title, level: 2, boundary: true });
+    }
+    blocks.push(block);
+  }
+  return { ...document, blocks };
+}
+
+async function fetchText(fetcher: Fetcher, url: string, accept: string): Promise<{ text: string; type: string | undefined }> {
+  const response = await fetcher.get(url, { accept });
+  if (response.status !== 200) throw new Error(`unexpected ${response.status}`);
+  return { text: Charset.decode(response.body, response.contentType), type: response.contentType };
+}
+
+/** The publisher's transcript: the best link that can be fetched and parsed, or undefined. */
+async function publisherTranscript(fetcher: Fetcher, links: TranscriptLink[]): Promise<{ document: Document; format: string } | undefined> {
+  for (const link of links) {
+    try {
+      const { text, type } = await fetchText(fetcher, link.url, link.type ?? '*/*');
+      const format = Transcript.formatOf(link.type, link.url) ?? Transcript.formatOf(type, link.url);
+      const document = format ? await Transcript.fromTranscript(text, format) : fromPlainText(text);
+      if (document.blocks.length > 0) return { document, format: format ?? 'text' };
+    } catch {
+      // The next link, or the show notes.
+    }
+  }
+  return undefined;
+}
+
+export type PodcastOptions = { transcriber?: Transcriber | undefined };
+
+/** Episode text and where it came from: the publisher's transcript, a transcription of the audio, or show notes. */
+async function episodeText(
+  entry: Feed.FeedEntry,
+  context: { fetcher: Fetcher; base: string; language: string | undefined; transcriber: Transcriber | undefined },
+): Promise<{ document: Document; text: 'transcript' | 'transcription' | 'show_notes'; transcriptFormat?: string }> {
+  const raw = entry.raw;
+  const published = await publisherTranscript(context.fetcher, transcriptLinks(raw, context.base, context.language));
+  let chapters = inlineChapters(raw);
+  const chaptersUrl = Feed.resolveUrl(str(record(record(raw.podcast)?.chapters)?.url), context.base);
+  if (chaptersUrl) {
+    try {
+      chapters = parseChapters((await fetchText(context.fetcher, chaptersUrl, 'application/json+chapters, application/json')).text);
+    } catch {
+      // Chapters only label chunks; an episode is indexed without them.
+    }
+  }
+  if (published) return { document: withChapters(published.document, chapters), text: 'transcript', transcriptFormat: published.format };
+  const audio = list(raw.enclosures).map((e) => ({ url: Feed.resolveUrl(str(e.url), context.base), type: str(e.type) })).find((e) => e.url && (!e.type || e.type.startsWith('audio/') || e.type.startsWith('video/')));
+  if (context.transcriber && audio?.url) {
+    try {
+      const response = await context.fetcher.get(audio.url, { accept: 'audio/*, video/*' });
+      if (response.status === 200) {
+        const name = decodeURIComponent(new URL(response.url).pathname.split('/').pop() || 'episode.mp3');
+        const document = await context.transcriber.transcribe(response.body, { name, type: audio.type ?? response.contentType });
+        return { document: withChapters(document, chapters), text: 'transcription' };
+      }
+    } catch {
+      // Indexed from its show notes below.
+    }
+  }
+  const notes = entry.contentHtml ?? entry.summaryHtml ?? str(record(raw.itunes)?.summary);
+  return { document: notes ? Html.fromHtml(notes) : { blocks: [] }, text: 'show_notes' };
+}
+
+/**
+ * Podcasts: RSS with the iTunes and Podcasting 2.0 namespaces. An episode is indexed from the publisher's transcript
+ * (JSON, WebVTT, SRT, HTML or text; speakers and cue times kept), labelled and bounded by its chapters; without one,
+ * from a transcription of its audio when a transcriber is configured; otherwise from its show notes, marked as such.
+ */
+export function connector(options: PodcastOptions = {}): Connector {
+  return {
+    kind: 'podcast_rss',
+    async list(context: SyncContext) {
+      const read = await readFeed(context);
+      if (!read) return { unchanged: true, state: context.state };
+      const { feed, validators } = read;
+      const entries: Entry[] = feed.entries.map((entry) => {
+        const podcast = record(entry.raw.podcast);
+        return {
+          externalId: entry.id,
+          version: Ids.fingerprint(
+            JSON.stringify([entry.title, entry.link, entry.publishedAt, entry.author, entry.contentHtml, entry.summaryHtml, podcast?.transcripts, podcast?.chapters, record(entry.raw.psc)?.chapters, options.transcriber?.id]),
+          ),
+          publishedAt: entry.publishedAt,
+          async load() {
+            const { document, text, transcriptFormat } = await episodeText(entry, { fetcher: context.fetcher, base: feed.link ?? context.source, language: feed.language, transcriber: options.transcriber });
+            return {
+              title: entry.title ?? entry.link ?? 'Untitled episode',
+              sourceUrl: entry.link,
+              publishedAt: entry.publishedAt,
+              author: entry.author,
+              document,
+              metadata: { format: feed.format, text, ...(transcriptFormat && { transcriptFormat }) },
+            };
+          },
+        };
+      });
+      const dates = feed.entries.map((e) => e.publishedAt).filter((d): d is number => d !== undefined);
+      return { entries, coverage: { kind: 'window', oldest: dates.length > 0 ? Math.min(...dates) : undefined }, state: { validators } };
+    },
+  };
+}

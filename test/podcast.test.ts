@@ -1,0 +1,174 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as Connectors from '../src/sources/Connectors.js';
+import * as Podcast from '../src/sources/Podcast.js';
+import * as Sync from '../src/sources/Sync.js';
+import * as Transcriber from '../src/sources/Transcriber.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Items from '../src/store/Items.js';
+import * as FeedHost from './support/FeedHost.js';
+import * as Shared from './support/Shared.js';
+import * as Sources from './support/Sources.js';
+import * as TranscriptionServer from './support/TranscriptionServer.js';
+
+let host: Awaited<ReturnType<typeof FeedHost.start>>;
+let whisper: Awaited<ReturnType<typeof TranscriptionServer.start>>;
+let store: ReturnType<typeof Sources.store>;
+
+beforeAll(async () => {
+  host = await FeedHost.start();
+  whisper = await TranscriptionServer.start();
+  store = Sources.store('podcast');
+});
+afterAll(async () => {
+  store.close();
+  await host.close();
+  await whisper.close();
+});
+
+const itunes = 'http://www.itunes.com/dtds/podcast-1.0.dtd';
+const pc20 = 'https://podcastindex.org/namespace/1.0';
+type Episode = { guid: string; title: string; date: string; notes: string; extra?: string };
+const feed = (episodes: Episode[]) => `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:itunes="${itunes}" xmlns:podcast="${pc20}" xmlns:content="http://purl.org/rss/1.0/modules/content/">
+<channel><title>Soil Talk</title><link>${host.url}/show</link><language>en-us</language><itunes:author>Gus Green</itunes:author>
+${episodes
+  .map(
+    (e) => `<item><title>${e.title}</title><guid>${e.guid}</guid><link>${host.url}/show/${e.guid}</link><pubDate>${new Date(e.date).toUTCString()}</pubDate>
+  <description><![CDATA[${e.notes}]]></description><enclosure url="${host.url}/audio/${e.guid}.mp3" type="audio/mpeg" length="1000"/>${e.extra ?? ''}</item>`,
+  )
+  .join('\n')}
+</channel></rss>`;
+
+const jsonTranscript = {
+  version: '1.0.0',
+  segments: [
+    { speaker: 'Gus Green', startTime: 0, endTime: 4, body: 'Welcome to Soil Talk.' },
+    { speaker: 'Gus Green', startTime: 4, endTime: 9, body: 'Today my guest is Ria Moss.' },
+    { speaker: 'Ria Moss', startTime: 9, endTime: 20, body: 'A hot compost pile should reach fifty-five degrees within a week.' },
+    { speaker: 'Gus Green', startTime: 60, endTime: 66, body: 'Now, worms.' },
+    { speaker: 'Ria Moss', startTime: 66, endTime: 80, body: 'Red wigglers eat half their weight in scraps every day.' },
+  ],
+};
+
+function serveShow(id: string, episodes: Episode[]) {
+  host.routes.set(`/feeds/${id}.xml`, { body: feed(episodes), type: 'application/rss+xml' });
+  Channels.create(store.db, { id, profileId: store.profileId, kind: 'podcast_rss', label: 'Soil Talk', accessLevel: 'public', ratePerMillionTokens: 2, sourceUrl: `${host.url}/feeds/${id}.xml` });
+}
+
+const chunksOf = (channelId: string, guid: string) =>
+  store.db
+    .prepare(
+      `SELECT c.text, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds, c.speaker FROM chunks c JOIN items i ON i.id = c.item_id
+       WHERE i.channel_id = ? AND i.external_id = ? ORDER BY c.ordinal`,
+    )
+    .all(channelId, guid) as { text: string; startSeconds: number | null; endSeconds: number | null; speaker: string | null }[];
+const metadataOf = (channelId: string, guid: string) =>
+  JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE channel_id = ? AND external_id = ?').pluck().get(channelId, guid) as string);
+
+describe('podcast_rss connector', () => {
+  test('behavior: the publisher transcript is preferred, keeps speakers and cue times, and chapters label and bound chunks', async () => {
+    host.routes.set('/t/ep1.json', { body: JSON.stringify(jsonTranscript), type: 'application/json' });
+    host.routes.set('/t/ep1.srt', { body: '1\n00:00:00,000 --> 00:00:04,000\nA worse transcript.\n', type: 'application/srt' });
+    host.routes.set('/c/ep1.json', { body: JSON.stringify({ version: '1.2.0', chapters: [{ startTime: 0, title: 'Hot compost' }, { startTime: 60, title: 'Worm bins' }] }), type: 'application/json+chapters' });
+    serveShow('ch_soil_1', [
+      {
+        guid: 'ep1',
+        title: 'Compost, hot and cold',
+        date: '2025-05-01',
+        notes: 'Show notes for ep1.',
+        extra: `<podcast:transcript url="/t/ep1.srt" type="application/srt"/><podcast:transcript url="/t/ep1.json" type="application/json"/>
+          <podcast:chapters url="/c/ep1.json" type="application/json+chapters"/>`,
+      },
+    ]);
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_1')).toMatchObject({ outcome: 'synced', created: 1, failed: 0 });
+    const chunks = chunksOf('ch_soil_1', 'ep1');
+    expect(chunks).toHaveLength(2);
+    expect(chunks[0]).toMatchObject({ startSeconds: 0, endSeconds: 20, speaker: 'Ria Moss' });
+    expect(chunks[0]!.text).toBe('Hot compost\nGus Green: Welcome to Soil Talk. Today my guest is Ria Moss.\nRia Moss: A hot compost pile should reach fifty-five degrees within a week.');
+    expect(chunks[1]).toMatchObject({ startSeconds: 60, endSeconds: 80 });
+    expect(chunks[1]!.text).toMatch(/^Worm bins\nGus Green: Now, worms\./);
+    expect(metadataOf('ch_soil_1', 'ep1')).toMatchObject({ text: 'transcript', transcriptFormat: 'json' });
+  });
+
+  test('behavior: an episode without a transcript is indexed from its show notes and marked as such; a dead transcript link falls back too', async () => {
+    serveShow('ch_soil_2', [
+      { guid: 'ep2', title: 'Leaf mould', date: '2025-05-08', notes: '<p>Leaf mould takes <b>two years</b> to mature.</p>' },
+      { guid: 'ep3', title: 'Mulch', date: '2025-05-15', notes: '<p>Mulch in spring.</p>', extra: '<podcast:transcript url="/t/missing.vtt" type="text/vtt"/>' },
+    ]);
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_2')).toMatchObject({ created: 2, failed: 0 });
+    expect(chunksOf('ch_soil_2', 'ep2')[0]).toMatchObject({ text: 'Leaf mould takes two years to mature.', startSeconds: null });
+    expect(metadataOf('ch_soil_2', 'ep2').text).toBe('show_notes');
+    expect(metadataOf('ch_soil_2', 'ep3').text).toBe('show_notes');
+  });
+
+  test('behavior: with a transcriber configured, an episode without a transcript is transcribed from its audio', async () => {
+    host.routes.set('/audio/ep4.mp3', { body: Buffer.alloc(2048, 7), type: 'audio/mpeg' });
+    serveShow('ch_soil_3', [{ guid: 'ep4', title: 'Compost heat', date: '2025-05-22', notes: 'Notes only.' }]);
+    const transcriber = Transcriber.openAi({ baseUrl: whisper.url, apiKey: 'sk-whisper', model: 'whisper-1' });
+    const deps = store.deps({ connectors: Connectors.create({ transcriber }) });
+    expect(await Sync.syncChannel(deps, 'ch_soil_3')).toMatchObject({ created: 1, failed: 0 });
+    expect(whisper.requests.at(-1)).toEqual({ model: 'whisper-1', responseFormat: 'verbose_json', fileName: 'ep4.mp3', fileBytes: 2048, authorization: 'Bearer sk-whisper' });
+    expect(chunksOf('ch_soil_3', 'ep4')[0]).toMatchObject({ text: 'Welcome back to the show. Today we talk about compost heat.', startSeconds: 0, endSeconds: 12 });
+    expect(metadataOf('ch_soil_3', 'ep4').text).toBe('transcription');
+  });
+
+  test('error: a failing transcription endpoint leaves the episode indexed from its show notes', async () => {
+    host.routes.set('/audio/ep5.mp3', { body: Buffer.alloc(512, 1), type: 'audio/mpeg' });
+    serveShow('ch_soil_4', [{ guid: 'ep5', title: 'Bokashi', date: '2025-05-29', notes: 'Bokashi ferments scraps.' }]);
+    whisper.failWith = 503;
+    try {
+      const deps = store.deps({ connectors: Connectors.create({ transcriber: Transcriber.openAi({ baseUrl: whisper.url, model: 'whisper-1' }) }) });
+      expect(await Sync.syncChannel(deps, 'ch_soil_4')).toMatchObject({ created: 1, failed: 0 });
+    } finally {
+      whisper.failWith = undefined;
+    }
+    expect(chunksOf('ch_soil_4', 'ep5')[0]!.text).toBe('Bokashi ferments scraps.');
+    await expect(Transcriber.openAi({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2_000 }).transcribe(Uint8Array.of(1), { name: 'a.mp3', type: 'audio/mpeg' })).rejects.toThrow(/unreachable/);
+  });
+
+  test('behavior: transcript links are ranked by language, then by richness', () => {
+    const raw = {
+      podcast: {
+        transcripts: [
+          { url: '/a.srt', type: 'application/srt' },
+          { url: '/b.vtt', type: 'text/vtt', language: 'es' },
+          { url: '/c.json', type: 'application/json', language: 'en' },
+          { url: '/d.txt', type: 'text/plain' },
+        ],
+      },
+    };
+    expect(Podcast.transcriptLinks(raw, 'https://x.example/feed', 'en-us').map((l) => l.url)).toEqual([
+      'https://x.example/c.json',
+      'https://x.example/a.srt',
+      'https://x.example/d.txt',
+      'https://x.example/b.vtt',
+    ]);
+  });
+});
+
+describe.skipIf(!Shared.hasFixtures)('real-world podcast feeds (../shared/fixtures/podcast)', () => {
+  test.each(Shared.fixtures('podcast', ['.xml', '.rss']).filter((f) => !f.includes('schema-podcast-example')).map((f) => [path.basename(f), f]))(
+    'behavior: %s syncs every episode without a failure',
+    async (name, file) => {
+      const id = `ch_fx_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 40)}`;
+      host.routes.set(`/fixtures/${name}`, { body: fs.readFileSync(file), type: 'application/rss+xml' });
+      Channels.create(store.db, { id, profileId: store.profileId, kind: 'podcast_rss', label: name, accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/fixtures/${name}` });
+      // Transcript, chapter and article links name real hosts: tests stay on loopback, so those fall back to notes.
+      const report = await Sync.syncChannel(store.deps({ fetcher: Sources.loopbackOnly() }), id);
+      expect(report.outcome).toBe('synced');
+      // An episode with neither transcript nor notes has no text: the one reason an episode may fail.
+      for (const error of report.errors) expect(error).toMatch(/no text to index/);
+      expect(report.created + report.failed).toBeGreaterThan(0);
+    },
+  );
+
+  test('behavior: a real Podcasting 2.0 feed: episodes, titles, dates and show notes', async () => {
+    const items = Items.byChannel(store.db, 'ch_fx_partytime_pc20rss_xml');
+    expect(items).toHaveLength(56);
+    const latest = items[0]!;
+    expect(latest).toMatchObject({ title: 'Episode 57: Rebel Rubes', externalId: 'PC2057', publishedAt: Date.parse('2021-10-08T18:55:32Z') });
+    expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE id = ?').pluck().get(latest.id) as string).text).toBe('show_notes');
+  });
+});
