@@ -34,6 +34,7 @@ export const commands: Command[] = [
   Content.channelsList,
   Content.upload,
   SyncCommands.sync,
+  SyncCommands.importExport,
   Content.itemsList,
   Accounts.accountsCreate,
   Accounts.accountsList,

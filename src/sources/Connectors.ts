@@ -3,6 +3,7 @@ import type { Connector } from './Connector.js';
 import * as Fetcher from './Fetcher.js';
 import * as Podcast from './Podcast.js';
 import * as Rss from './Rss.js';
+import * as Subtext from './Subtext.js';
 import * as Transcriber from './Transcriber.js';
 
 export type ConnectorSet = Partial<Record<Connector['kind'], Connector>>;
@@ -12,6 +13,7 @@ export function create(options: { transcriber?: Transcriber.Transcriber | undefi
   return {
     rss: Rss.connector,
     podcast_rss: Podcast.connector({ transcriber: options.transcriber }),
+    subtext: Subtext.connector,
   };
 }
 

@@ -10,6 +10,8 @@ import type { Connector, Entry, Listing } from './Connector.js';
 import type { Services } from '../Services.js';
 import type { Fetcher } from './Fetcher.js';
 
+export type { Listing };
+
 export type SyncDependencies = {
   db: Database;
   fetcher: Fetcher;
@@ -60,21 +62,29 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * a sync killed half-way leaves every item either old or new, and the next sync resumes: unchanged items are skipped
  * by version. Items gone from the source are removed. A failure is recorded on the channel and loses nothing.
  */
-export async function syncChannel(deps: SyncDependencies, channelId: string, options: { onProgress?: Progress } = {}): Promise<SyncReport> {
+export async function syncChannel(
+  deps: SyncDependencies,
+  channelId: string,
+  options: { onProgress?: Progress; /** An export file's listing, instead of the channel's source (an import). */ listing?: Listing } = {},
+): Promise<SyncReport> {
   const now = deps.now ?? Date.now;
   const found = Channels.get(deps.db, channelId);
   if (found.status === 'paused') return emptyReport(channelId, 'skipped', 'paused');
   const connector = deps.connectors[found.kind];
-  if (!connector) return emptyReport(channelId, 'skipped', `${found.kind} channels are filled by upload`);
-  if (!found.sourceUrl) return emptyReport(channelId, 'skipped', 'no source configured (set one with channels source)');
+  if (!options.listing) {
+    if (!connector) return emptyReport(channelId, 'skipped', `${found.kind} channels are filled by upload`);
+    if (!found.sourceUrl) return emptyReport(channelId, 'skipped', 'no source configured (set one with channels update --source-url)');
+  }
   const channel = Channels.claimSync(deps.db, channelId, { now: now(), staleMs: deps.staleMs ?? 10 * 60_000 });
   if (!channel) return emptyReport(channelId, 'skipped', 'another sync is running');
 
   const log = deps.logger;
-  log.info('sync started', { channelId, kind: channel.kind });
+  log.info(options.listing ? 'import started' : 'sync started', { channelId, kind: channel.kind });
+  const sourceState = (channel.syncState.source as Record<string, unknown>) ?? {};
   let listing: Listing;
   try {
-    listing = await connector.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: (channel.syncState.source as Record<string, unknown>) ?? {}, logger: log });
+    // An import leaves the source's own state (validators) as it was.
+    listing = options.listing ? { ...options.listing, state: sourceState } : await connector!.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: sourceState, logger: log });
   } catch (error) {
     const reason = message(error);
     Channels.finishSync(deps.db, channelId, { now: now(), error: reason });

@@ -1,10 +1,15 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ServiceError } from '../../errors/ServiceError.js';
+import * as Charset from '../../ingest/Charset.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import * as Channels from '../../store/Channels.js';
 import * as Profiles from '../../store/Profiles.js';
 import * as Scheduler from '../../sources/Scheduler.js';
+import * as Subtext from '../../sources/Subtext.js';
 import * as Sync from '../../sources/Sync.js';
 import type { SyncReport } from '../../sources/Sync.js';
-import { type Command, UsageError, text } from '../Command.js';
+import { type Command, UsageError, required, text } from '../Command.js';
 import type { Output, Progress } from '../Output.js';
 
 const untilSignal = () =>
@@ -68,9 +73,35 @@ export const sync: Command = {
   },
 };
 
-async function syncWithProgress(deps: Sync.SyncDependencies, id: string, out: Output): Promise<SyncReport> {
+export const importExport: Command = {
+  name: 'import',
+  summary: 'Import a Subtext export (JSON or CSV) into a subtext channel: each message an item; a later export updates them.',
+  usage: 'import --channel ID FILE',
+  options: { channel: { type: 'string' } },
+  positionals: { min: 1, max: 1 },
+  async run({ services: open, out }, { values, positionals }) {
+    const services = open();
+    const channel = Channels.get(services.db, required(values, 'channel'));
+    if (channel.kind !== 'subtext') throw new UsageError(`import reads Subtext exports into subtext channels; ${channel.id} is ${channel.kind} (use upload for files)`);
+    const file = positionals[0]!;
+    const content = Charset.decode(await fs.readFile(file));
+    let messages: Subtext.Message[];
+    try {
+      messages = Subtext.parseExport(content, Subtext.formatOf(file, undefined, content));
+    } catch (error) {
+      if (error instanceof Subtext.ExportError) throw new ServiceError('invalid_request', `cannot import "${path.basename(file)}": ${error.message}`);
+      throw error;
+    }
+    const report = await syncWithProgress(Sync.dependencies(services), channel.id, out, Subtext.listing(messages, {}));
+    refreshTermModel(services.db, [report], out);
+    return report.outcome === 'failed' || report.failed > 0 ? 1 : 0;
+  },
+};
+
+async function syncWithProgress(deps: Sync.SyncDependencies, id: string, out: Output, listing?: Sync.Listing): Promise<SyncReport> {
   let bar: Progress | undefined;
   const report = await Sync.syncChannel(deps, id, {
+    listing,
     onProgress: ({ done, total, externalId }) => {
       bar ??= total > 0 ? out.progress(total, `sync ${id}`) : undefined;
       bar?.update(done, externalId ?? '');
