@@ -76,8 +76,7 @@ describe('Subtext exports', () => {
 
   test('behavior: profile-edge import reads an export file into a subtext channel', async () => {
     const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
-    expect((await Cli.run(env, 'profiles', 'create', 'texter', '--name', 'Texter')).code).toBe(0);
-    expect((await Cli.run(env, 'channels', 'create', '--profile', 'texter', '--kind', 'subtext', '--label', 'Texts', '--id', 'ch_cli_texts')).code).toBe(0);
+    await Cli.profileWithChannel(env, { slug: 'texter', kind: 'subtext', channelId: 'ch_cli_texts' });
     const file = path.join(directory, 'export.csv');
     fs.writeFileSync(file, 'id,date,message\n1,2025-02-01,First text\n2,2025-02-08,Second text\n');
     const run = await Cli.run(env, 'import', '--channel', 'ch_cli_texts', file);

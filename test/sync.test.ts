@@ -232,8 +232,7 @@ describe('profile-edge sync (CLI)', () => {
 
   test('behavior: an operator points a channel at a feed, syncs it with progress, and sees the result in channels list', async () => {
     host.routes.set('/cli/feed.xml', { body: rss(posts), type: 'application/rss+xml' });
-    expect((await cli(env(), 'profiles', 'create', 'cli-writer', '--name', 'CLI Writer')).code).toBe(0);
-    expect((await cli(env(), 'channels', 'create', '--profile', 'cli-writer', '--kind', 'rss', '--label', 'Blog', '--id', 'ch_cli_blog')).code).toBe(0);
+    await Cli.profileWithChannel(env(), { slug: 'cli-writer', kind: 'rss', channelId: 'ch_cli_blog', label: 'Blog' });
     const bad = await cli(env(), 'channels', 'update', 'ch_cli_blog', '--source-url', 'ftp://example.com/feed', '--label', 'Renamed');
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--source-url must be an http(s) URL') });
     expect((await cli(env(), 'channels', 'update', 'ch_cli_blog', '--source-url', `${host.url}/cli/feed.xml`)).code).toBe(0);

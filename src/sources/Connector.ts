@@ -23,6 +23,8 @@ export type Entry = {
   externalId: string;
   version: string;
   publishedAt?: number | undefined;
+  /** Keep the stored item as it is (its text came from elsewhere, such as imported captions); load only if absent. */
+  keep?: boolean | undefined;
   load(): Promise<SourceItem>;
 };
 
@@ -45,6 +47,8 @@ export type SyncContext = {
   /** What the last successful sync kept (validators, cursors); empty on the first sync. */
   state: Record<string, unknown>;
   logger: Logger;
+  /** The metadata of an item already stored for this channel, by its id at the source. */
+  stored(externalId: string): { metadata: Record<string, unknown> } | undefined;
 };
 
 /** A kind of source: lists its items, each loaded on demand. */

@@ -5,15 +5,17 @@ import * as Podcast from './Podcast.js';
 import * as Rss from './Rss.js';
 import * as Subtext from './Subtext.js';
 import * as Transcriber from './Transcriber.js';
+import * as Youtube from './Youtube.js';
 
 export type ConnectorSet = Partial<Record<Connector['kind'], Connector>>;
 
 /** The connector of each channel kind that syncs from a remote source. Uploads have none: an operator sends files. */
-export function create(options: { transcriber?: Transcriber.Transcriber | undefined } = {}): ConnectorSet {
+export function create(options: { transcriber?: Transcriber.Transcriber | undefined; youtubeBaseUrl?: string } = {}): ConnectorSet {
   return {
     rss: Rss.connector,
     podcast_rss: Podcast.connector({ transcriber: options.transcriber }),
     subtext: Subtext.connector,
+    youtube: Youtube.connector({ baseUrl: options.youtubeBaseUrl }),
   };
 }
 

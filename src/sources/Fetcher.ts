@@ -41,9 +41,17 @@ export class FetchError extends Error {
   }
 }
 
+export type RequestOptions = {
+  validators?: Validators | undefined;
+  accept?: string;
+  headers?: Record<string, string>;
+  /** A JSON body: the request is a POST (an API such as YouTube's player endpoint); redirects are not followed. */
+  json?: unknown;
+};
+
 export type Fetcher = {
-  /** GET a URL; with validators, a 304 when the resource has not changed. */
-  get(url: string, options?: { validators?: Validators | undefined; accept?: string; headers?: Record<string, string> }): Promise<Response>;
+  /** GET a URL (POST with `json`); with validators, a 304 when the resource has not changed. */
+  get(url: string, options?: RequestOptions): Promise<Response>;
 };
 
 const retryable = (status: number) => status === 429 || status === 502 || status === 503 || status === 504 || status === 500;
@@ -109,10 +117,10 @@ export function create(policy: Policy): Fetcher {
   };
 
   /** One request, no redirects followed. */
-  const once = (url: URL, headers: Record<string, string>, signal: AbortSignal) =>
+  const once = (url: URL, headers: Record<string, string>, signal: AbortSignal, body: string | undefined) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders; body?: Buffer }>((resolve, reject) => {
       const client = url.protocol === 'https:' ? https : http;
-      const request = client.request(url, { method: 'GET', headers, lookup, signal }, (response) => {
+      const request = client.request(url, { method: body === undefined ? 'GET' : 'POST', headers, lookup, signal }, (response) => {
         const status = response.statusCode ?? 0;
         if (status !== 200) {
           response.resume();
@@ -158,7 +166,7 @@ export function create(policy: Policy): Fetcher {
         else if (error.code === 'EPRIVATE') reject(new FetchError(error.message, { url: url.href }));
         else reject(new FetchError(`could not fetch: ${error.message}`, { url: url.href }));
       });
-      request.end();
+      request.end(body);
     });
 
   return {
@@ -170,6 +178,8 @@ export function create(policy: Policy): Fetcher {
         'accept-encoding': 'gzip, deflate, br',
         ...options.headers,
       };
+      const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+      if (body !== undefined) headers['content-type'] = 'application/json';
       if (options.validators?.etag) headers['if-none-match'] = options.validators.etag;
       if (options.validators?.lastModified) headers['if-modified-since'] = options.validators.lastModified;
 
@@ -180,14 +190,14 @@ export function create(policy: Policy): Fetcher {
         try {
           for (;;) {
             try {
-              result = await once(url, headers, AbortSignal.timeout(policy.timeoutMs));
+              result = await once(url, headers, AbortSignal.timeout(policy.timeoutMs), body);
             } catch (error) {
               // A network failure or a deadline may pass; a private address or an oversized body will not.
               const transient = error instanceof FetchError && error.details.status === undefined && !/private address/.test(error.message);
               if (transient && attempt < policy.retries) throw Object.assign(error, { retry: true });
               throw error;
             }
-            if (result.status >= 300 && result.status < 400 && result.status !== 304) {
+            if (result.status >= 300 && result.status < 400 && result.status !== 304 && body === undefined) {
               const location = result.headers.location;
               if (!location) throw new FetchError(`${result.status} redirect without a Location`, { url: url.href, status: result.status });
               if (++redirects > policy.maxRedirects) throw new FetchError(`more than ${policy.maxRedirects} redirects`, { url: raw, status: result.status });

@@ -84,7 +84,13 @@ export async function syncChannel(
   let listing: Listing;
   try {
     // An import leaves the source's own state (validators) as it was.
-    listing = options.listing ? { ...options.listing, state: sourceState } : await connector!.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: sourceState, logger: log });
+    const stored = (externalId: string) => {
+      const raw = deps.db.prepare('SELECT metadata FROM items WHERE id = ?').pluck().get(Items.itemId(channelId, externalId)) as string | undefined;
+      return raw === undefined ? undefined : { metadata: JSON.parse(raw) as Record<string, unknown> };
+    };
+    listing = options.listing
+      ? { ...options.listing, state: sourceState }
+      : await connector!.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: sourceState, logger: log, stored });
   } catch (error) {
     const reason = message(error);
     Channels.finishSync(deps.db, channelId, { now: now(), error: reason });
@@ -134,7 +140,7 @@ function dedupe(entries: Entry[]): Entry[] {
 async function store(deps: SyncDependencies, channelId: string, entry: Entry, target: number): Promise<{ outcome: Items.Outcome; chunkCount: number }> {
   const contentHash = Ids.fingerprint(JSON.stringify({ version: entry.version, target }));
   const existing = Items.contentHash(deps.db, channelId, entry.externalId);
-  if (existing === contentHash) return { outcome: 'unchanged', chunkCount: 0 };
+  if (existing === contentHash || (entry.keep && existing !== undefined)) return { outcome: 'unchanged', chunkCount: 0 };
   const item = await entry.load();
   const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
   if (chunks.length === 0) throw new Error('no text to index');

@@ -16,3 +16,14 @@ export async function run(env: Record<string, string | undefined>, ...argv: stri
     process.env = saved;
   }
 }
+
+/** A profile and one channel on it, made through the CLI as an operator would; fails the test when either fails. */
+export async function profileWithChannel(env: Record<string, string | undefined>, options: { slug: string; kind: string; channelId: string; label?: string }): Promise<void> {
+  for (const argv of [
+    ['profiles', 'create', options.slug, '--name', options.slug],
+    ['channels', 'create', '--profile', options.slug, '--kind', options.kind, '--label', options.label ?? options.channelId, '--id', options.channelId],
+  ]) {
+    const result = await run(env, ...argv);
+    if (result.code !== 0) throw new Error(`${argv.join(' ')} failed: ${result.stderr}`);
+  }
+}

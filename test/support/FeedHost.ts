@@ -18,9 +18,11 @@ export type Route = {
   truncate?: boolean;
   /** Answer with these statuses first (e.g. [429] or [500, 500]) before the content. */
   failFirst?: { status: number; headers?: Record<string, string> }[];
+  /** Answer from the request instead (an API that reads a JSON body, such as YouTube's player endpoint). */
+  respond?: (request: Request) => Route;
 };
 
-export type Request = { path: string; headers: http.IncomingHttpHeaders };
+export type Request = { path: string; method: string; headers: http.IncomingHttpHeaders; body: string };
 
 /**
  * A stand-in web host on 127.0.0.1 for feeds, articles, transcripts and caption files: ETags and 304s, redirects,
@@ -40,11 +42,15 @@ export async function start(): Promise<{
   const state = { peakConcurrency: 0 };
   const server = http.createServer(async (req, res) => {
     const path = req.url ?? '/';
-    requests.push({ path, headers: req.headers });
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const request = { path, method: req.method ?? 'GET', headers: req.headers, body: Buffer.concat(parts).toString('utf8') };
+    requests.push(request);
     inFlight += 1;
     state.peakConcurrency = Math.max(state.peakConcurrency, inFlight);
     res.on('close', () => (inFlight -= 1));
-    const route = routes.get(path);
+    const found = routes.get(path);
+    const route = found?.respond ? found.respond(request) : found;
     if (!route) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;

@@ -2,11 +2,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ServiceError } from '../../errors/ServiceError.js';
 import * as Charset from '../../ingest/Charset.js';
+import * as Transcript from '../../ingest/Transcript.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import * as Channels from '../../store/Channels.js';
+import * as Ids from '../../store/Ids.js';
+import * as Items from '../../store/Items.js';
 import * as Profiles from '../../store/Profiles.js';
 import * as Scheduler from '../../sources/Scheduler.js';
 import * as Subtext from '../../sources/Subtext.js';
+import * as Youtube from '../../sources/Youtube.js';
 import * as Sync from '../../sources/Sync.js';
 import type { SyncReport } from '../../sources/Sync.js';
 import { type Command, UsageError, required, text } from '../Command.js';
@@ -75,28 +79,71 @@ export const sync: Command = {
 
 export const importExport: Command = {
   name: 'import',
-  summary: 'Import a Subtext export (JSON or CSV) into a subtext channel: each message an item; a later export updates them.',
-  usage: 'import --channel ID FILE',
-  options: { channel: { type: 'string' } },
-  positionals: { min: 1, max: 1 },
+  summary: 'Import into a channel what its source cannot give: a Subtext export (JSON or CSV), or YouTube captions saved by yt-dlp (.vtt).',
+  usage: 'import --channel ID FILE...   (subtext: one export file; youtube: "Title [VIDEO_ID].en.vtt" files, or --video ID with one file)',
+  options: { channel: { type: 'string' }, video: { type: 'string' } },
+  positionals: { min: 1, max: 10_000 },
   async run({ services: open, out }, { values, positionals }) {
     const services = open();
     const channel = Channels.get(services.db, required(values, 'channel'));
-    if (channel.kind !== 'subtext') throw new UsageError(`import reads Subtext exports into subtext channels; ${channel.id} is ${channel.kind} (use upload for files)`);
-    const file = positionals[0]!;
-    const content = Charset.decode(await fs.readFile(file));
-    let messages: Subtext.Message[];
-    try {
-      messages = Subtext.parseExport(content, Subtext.formatOf(file, undefined, content));
-    } catch (error) {
-      if (error instanceof Subtext.ExportError) throw new ServiceError('invalid_request', `cannot import "${path.basename(file)}": ${error.message}`);
-      throw error;
+    let listing: Sync.Listing;
+    if (channel.kind === 'subtext') {
+      if (positionals.length > 1) throw new UsageError('import one Subtext export at a time');
+      listing = await subtextListing(positionals[0]!);
+    } else if (channel.kind === 'youtube') {
+      listing = await captionListing(services.db, channel.id, positionals, text(values, 'video'));
+    } else {
+      throw new UsageError(`import reads Subtext exports and YouTube caption files; ${channel.id} is ${channel.kind} (use upload for files)`);
     }
-    const report = await syncWithProgress(Sync.dependencies(services), channel.id, out, Subtext.listing(messages, {}));
+    const report = await syncWithProgress(Sync.dependencies(services), channel.id, out, listing);
     refreshTermModel(services.db, [report], out);
     return report.outcome === 'failed' || report.failed > 0 ? 1 : 0;
   },
 };
+
+async function subtextListing(file: string): Promise<Sync.Listing> {
+  const content = Charset.decode(await fs.readFile(file));
+  try {
+    return Subtext.listing(Subtext.parseExport(content, Subtext.formatOf(file, undefined, content)), {});
+  } catch (error) {
+    if (error instanceof Subtext.ExportError) throw new ServiceError('invalid_request', `cannot import "${path.basename(file)}": ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * yt-dlp caption files as items of a YouTube channel, one per video; a video the feed already brought keeps its title,
+ * date and URL. Imported captions are kept by later syncs. The listing removes nothing.
+ */
+async function captionListing(db: Sync.SyncDependencies['db'], channelId: string, files: string[], video: string | undefined): Promise<Sync.Listing> {
+  if (video !== undefined && files.length > 1) throw new UsageError('--video names the video of one file');
+  const entries = await Promise.all(
+    files.map(async (file) => {
+      const name = path.basename(file);
+      const videoId = video ?? Youtube.videoIdOfFile(name);
+      if (!videoId) throw new UsageError(`no video id in "${name}": yt-dlp names files "Title [VIDEO_ID].en.vtt"; or give --video ID`);
+      if (!/\.vtt$/i.test(name)) throw new UsageError(`"${name}" is not a WebVTT (.vtt) caption file`);
+      const content = Charset.decode(await fs.readFile(file));
+      const document = await Transcript.fromCaptions(content, 'vtt');
+      if (document.blocks.length === 0) throw new ServiceError('invalid_request', `cannot import "${name}": no captions in it`);
+      const existing = Items.byChannel(db, channelId).find((i) => i.externalId === videoId);
+      return {
+        externalId: videoId,
+        version: Ids.fingerprint(content),
+        publishedAt: existing?.publishedAt ?? undefined,
+        load: async () => ({
+          title: existing?.title ?? Youtube.titleOfFile(name),
+          sourceUrl: existing?.sourceUrl ?? Youtube.watchUrl(videoId),
+          publishedAt: existing?.publishedAt ?? undefined,
+          author: existing?.author ?? undefined,
+          document,
+          metadata: { text: Youtube.importedCaptions, videoId, file: name },
+        }),
+      };
+    }),
+  );
+  return { entries, coverage: { kind: 'window', oldest: undefined }, state: {} };
+}
 
 async function syncWithProgress(deps: Sync.SyncDependencies, id: string, out: Output, listing?: Sync.Listing): Promise<SyncReport> {
   let bar: Progress | undefined;

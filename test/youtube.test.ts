@@ -1,0 +1,184 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as Connectors from '../src/sources/Connectors.js';
+import * as Sync from '../src/sources/Sync.js';
+import * as Youtube from '../src/sources/Youtube.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Items from '../src/store/Items.js';
+import * as Tools from '../tools/Tools.js';
+import * as Services from '../src/Services.js';
+import * as Config from '../src/config/Config.js';
+import * as Accounts from '../src/store/Accounts.js';
+import * as Credentials from '../src/store/Credentials.js';
+import * as Ledger from '../src/store/Ledger.js';
+import * as Cli from './support/Cli.js';
+import * as FeedHost from './support/FeedHost.js';
+import * as Shared from './support/Shared.js';
+import * as Sources from './support/Sources.js';
+
+let host: Awaited<ReturnType<typeof FeedHost.start>>;
+let store: ReturnType<typeof Sources.store>;
+let directory: string;
+
+const channelId = 'UCbakingbakingbaking01';
+const videos = [
+  { id: 'vid_levain1', title: 'Levain in 5 days', date: '2025-03-01', description: 'How to build a levain from flour and water.' },
+  { id: 'vid_nocapt2', title: 'Oven spring Q&amp;A', date: '2025-02-01', description: 'Questions about oven spring, answered live.' },
+];
+
+const atom = () => `<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns:yt="http://www.youtube.com/xml/schemas/2015" xmlns:media="http://search.yahoo.com/mrss/" xmlns="http://www.w3.org/2005/Atom">
+<id>yt:channel:${channelId}</id><yt:channelId>${channelId}</yt:channelId><title>Crumb TV</title>
+<link rel="alternate" href="https://www.youtube.com/channel/${channelId}"/><author><name>Crumb TV</name></author>
+${videos
+  .map(
+    (v) => `<entry><id>yt:video:${v.id}</id><yt:videoId>${v.id}</yt:videoId><yt:channelId>${channelId}</yt:channelId><title>${v.title}</title>
+<link rel="alternate" href="https://www.youtube.com/watch?v=${v.id}"/><author><name>Crumb TV</name></author><published>${v.date}T10:00:00+00:00</published>
+<media:group><media:title>${v.title}</media:title><media:description>${v.description}</media:description></media:group></entry>`,
+  )
+  .join('\n')}
+</feed>`;
+
+const timedText = `<?xml version="1.0" encoding="utf-8" ?><transcript>
+<text start="0" dur="4.5">Day one: equal weights of flour and water.</text>
+<text start="4.5" dur="5">Keep it at &amp;#39;room temperature&amp;#39;, around 24 degrees.</text>
+<text start="95" dur="6">By day five the levain doubles in four hours.</text></transcript>`;
+
+beforeAll(async () => {
+  host = await FeedHost.start();
+  store = Sources.store('youtube');
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-youtube-'));
+  host.routes.set(`/feeds/videos.xml?channel_id=${channelId}`, { body: atom(), type: 'application/atom+xml' });
+  host.routes.set('/@crumbtv', { body: `<html><head><link rel="canonical" href="https://www.youtube.com/channel/${channelId}"></head></html>`, type: 'text/html' });
+  host.routes.set('/youtubei/v1/player?prettyPrint=false', {
+    body: '',
+    respond: (request) => {
+      const { videoId } = JSON.parse(request.body) as { videoId: string };
+      const tracks =
+        videoId === 'vid_levain1'
+          ? [
+              { baseUrl: `${host.url}/api/timedtext?v=${videoId}&lang=en&kind=asr&fmt=srv3`, languageCode: 'en', kind: 'asr' },
+              { baseUrl: `${host.url}/api/timedtext?v=${videoId}&lang=en&fmt=srv3`, languageCode: 'en' },
+              { baseUrl: `${host.url}/api/timedtext?v=${videoId}&lang=de&fmt=srv3`, languageCode: 'de' },
+            ]
+          : [];
+      return { body: JSON.stringify({ playabilityStatus: { status: 'OK' }, captions: tracks.length ? { playerCaptionsTracklistRenderer: { captionTracks: tracks } } : undefined }), type: 'application/json' };
+    },
+  });
+  host.routes.set('/api/timedtext?v=vid_levain1&lang=en', { body: timedText, type: 'text/xml' });
+});
+afterAll(async () => {
+  store.close();
+  await host.close();
+  fs.rmSync(directory, { recursive: true, force: true });
+});
+
+const deps = () => store.deps({ connectors: Connectors.create({ youtubeBaseUrl: host.url }) });
+const chunksOf = (channel: string, videoId: string) =>
+  store.db
+    .prepare('SELECT c.text, c.start_seconds AS startSeconds FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? AND i.external_id = ? ORDER BY c.ordinal')
+    .all(channel, videoId) as { text: string; startSeconds: number | null }[];
+
+describe('youtube connector', () => {
+  test('behavior: a channel page is found through its feed; captions are read from the creator track with cue times', async () => {
+    Channels.create(store.db, { id: 'ch_crumb', profileId: store.profileId, kind: 'youtube', label: 'Crumb TV', accessLevel: 'public', ratePerMillionTokens: 3, sourceUrl: `${host.url}/@crumbtv` });
+    expect(await Sync.syncChannel(deps(), 'ch_crumb')).toMatchObject({ outcome: 'synced', created: 2, failed: 0 });
+    const items = Items.byChannel(store.db, 'ch_crumb');
+    expect(items.map((i) => [i.externalId, i.title, i.sourceUrl])).toEqual([
+      ['vid_levain1', 'Levain in 5 days', 'https://www.youtube.com/watch?v=vid_levain1'],
+      ['vid_nocapt2', 'Oven spring Q&A', 'https://www.youtube.com/watch?v=vid_nocapt2'],
+    ]);
+    const captions = chunksOf('ch_crumb', 'vid_levain1');
+    expect(captions[0]).toMatchObject({ startSeconds: 0 });
+    expect(captions[0]!.text).toContain("Keep it at 'room temperature', around 24 degrees.");
+    expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get('vid_levain1') as string)).toMatchObject({ text: 'captions', track: 'en' });
+    // No captions: the description stands in, marked as such.
+    expect(chunksOf('ch_crumb', 'vid_nocapt2')[0]!.text).toBe('Questions about oven spring, answered live.');
+    expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get('vid_nocapt2') as string).text).toBe('description');
+    expect((await Sync.syncChannel(deps(), 'ch_crumb')).outcome).toBe('unchanged');
+  });
+
+  test('behavior: captions saved by yt-dlp are imported for a video, and later syncs keep them', async () => {
+    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
+    await Cli.profileWithChannel(env, { slug: 'crumb', kind: 'youtube', channelId: 'ch_cli_crumb' });
+    const file = path.join(directory, 'Oven spring Q&A [vid_nocapt2].en.vtt');
+    fs.writeFileSync(file, 'WEBVTT\n\n00:00:10.000 --> 00:00:14.000\nOven spring comes from steam and a hot deck.\n');
+    expect(await Cli.run(env, 'import', '--channel', 'ch_cli_crumb', file)).toMatchObject({ code: 0, stdout: expect.stringContaining('1 new') });
+
+    // The same in the sync store, then a sync: the imported captions are kept over the description.
+    const stored = Sync.syncChannel(deps(), 'ch_crumb', {
+      listing: {
+        entries: [
+          {
+            externalId: 'vid_nocapt2',
+            version: 'import-1',
+            load: async () => ({ title: 'Oven spring Q&A', document: { blocks: [{ kind: 'cue', text: 'Oven spring comes from steam and a hot deck.', startSeconds: 10, endSeconds: 14 }] }, metadata: { text: Youtube.importedCaptions } }),
+          },
+        ],
+        coverage: { kind: 'window', oldest: undefined },
+        state: {},
+      },
+    });
+    expect(await stored).toMatchObject({ updated: 1 });
+    videos[1]!.description = 'An edited description.';
+    host.routes.get(`/feeds/videos.xml?channel_id=${channelId}`)!.body = atom();
+    expect(await Sync.syncChannel(deps(), 'ch_crumb')).toMatchObject({ outcome: 'synced', unchanged: 2 });
+    expect(chunksOf('ch_crumb', 'vid_nocapt2')[0]).toMatchObject({ text: 'Oven spring comes from steam and a hot deck.', startSeconds: 10 });
+
+    const noId = path.join(directory, 'captions.vtt');
+    fs.writeFileSync(noId, 'WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHi.\n');
+    expect(await Cli.run(env, 'import', '--channel', 'ch_cli_crumb', noId)).toMatchObject({ code: 2, stderr: expect.stringContaining('no video id') });
+    expect((await Cli.run(env, 'import', '--channel', 'ch_cli_crumb', '--video', 'abcdefghijk', noId)).code).toBe(0);
+  });
+
+  test('behavior: answers from captions link to the moment in the video', async () => {
+    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
+    const services = Services.create(Config.load(env));
+    try {
+      const account = Accounts.create(services.db, { name: 'viewer' });
+      Ledger.move(services.db, { accountId: account.id, kind: 'grant', creditsDelta: 100 });
+      const key = Credentials.issue(services.db, { kind: 'api_key', accountId: account.id }).token;
+      const r = (await Tools.invoke({
+        services,
+        name: 'profile_query',
+        args: { question: 'Where does oven spring come from?', mode: 'raw', paymentMode: 'credits' },
+        presented: { apiKey: key, origin: 'test' },
+        binding: { kind: 'profile', slug: 'crumb' },
+      })) as { chunks: { sourceUrl?: string; startSeconds?: number }[] };
+      expect(r.chunks[0]).toMatchObject({ startSeconds: 10, sourceUrl: 'https://www.youtube.com/watch?v=vid_nocapt2&t=10s' });
+    } finally {
+      services.close();
+    }
+  });
+
+  test('behavior: feed URLs for channels, playlists and feeds; yt-dlp file names', async () => {
+    const fetcher = Sources.fetcher();
+    expect(await Youtube.feedUrlOf('https://www.youtube.com/channel/UCabcdefghijklmnop', fetcher, 'https://www.youtube.com')).toBe('https://www.youtube.com/feeds/videos.xml?channel_id=UCabcdefghijklmnop');
+    expect(await Youtube.feedUrlOf('https://www.youtube.com/playlist?list=PL123', fetcher, 'https://www.youtube.com')).toBe('https://www.youtube.com/feeds/videos.xml?playlist_id=PL123');
+    expect(await Youtube.feedUrlOf('https://www.youtube.com/feeds/videos.xml?channel_id=UCx', fetcher, 'https://www.youtube.com')).toBe('https://www.youtube.com/feeds/videos.xml?channel_id=UCx');
+    host.routes.set('/@nobody', { body: '<html>no channel here</html>', type: 'text/html' });
+    await expect(Youtube.feedUrlOf(`${host.url}/@nobody`, fetcher, host.url)).rejects.toThrow(/not a YouTube channel or playlist/);
+    expect(Youtube.videoIdOfFile('Levain in 5 days [dQw4w9WgXcQ].en.vtt')).toBe('dQw4w9WgXcQ');
+    expect(Youtube.titleOfFile('Levain in 5 days [dQw4w9WgXcQ].en.vtt')).toBe('Levain in 5 days');
+    expect(Youtube.chooseTrack([{ languageCode: 'en', kind: 'asr' }, { languageCode: 'de' }, { languageCode: 'en-GB' }], 'en')).toEqual({ languageCode: 'en-GB' });
+  });
+});
+
+describe.skipIf(!Shared.hasFixtures)('real-world YouTube files (../shared/fixtures/youtube)', () => {
+  test('behavior: classic timed text, with its entities decoded and markup dropped', () => {
+    const doc = Youtube.parseTimedText(fs.readFileSync(Shared.fixture('youtube/ytapi_timedtext-transcript.xml'), 'utf8'));
+    expect(doc.blocks).toEqual([
+      { kind: 'cue', text: 'Hey, this is just a test', startSeconds: 0, endSeconds: 1.54 },
+      { kind: 'cue', text: 'this is not the original transcript', startSeconds: 1.54, endSeconds: 5.7 },
+      { kind: 'cue', text: 'just something shorter, I made up for testing', startSeconds: 5.7, endSeconds: 8.939 },
+    ]);
+  });
+
+  test('behavior: a real player response: the English creator track is chosen over automatic captions', () => {
+    const player = JSON.parse(fs.readFileSync(Shared.fixture('youtube/ytapi_innertube-player-ww1_nl_en.json'), 'utf8'));
+    const tracks = player.captions.playerCaptionsTracklistRenderer.captionTracks;
+    expect(Youtube.chooseTrack(tracks, 'en')).toMatchObject({ languageCode: 'en', vssId: '.en' });
+  });
+});
