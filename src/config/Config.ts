@@ -49,6 +49,8 @@ const Environment = z.object({
   FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(1_073_741_824).default(52_428_800),
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   SYNC_SCHEDULE: flag.optional(),
+  NOTION_BASE_URL: z.string().url().default('https://api.notion.com'),
+  NOTION_TOKEN: optionalText,
   TRANSCRIBER: z.enum(['none', 'openai']).default('none'),
   TRANSCRIBE_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
   TRANSCRIBE_API_KEY: optionalText,
@@ -112,6 +114,11 @@ export type Config = {
   fetch: { allowPrivate: boolean; timeoutMs: number; maxBytes: number; concurrency: number };
   /** Syncing channels with their sources: on a schedule inside `serve`, every so many minutes per channel kind. */
   sync: { schedule: boolean; intervalMinutes: Record<SyncedKind, number> };
+  /**
+   * Notion: the API's base URL, and integration tokens by environment variable name (NOTION_TOKEN and any
+   * NOTION_TOKEN_<NAME>); a channel's `tokenVariable` setting picks one. Never logged.
+   */
+  notion: { baseUrl: string; tokens: Record<string, string> };
   /** Transcription of podcast audio without a publisher transcript; off unless configured. */
   transcription: { provider: 'none' } | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string };
   /** Credentials the stdio MCP server acts with; never logged. */
@@ -190,6 +197,10 @@ export function load(env: Record<string, string | undefined> = process.env): Con
           : { provider: 'none', weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY },
     fetch: { allowPrivate: e.FETCH_ALLOW_PRIVATE, timeoutMs: e.FETCH_TIMEOUT_MS, maxBytes: e.FETCH_MAX_BYTES, concurrency: e.FETCH_CONCURRENCY },
     sync: { schedule: e.SYNC_SCHEDULE ?? e.ENVIRONMENT !== 'test', intervalMinutes: { ...defaultSyncIntervals, ...e.SYNC_INTERVAL_MINUTES } },
+    notion: {
+      baseUrl: e.NOTION_BASE_URL.replace(/\/+$/, ''),
+      tokens: Object.fromEntries(Object.entries(present).filter(([k, v]) => /^NOTION_TOKEN(_[A-Z0-9_]+)?$/.test(k) && v!.trim() !== '').map(([k, v]) => [k, v!.trim()])),
+    },
     transcription: e.TRANSCRIBER === 'openai' ? { provider: 'openai', baseUrl: e.TRANSCRIBE_BASE_URL.replace(/\/+$/, ''), apiKey: e.TRANSCRIBE_API_KEY, model: e.TRANSCRIBE_MODEL } : { provider: 'none' },
     stdioCredentials: { apiKey: e.PROFILE_EDGE_API_KEY, bearerToken: e.PROFILE_EDGE_BEARER_TOKEN },
   };

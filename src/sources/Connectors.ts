@@ -1,6 +1,7 @@
 import type { Config } from '../config/Config.js';
 import type { Connector } from './Connector.js';
 import * as Fetcher from './Fetcher.js';
+import * as Notion from './Notion.js';
 import * as Podcast from './Podcast.js';
 import * as Rss from './Rss.js';
 import * as Subtext from './Subtext.js';
@@ -10,19 +11,25 @@ import * as Youtube from './Youtube.js';
 export type ConnectorSet = Partial<Record<Connector['kind'], Connector>>;
 
 /** The connector of each channel kind that syncs from a remote source. Uploads have none: an operator sends files. */
-export function create(options: { transcriber?: Transcriber.Transcriber | undefined; youtubeBaseUrl?: string } = {}): ConnectorSet {
+export function create(
+  options: { transcriber?: Transcriber.Transcriber | undefined; youtubeBaseUrl?: string; notion?: Notion.NotionOptions } = {},
+): ConnectorSet {
   return {
     rss: Rss.connector,
     podcast_rss: Podcast.connector({ transcriber: options.transcriber }),
     subtext: Subtext.connector,
     youtube: Youtube.connector({ baseUrl: options.youtubeBaseUrl }),
+    notion: Notion.connector(options.notion ?? { tokens: {} }),
   };
 }
 
 /** The connectors as configured: the transcriber is on only when TRANSCRIBER names one. */
 export function fromConfig(config: Config): ConnectorSet {
   const t = config.transcription;
-  return create({ transcriber: t.provider === 'openai' ? Transcriber.openAi({ baseUrl: t.baseUrl, apiKey: t.apiKey, model: t.model }) : undefined });
+  return create({
+    transcriber: t.provider === 'openai' ? Transcriber.openAi({ baseUrl: t.baseUrl, apiKey: t.apiKey, model: t.model }) : undefined,
+    notion: { baseUrl: config.notion.baseUrl, tokens: config.notion.tokens },
+  });
 }
 
 export const userAgent = 'profile-edge/0.2.0 (channel sync)';

@@ -5,7 +5,7 @@ import * as Upload from '../../ingest/Upload.js';
 import * as Channels from '../../store/Channels.js';
 import * as Items from '../../store/Items.js';
 import * as Profiles from '../../store/Profiles.js';
-import { type Command, UsageError, jsonOption, number, oneOf, required, text } from '../Command.js';
+import { type Command, UsageError, type Values, jsonOption, number, oneOf, required, text } from '../Command.js';
 
 /** An http(s) URL option, checked. */
 function httpUrl(value: string, option: string): string {
@@ -16,6 +16,29 @@ function httpUrl(value: string, option: string): string {
     // reported below
   }
   throw new UsageError(`${option} must be an http(s) URL, got "${value}"`);
+}
+
+/** Channel settings an operator may set, each checked: what connectors read from `settings`. */
+const settingRules: Record<string, { pattern: RegExp; meaning: string }> = {
+  // Only NOTION_TOKEN variables: a channel must not be able to read any other secret of the environment.
+  tokenVariable: { pattern: /^NOTION_TOKEN(_[A-Z0-9_]+)?$/, meaning: 'the environment variable with the Notion integration token (NOTION_TOKEN or NOTION_TOKEN_<NAME>)' },
+  language: { pattern: /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, meaning: 'a language code for captions, e.g. en or pt-BR' },
+};
+
+/** `--setting KEY=VALUE` options as changes (an empty value removes a setting), checked against the rules. */
+function settingChanges(raw: Values[string]): Record<string, string> | undefined {
+  const list = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(String);
+  if (list.length === 0) return undefined;
+  const changes: Record<string, string> = {};
+  for (const item of list) {
+    const [key, ...rest] = item.split('=');
+    const value = rest.join('=').trim();
+    const rule = settingRules[key!];
+    if (!rule || rest.length === 0) throw new UsageError(`--setting takes KEY=VALUE with KEY one of: ${Object.entries(settingRules).map(([k, r]) => `${k} (${r.meaning})`).join('; ')}`);
+    if (value !== '' && !rule.pattern.test(value)) throw new UsageError(`--setting ${key}: "${value}" is not ${rule.meaning}`);
+    changes[key!] = value;
+  }
+  return changes;
 }
 
 export const channelsCreate: Command = {
@@ -54,8 +77,16 @@ export const channelsCreate: Command = {
 export const channelsUpdate: Command = {
   name: 'channels update',
   summary: "Change a channel's label, access level, price, status (paused channels neither sync nor answer) or source.",
-  usage: 'channels update ID [--label LABEL] [--access public|private] [--rate N] [--status live|paused] [--source-url URL|none]',
-  options: { label: { type: 'string' }, access: { type: 'string' }, rate: { type: 'string' }, status: { type: 'string' }, 'source-url': { type: 'string' }, ...jsonOption },
+  usage: 'channels update ID [--label LABEL] [--access public|private] [--rate N] [--status live|paused] [--source-url URL|none] [--setting KEY=VALUE]...',
+  options: {
+    label: { type: 'string' },
+    access: { type: 'string' },
+    rate: { type: 'string' },
+    status: { type: 'string' },
+    'source-url': { type: 'string' },
+    setting: { type: 'string', multiple: true },
+    ...jsonOption,
+  },
   positionals: { min: 1, max: 1 },
   run({ services, out }, { values, positionals }) {
     const status = oneOf(values, 'status', ChannelStatus.options);
@@ -69,9 +100,15 @@ export const channelsUpdate: Command = {
       ratePerMillionTokens: number(values, 'rate', { min: 0 }),
       status,
     };
-    // Both changes or neither: a bad value for one leaves the channel as it was.
+    const settings = settingChanges(values.setting);
+    // All changes or none: a bad value for one leaves the channel as it was.
     const channel = db.transaction(() => {
       if (sourceUrl !== undefined) Channels.setSource(db, positionals[0]!, { sourceUrl });
+      if (settings) {
+        const current = Channels.get(db, positionals[0]!).settings;
+        const next = Object.fromEntries(Object.entries({ ...current, ...settings }).filter(([, v]) => v !== ''));
+        Channels.setSource(db, positionals[0]!, { settings: next });
+      }
       return Channels.update(db, positionals[0]!, changes);
     })();
     if (values.json) out.json(channel);

@@ -1,0 +1,142 @@
+import { APIResponseError, Client, LogLevel, iteratePaginatedAPI } from '@notionhq/client';
+import type { Block, Document } from '../ingest/Document.js';
+import * as Ids from '../store/Ids.js';
+import type { Connector, Entry, SyncContext } from './Connector.js';
+import { type NotionBlock, nested, pageTitle, propertyLines, toBlocks } from './NotionBlocks.js';
+
+type Loose = Record<string, unknown>;
+
+export const defaultBaseUrl = 'https://api.notion.com';
+/** The environment variable holding a channel's integration token unless its `tokenVariable` setting names another. */
+export const defaultTokenVariable = 'NOTION_TOKEN';
+/** A walk stops here: a workspace this large should be split over channels. */
+const maxPages = 5_000;
+
+/** The page, database or data source id in a Notion URL or an id as given (32 hex digits, dashed or not). */
+export function idOf(source: string): string | undefined {
+  const hex = /([0-9a-f]{32})(?:[?#]|$)/i.exec(source.replace(/-/g, ''))?.[1];
+  return hex && `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`.toLowerCase();
+}
+
+type Walked = { page: Loose; blocks: NotionBlock[]; children: Map<string, NotionBlock[]> };
+
+const notFound = (error: unknown) => APIResponseError.isAPIResponseError(error) && (error.code === 'object_not_found' || error.code === 'validation_error');
+
+/** Walks pages, their sub-pages, and databases' rows under a root, fetching every block (100 a page of results). */
+async function walk(client: Client, rootId: string): Promise<Walked[]> {
+  const pages = new Map<string, Walked>();
+  const seen = new Set<string>();
+
+  const childrenOf = async (blockId: string): Promise<NotionBlock[]> => {
+    const out: NotionBlock[] = [];
+    for await (const block of iteratePaginatedAPI(client.blocks.children.list, { block_id: blockId, page_size: 100 })) out.push(block as unknown as NotionBlock);
+    return out;
+  };
+  const visitPage = async (id: string, page?: Loose): Promise<void> => {
+    if (seen.has(id) || pages.size >= maxPages) return;
+    seen.add(id);
+    const found = page ?? ((await client.pages.retrieve({ page_id: id })) as unknown as Loose);
+    if (found.archived === true || found.in_trash === true) return;
+    const children = new Map<string, NotionBlock[]>();
+    const subpages: string[] = [];
+    const databases: string[] = [];
+    const expand = async (blocks: NotionBlock[]) => {
+      for (const block of blocks) {
+        if (block.type === 'child_page') subpages.push(block.id);
+        else if (block.type === 'child_database') databases.push(block.id);
+        else if (block.has_children && nested.has(block.type)) {
+          const inner = await childrenOf(block.id);
+          children.set(block.id, inner);
+          await expand(inner);
+        }
+      }
+    };
+    const blocks = await childrenOf(id);
+    await expand(blocks);
+    pages.set(id, { page: found, blocks, children });
+    for (const sub of subpages) await visitPage(sub);
+    for (const database of databases) await visitDatabase(database);
+  };
+  const visitDataSource = async (id: string): Promise<void> => {
+    for await (const row of iteratePaginatedAPI(client.dataSources.query, { data_source_id: id, page_size: 100 })) {
+      if ((row as Loose).object === 'page') await visitPage((row as Loose).id as string, row as unknown as Loose);
+    }
+  };
+  const visitDatabase = async (id: string): Promise<void> => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    const database = (await client.databases.retrieve({ database_id: id })) as unknown as Loose;
+    for (const source of (database.data_sources as Loose[] | undefined) ?? []) await visitDataSource(source.id as string);
+  };
+
+  // The root may be a page, a database, or a data source.
+  try {
+    await visitPage(rootId);
+  } catch (error) {
+    if (!notFound(error)) throw error;
+    seen.delete(rootId);
+    try {
+      await visitDatabase(rootId);
+    } catch (again) {
+      if (!notFound(again)) throw again;
+      await visitDataSource(rootId);
+    }
+  }
+  return [...pages.values()];
+}
+
+/** A page as a document: its properties (for database rows), then its blocks, with structure kept. */
+function documentOf(walked: Walked): Document {
+  const properties: Block[] = propertyLines(walked.page).map((text) => ({ kind: 'paragraph', text }));
+  return { title: pageTitle(walked.page), blocks: [...properties, ...toBlocks(walked.blocks, (id) => walked.children.get(id) ?? [])] };
+}
+
+export type NotionOptions = { baseUrl?: string; tokens: Record<string, string>; timeoutMs?: number };
+
+/**
+ * Notion workspaces through the official client: the channel's source is a page, database or data source URL; every
+ * page under it (sub-pages, and database rows) is an item, its blocks turned into text with headings, lists, to-dos,
+ * toggles, tables and code kept. The client pages through block children 100 at a time and waits out 429s as their
+ * Retry-After says. Each channel names the environment variable of its integration token (`tokenVariable`).
+ */
+export function connector(options: NotionOptions): Connector {
+  return {
+    kind: 'notion',
+    async list(context: SyncContext) {
+      const variable = typeof context.channel.settings.tokenVariable === 'string' ? context.channel.settings.tokenVariable : defaultTokenVariable;
+      const token = options.tokens[variable];
+      if (!token) throw new Error(`no Notion integration token: set ${variable} in the environment`);
+      const rootId = idOf(context.source);
+      if (!rootId) throw new Error(`${context.source} names no Notion page or database (no 32-digit id in it)`);
+      const client = new Client({
+        auth: token,
+        baseUrl: options.baseUrl ?? defaultBaseUrl,
+        timeoutMs: options.timeoutMs ?? 30_000,
+        retry: { maxRetries: 3, maxRetryDelayMs: 30_000 },
+        logLevel: LogLevel.ERROR,
+        logger: (level, message, extra) => context.logger.warn(`notion client: ${message}`, { level, ...(extra as Loose) }),
+      });
+      let walked: Walked[];
+      try {
+        walked = await walk(client, rootId);
+      } catch (error) {
+        if (APIResponseError.isAPIResponseError(error)) throw new Error(`Notion answered ${error.status} ${error.code}: ${error.message}`);
+        throw error;
+      }
+      const entries: Entry[] = walked.map((w) => {
+        const document = documentOf(w);
+        const page = w.page;
+        const publishedAt = Date.parse(String(page.created_time ?? ''));
+        const item = {
+          title: document.title ?? 'Untitled',
+          sourceUrl: typeof page.url === 'string' ? page.url : undefined,
+          publishedAt: Number.isFinite(publishedAt) ? publishedAt : undefined,
+          document,
+          metadata: { notionId: page.id, lastEditedTime: page.last_edited_time },
+        };
+        return { externalId: String(page.id), version: Ids.fingerprint(JSON.stringify([item.title, item.sourceUrl, document.blocks])), publishedAt: item.publishedAt, load: async () => item };
+      });
+      return { entries, coverage: { kind: 'complete' }, state: {} };
+    },
+  };
+}
