@@ -21,6 +21,8 @@ export type SyncDependencies = {
   logger: Logger;
   /** A sync silent for this long is taken to have died; another may take the channel over. */
   staleMs?: number;
+  /** Items fetched, parsed and embedded ahead of the one being written (writes stay one at a time, in order). */
+  prefetch?: number;
   now?: () => number;
 };
 
@@ -107,10 +109,21 @@ export async function syncChannel(
   const entries = dedupe(listing.entries);
   const target = deps.chunkTargetTokens;
   let done = 0;
-  for (const entry of entries) {
+  // Fetching, parsing and embedding run a few items ahead (network-bound); writing stays in order, one transaction each.
+  const ahead = Math.max(1, deps.prefetch ?? 4);
+  const pending: (Promise<Prepared> | undefined)[] = [];
+  const start = (i: number) => {
+    const p = prepare(deps, channelId, entries[i]!, target);
+    p.catch(() => undefined); // observed below, in order
+    pending[i] = p;
+  };
+  for (let i = 0; i < entries.length; i++) {
+    for (let j = pending.length; j < Math.min(entries.length, i + ahead); j++) start(j);
+    const entry = entries[i]!;
     options.onProgress?.({ channelId, done, total: entries.length, externalId: entry.externalId });
     try {
-      const outcome = await store(deps, channelId, entry, target);
+      const prepared = await pending[i]!;
+      const outcome = 'draft' in prepared ? Items.put(deps.db, prepared.draft) : { outcome: 'unchanged' as const, chunkCount: 0 };
       report[outcome.outcome] += 1;
       report.chunks += outcome.chunkCount;
     } catch (error) {
@@ -118,6 +131,7 @@ export async function syncChannel(
       if (report.errors.length < 5) report.errors.push(`${entry.externalId}: ${message(error)}`);
       log.warn('item failed', { channelId, externalId: entry.externalId, error: message(error) });
     }
+    pending[i] = undefined;
     Channels.heartbeat(deps.db, channelId, now());
     done += 1;
   }
@@ -137,26 +151,21 @@ function dedupe(entries: Entry[]): Entry[] {
   return entries.filter((e) => !seen.has(e.externalId) && seen.add(e.externalId));
 }
 
-async function store(deps: SyncDependencies, channelId: string, entry: Entry, target: number): Promise<{ outcome: Items.Outcome; chunkCount: number }> {
+/** An item ready to write, or nothing to do for it. */
+type Prepared = { unchanged: true } | { draft: Items.ItemDraft };
+
+/** Loads, chunks and embeds an item whose version changed; everything but the write, so it can run ahead. */
+async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number): Promise<Prepared> {
   const contentHash = Ids.fingerprint(JSON.stringify({ version: entry.version, target }));
   const existing = Items.contentHash(deps.db, channelId, entry.externalId);
-  if (existing === contentHash || (entry.keep && existing !== undefined)) return { outcome: 'unchanged', chunkCount: 0 };
+  if (existing === contentHash || (entry.keep && existing !== undefined)) return { unchanged: true };
   const item = await entry.load();
   const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
   if (chunks.length === 0) throw new Error('no text to index');
   const vectors = deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
-  return Items.put(deps.db, {
-    channelId,
-    externalId: entry.externalId,
-    title: item.title,
-    sourceUrl: item.sourceUrl,
-    publishedAt: item.publishedAt,
-    author: item.author,
-    metadata: item.metadata,
-    contentHash,
-    chunks,
-    vectors,
-  });
+  return {
+    draft: { channelId, externalId: entry.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author, metadata: item.metadata, contentHash, chunks, vectors },
+  };
 }
 
 /**
