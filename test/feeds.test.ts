@@ -87,6 +87,30 @@ describe.skipIf(!Shared.hasFixtures)('real-world HTML (../shared/fixtures/html)'
   });
 });
 
+describe('JSON Feed', () => {
+  test('behavior: JSON Feed 1.1 items: ids, HTML or text content, dates, authors and relative URLs', () => {
+    const feed = Feed.parse(
+      JSON.stringify({
+        version: 'https://jsonfeed.org/version/1.1',
+        title: 'Ada writes',
+        home_page_url: 'https://ada.example.com/',
+        items: [
+          { id: '2', url: '/posts/two', title: 'Two', content_html: '<p>Second <em>post</em>.</p>', date_published: '2025-02-02T10:00:00Z', authors: [{ name: 'Ada' }] },
+          { id: '1', title: 'One', content_text: 'First post.', date_published: '2025-01-01T10:00:00Z' },
+        ],
+      }),
+      'https://ada.example.com/feed.json',
+    );
+    expect(feed.format).toBe('json');
+    expect(feed.entries.map((e) => [e.id, e.title, e.link, e.publishedAt, e.author])).toEqual([
+      ['2', 'Two', 'https://ada.example.com/posts/two', Date.parse('2025-02-02T10:00:00Z'), 'Ada'],
+      ['1', 'One', undefined, Date.parse('2025-01-01T10:00:00Z'), undefined],
+    ]);
+    expect(feed.entries[0]!.contentHtml).toBe('<p>Second <em>post</em>.</p>');
+    expect(feed.entries[1]!.contentText).toBe('First post.');
+  });
+});
+
 describe('HTML to text', () => {
   test('behavior: headings, lists, tables and line breaks become structured blocks; scripts and forms vanish', () => {
     const doc = Html.fromHtml(

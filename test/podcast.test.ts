@@ -164,6 +164,17 @@ describe.skipIf(!Shared.hasFixtures)('real-world podcast feeds (../shared/fixtur
     },
   );
 
+  test('behavior: real JSON chapters label the cues they start at', () => {
+    const chapters = Podcast.parseChapters(fs.readFileSync(Shared.fixture('chapters/podcastindex_example.json'), 'utf8'));
+    expect(chapters.slice(0, 3)).toEqual([
+      { startSeconds: 0, title: 'Intro' },
+      { startSeconds: 168, title: 'Hearing Aids' },
+      { startSeconds: 260, title: 'Progress Report' },
+    ]);
+    const doc = Podcast.withChapters({ blocks: [{ kind: 'cue', text: 'a', startSeconds: 0, endSeconds: 5 }, { kind: 'cue', text: 'b', startSeconds: 170, endSeconds: 175 }] }, chapters);
+    expect(doc.blocks.map((b) => b.text)).toEqual(['Intro', 'a', 'Hearing Aids', 'b']);
+  });
+
   test('behavior: a real Podcasting 2.0 feed: episodes, titles, dates and show notes', async () => {
     const items = Items.byChannel(store.db, 'ch_fx_partytime_pc20rss_xml');
     expect(items).toHaveLength(56);
