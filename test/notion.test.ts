@@ -160,6 +160,24 @@ describe.skipIf(!Shared.hasFixtures)('real Notion API responses (../shared/fixtu
     expect(page.map((b) => b.text)).not.toContain('Child page');
   });
 
+  test.each(Shared.fixtures('notion', ['.json']).map((f) => [f.split('/').at(-1)!, f]))('behavior: %s reads without a crash', (_name, file) => {
+    const response = JSON.parse(fs.readFileSync(file, 'utf8'));
+    if (response.object === 'list') {
+      for (const result of response.results) {
+        if (result.object === 'block') NotionBlocks.toBlocks([result], () => []);
+        else expect(NotionBlocks.pageTitle(result) ?? NotionBlocks.propertyLines(result)).toBeDefined();
+      }
+    } else if (response.object === 'page') {
+      expect(NotionBlocks.pageTitle(response)).toBeDefined();
+      NotionBlocks.propertyLines(response);
+    } else if (response.object === 'database') {
+      expect(response.data_sources.length).toBeGreaterThan(0);
+    } else {
+      expect(response.object).toBe('data_source');
+      expect(NotionBlocks.richText(response.title)).not.toBe('');
+    }
+  });
+
   test('behavior: table rows and database rows read from real responses', () => {
     const table = NotionBlocks.toBlocks([{ id: 't', type: 'table', has_children: true, table: {} }], () => read('notion-ruby-mapping_retrieve_block_children_table.json').results);
     expect(table.length).toBe(3);

@@ -116,7 +116,7 @@ describe('sync with an rss source', () => {
   test('behavior: a summary-only entry is indexed from its article, found by Readability', async () => {
     host.routes.set('/articles/long', {
       type: 'text/html; charset=utf-8',
-      body: `<html><head><title>Long read | Wren</title></head><body><nav>Home About Subscribe</nav><article><h1>Long read</h1>
+      body: `<html><head><title>Long read | Wren</title><link rel="canonical" href="/2025/long-read"></head><body><nav>Home About Subscribe</nav><article><h1>Long read</h1>
         ${paragraph('Steam in the oven')}${paragraph('Scoring the loaf')}${paragraph('Cooling on a rack')}</article><footer>Copyright</footer></body></html>`,
     });
     const { id } = channel([
@@ -132,6 +132,11 @@ describe('sync with an rss source', () => {
     expect(textOf('a2')).toBe('Only this summary survives.');
     const meta = (guid: string) => JSON.parse(db.prepare('SELECT metadata FROM items WHERE external_id = ? AND channel_id = ?').pluck().get(guid, id) as string);
     expect(meta('a1').text).toBe('article');
+    // The article's canonical URL replaces the feed's link; the summary-only item keeps its link.
+    expect(Items.byChannel(db, id).map((i) => [i.externalId, i.sourceUrl])).toEqual([
+      ['a2', `${host.url}/articles/missing`],
+      ['a1', `${host.url}/2025/long-read`],
+    ]);
     expect(meta('a2').text).toBe('summary');
   });
 

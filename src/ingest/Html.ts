@@ -27,11 +27,12 @@ export function fromHtml(html: string): Document {
  * The main text of a whole web page (an article behind a feed entry), found by Readability; the page's title and
  * byline come with it. Falls back to the whole body when Readability finds no article.
  */
-export function articleFromPage(html: string): Document & { byline?: string | undefined; publishedTime?: string | undefined } {
+export function articleFromPage(html: string): Document & { byline?: string | undefined; publishedTime?: string | undefined; canonical?: string | undefined } {
   // A fragment (no <body>) is wrapped, or the DOM would have nothing in its body.
   if (!/<body[\s>]/i.test(html)) html = `<!doctype html><html><body>${html}</body></html>`;
   const { document } = parseHTML(html);
   const title = (document.title as string | undefined)?.trim() || undefined;
+  const canonical = (document.querySelector('link[rel="canonical"]') as { getAttribute(name: string): string | null } | null)?.getAttribute('href') ?? undefined;
   let article: ReturnType<Readability['parse']> = null;
   try {
     article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 200 }).parse();
@@ -40,10 +41,10 @@ export function articleFromPage(html: string): Document & { byline?: string | un
   }
   if (!article?.content) {
     const { document: again } = parseHTML(html);
-    return fromNode(again.body as unknown as Node, title);
+    return { ...fromNode(again.body as unknown as Node, title), canonical };
   }
   const body = fromHtml(article.content);
-  return { title: article.title?.trim() || title, blocks: body.blocks, byline: article.byline ?? undefined, publishedTime: article.publishedTime ?? undefined };
+  return { title: article.title?.trim() || title, blocks: body.blocks, byline: article.byline ?? undefined, publishedTime: article.publishedTime ?? undefined, canonical };
 }
 
 /** Marks pages put in headings for readers, not content: permalink anchors ("#", "¶") and wiki "[edit]" links. */

@@ -31,7 +31,10 @@ export async function readFeed(context: SyncContext): Promise<{ feed: Feed.Feed;
 }
 
 /** The text of an entry: its full content when the feed carries it; else the article at its link; else its summary. */
-async function documentOf(entry: Feed.FeedEntry, fetcher: Fetcher): Promise<{ document: Document; text: 'content' | 'article' | 'summary'; byline?: string | undefined }> {
+async function documentOf(
+  entry: Feed.FeedEntry,
+  fetcher: Fetcher,
+): Promise<{ document: Document; text: 'content' | 'article' | 'summary'; byline?: string | undefined; canonical?: string | undefined }> {
   if (entry.contentHtml) return { document: Html.fromHtml(entry.contentHtml), text: 'content' };
   if (entry.contentText) return { document: fromPlainText(entry.contentText), text: 'content' };
   const summary = entry.summaryHtml ? Html.fromHtml(entry.summaryHtml) : { blocks: [] };
@@ -42,7 +45,9 @@ async function documentOf(entry: Feed.FeedEntry, fetcher: Fetcher): Promise<{ do
     if (page.status === 200) {
       const article = Html.articleFromPage(Charset.decode(page.body, page.contentType));
       const articleText = article.blocks.reduce((n, b) => n + b.text.length, 0);
-      if (articleText > summaryText) return { document: { blocks: article.blocks }, text: 'article', byline: article.byline };
+      // The article's own canonical URL (or where the link redirected) beats a feed's tracking link.
+      const canonical = Feed.resolveUrl(article.canonical, page.url) ?? page.url;
+      if (articleText > summaryText) return { document: { blocks: article.blocks }, text: 'article', byline: article.byline, canonical };
     }
   } catch {
     // The summary is still worth indexing when the article cannot be read.
@@ -62,10 +67,10 @@ export const connector: Connector = {
       version: Ids.fingerprint(JSON.stringify([entry.title, entry.link, entry.publishedAt, entry.author, entry.contentHtml, entry.summaryHtml, entry.contentText])),
       publishedAt: entry.publishedAt,
       async load() {
-        const { document, text, byline } = await documentOf(entry, context.fetcher);
+        const { document, text, byline, canonical } = await documentOf(entry, context.fetcher);
         return {
           title: entry.title ?? document.title ?? entry.link ?? 'Untitled',
-          sourceUrl: entry.link,
+          sourceUrl: canonical ?? entry.link,
           publishedAt: entry.publishedAt,
           author: entry.author ?? (byline ? Feed.plain(byline) : undefined),
           document,
