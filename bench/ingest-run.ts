@@ -32,7 +32,7 @@ const time = async (run: () => Promise<Sync.SyncReport>) => {
 const first = await time(() => Sync.syncChannel(deps, 'ch_bench'));
 const again = await time(() => Sync.syncChannel(deps, 'ch_bench'));
 // A changed feed whose episodes did not change: every entry is listed and skipped by its version.
-Channels.finishSync(db, 'ch_bench', { now: Date.now(), source: {} });
+db.prepare(`UPDATE channels SET sync_state = json_remove(sync_state, '$.source') WHERE id = 'ch_bench'`).run();
 const relist = await time(() => Sync.syncChannel(deps, 'ch_bench'));
 
 process.stdout.write(

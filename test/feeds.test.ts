@@ -87,6 +87,21 @@ describe.skipIf(!Shared.hasFixtures)('real-world HTML (../shared/fixtures/html)'
   });
 });
 
+describe('feed details', () => {
+  test('behavior: titles keep their signs, zone-less dates are UTC, and xml:base scopes an item\'s links', () => {
+    expect(Feed.plain('Why 1 < 2 and 3 > 2')).toBe('Why 1 < 2 and 3 > 2');
+    expect(Feed.plain('Tags <b>bold</b> &amp; <i class="x">italic</i>')).toBe('Tags bold & italic');
+    expect(Feed.dateOf('2025-03-01T10:00:00')).toBe(Date.parse('2025-03-01T10:00:00Z'));
+    expect(Feed.dateOf('Tue, 03 Jun 2003 09:39:21 GMT')).toBe(Date.parse('2003-06-03T09:39:21Z'));
+    const feed = Feed.parse(
+      `<rss version="2.0"><channel><title>T</title><link>https://example.com/</link>
+       <item xml:base="https://example.com/first/"><title>First</title><link>first</link></item><item><title>Second</title><link>second</link></item></channel></rss>`,
+      'https://example.com/feed.xml',
+    );
+    expect(feed.entries.map((e) => e.link)).toEqual(['https://example.com/first/first', 'https://example.com/second']);
+  });
+});
+
 describe('JSON Feed', () => {
   test('behavior: JSON Feed 1.1 items: ids, HTML or text content, dates, authors and relative URLs', () => {
     const feed = Feed.parse(

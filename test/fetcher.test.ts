@@ -65,10 +65,13 @@ describe('Fetcher', () => {
     await expect(fetcher.get(`${host.url}/later`)).rejects.toMatchObject({ message: expect.stringMatching(/rate limited \(429\); retry after 3600 s/), details: { status: 429, retryAfterMs: 3_600_000 } });
   });
 
-  test('error: 404 is not retried', async () => {
+  test('error: 404 is not retried, and says it will not pass; a 503 says it may', async () => {
     const before = host.requests.length;
-    await expect(fetcher.get(`${host.url}/nothing-here`)).rejects.toMatchObject({ details: { status: 404 } });
-    expect(host.requests.length - before).toBe(1);
+    await expect(fetcher.get(`${host.url}/nothing-here`)).rejects.toMatchObject({ details: { status: 404, transient: false } });
+    host.routes.set('/down', { body: 'x', status: 503 });
+    await expect(Fetcher.create({ ...policy, retries: 0 }).get(`${host.url}/down`)).rejects.toMatchObject({ details: { status: 503, transient: true } });
+    host.requests.length = before;
+    expect(host.requests.length - before).toBe(0);
   });
 
   test('error: bodies over the size cap, truncated bodies and slow hosts fail clearly', async () => {
@@ -100,7 +103,7 @@ describe('Fetcher', () => {
   });
 
   test('behavior: addresses are classified as private or public', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '100.64.0.1', 'garbage']) {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::7f00:1', '100.64.0.1', 'garbage']) {
       expect(Fetcher.isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111']) expect(Fetcher.isPrivateAddress(a), a).toBe(false);

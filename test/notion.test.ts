@@ -104,6 +104,21 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
     expect(Items.byChannel(store.db, 'ch_handbook').some((i) => i.externalId === rows[1])).toBe(false);
   });
 
+  test('behavior: a database that cannot be read (a linked view) is skipped, and the partial walk removes nothing', async () => {
+    const linked = '66666666-6666-4666-8666-666666666666';
+    const children = notion.workspace.children.get(root)!;
+    // The sub-page is gone from the workspace, and a linked database view the API cannot read appears.
+    notion.workspace.children.set(root, [...children.filter((b) => b.id !== child), block(linked, 'child_database', { title: 'Linked view' })]);
+    try {
+      const report = await Sync.syncChannel(deps(), 'ch_handbook');
+      expect(report).toMatchObject({ outcome: 'synced', removed: 0, failed: 0 });
+      expect(Channels.get(store.db, 'ch_handbook').lastError).toMatch(/partial listing, nothing removed: not read: database 66666666-6666-4666-8666-666666666666 \(object_not_found\)/);
+      expect(Items.byChannel(store.db, 'ch_handbook').some((i) => i.externalId === child)).toBe(true);
+    } finally {
+      notion.workspace.children.set(root, children);
+    }
+  });
+
   test('behavior: a channel names its token variable; a missing or wrong token fails clearly without leaking it', async () => {
     Channels.create(store.db, { id: 'ch_other', profileId: store.profileId, kind: 'notion', label: 'Other', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/${child.replace(/-/g, '')}`, settings: { tokenVariable: 'NOTION_TOKEN_OWEN' } });
     const missing = await Sync.syncChannel(deps(), 'ch_other');

@@ -114,18 +114,48 @@ describe('podcast_rss connector', () => {
     expect(metadataOf('ch_soil_3', 'ep4').text).toBe('transcription');
   });
 
-  test('error: a failing transcription endpoint leaves the episode indexed from its show notes', async () => {
+  test('error: a transcription endpoint that is down fails the episode until it is back; one that refuses it leaves the show notes', async () => {
     host.routes.set('/audio/ep5.mp3', { body: Buffer.alloc(512, 1), type: 'audio/mpeg' });
+    host.routes.set('/audio/ep6.mp3', { body: Buffer.alloc(512, 2), type: 'audio/mpeg' });
     serveShow('ch_soil_4', [{ guid: 'ep5', title: 'Bokashi', date: '2025-05-29', notes: 'Bokashi ferments scraps.' }]);
+    const deps = store.deps({ connectors: Connectors.create({ transcriber: Transcriber.openAi({ baseUrl: whisper.url, model: 'whisper-1' }) }) });
     whisper.failWith = 503;
     try {
-      const deps = store.deps({ connectors: Connectors.create({ transcriber: Transcriber.openAi({ baseUrl: whisper.url, model: 'whisper-1' }) }) });
-      expect(await Sync.syncChannel(deps, 'ch_soil_4')).toMatchObject({ created: 1, failed: 0 });
+      const down = await Sync.syncChannel(deps, 'ch_soil_4');
+      expect(down).toMatchObject({ failed: 1, created: 0 });
+      expect(Channels.get(store.db, 'ch_soil_4').lastError).toMatch(/transcription endpoint answered 503/);
     } finally {
       whisper.failWith = undefined;
     }
-    expect(chunksOf('ch_soil_4', 'ep5')[0]!.text).toBe('Bokashi ferments scraps.');
+    expect(await Sync.syncChannel(deps, 'ch_soil_4')).toMatchObject({ created: 1, failed: 0 });
+    expect(metadataOf('ch_soil_4', 'ep5').text).toBe('transcription');
+
+    serveShow('ch_soil_5', [{ guid: 'ep6', title: 'Worm tea', date: '2025-06-05', notes: 'Worm tea is not a fertiliser.' }]);
+    whisper.failWith = 400;
+    try {
+      expect(await Sync.syncChannel(deps, 'ch_soil_5')).toMatchObject({ created: 1, failed: 0 });
+    } finally {
+      whisper.failWith = undefined;
+    }
+    expect(chunksOf('ch_soil_5', 'ep6')[0]!.text).toBe('Worm tea is not a fertiliser.');
     await expect(Transcriber.openAi({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2_000 }).transcribe(Uint8Array.of(1), { name: 'a.mp3', type: 'audio/mpeg' })).rejects.toThrow(/unreachable/);
+  });
+
+  test('error: a transcript host that is down fails the episode, keeping its indexed text, until it answers again', async () => {
+    host.routes.set('/t/ep7.vtt', { body: 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Gus>Soil is alive.\n', type: 'text/vtt', failFirst: [{ status: 503 }] });
+    serveShow('ch_soil_6', [{ guid: 'ep7', title: 'Living soil', date: '2025-06-12', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep7.vtt" type="text/vtt"/>' }]);
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ failed: 1, created: 0 });
+    expect(Channels.get(store.db, 'ch_soil_6').lastError).toMatch(/transcript unavailable for now/);
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ created: 1, failed: 0 });
+    expect(chunksOf('ch_soil_6', 'ep7')[0]).toMatchObject({ text: 'Gus: Soil is alive.', startSeconds: 1 });
+  });
+
+  test('behavior: an HTML transcript that is a plain page is read as text, not as timed cues', async () => {
+    const page = `<html><head><title>Transcript</title></head><body><article><h1>Transcript</h1>${Array.from({ length: 3 }, () => '<p>Compost needs air, water and a mix of greens and browns, turned every week or two.</p>').join('')}</article></body></html>`;
+    host.routes.set('/t/ep8.html', { body: page, type: 'text/html' });
+    serveShow('ch_soil_7', [{ guid: 'ep8', title: 'Turning', date: '2025-06-19', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep8.html" type="text/html"/>' }]);
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_7')).toMatchObject({ created: 1 });
+    expect(chunksOf('ch_soil_7', 'ep8')[0]).toMatchObject({ startSeconds: null, text: expect.stringContaining('Compost needs air') });
   });
 
   test('behavior: transcript links are ranked by language, then by richness', () => {

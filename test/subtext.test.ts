@@ -74,7 +74,19 @@ describe('Subtext exports', () => {
     expect(Items.byChannel(store.db, 'ch_texts').map((i) => i.externalId).sort()).toEqual(['m1', 'm3']);
   });
 
+  test('behavior: importing an older, partial export (a backfill) removes none of the newer messages', async () => {
+    Channels.create(store.db, { id: 'ch_backfill', profileId: store.profileId, kind: 'subtext', label: 'Texts', accessLevel: 'public', ratePerMillionTokens: 1 });
+    const months = ['01', '02', '03', '04', '05', '06'].map((m) => ({ id: `b${m}`, text: `Message of month ${m}.`, sent_at: `2025-${m}-10T09:00:00Z` }));
+    const imported = (list: object[]) => Sync.syncChannel(store.deps(), 'ch_backfill', { listing: Subtext.listing(Subtext.parseExport(JSON.stringify(list), 'json'), {}) });
+    expect(await imported(months)).toMatchObject({ created: 6 });
+    expect(await imported(months.slice(0, 2))).toMatchObject({ unchanged: 2, removed: 0 });
+    expect(Items.byChannel(store.db, 'ch_backfill')).toHaveLength(6);
+    // An import is not a sync of the source: it leaves the channel's sync record alone.
+    expect(Channels.get(store.db, 'ch_backfill')).toMatchObject({ lastSyncedAt: null, lastError: null, status: 'live' });
+  });
+
   test('behavior: profile-edge import reads an export file into a subtext channel', async () => {
+
     const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
     await Cli.profileWithChannel(env, { slug: 'texter', kind: 'subtext', channelId: 'ch_cli_texts' });
     const file = path.join(directory, 'export.csv');
@@ -86,6 +98,10 @@ describe('Subtext exports', () => {
     const bad = path.join(directory, 'bad.json');
     fs.writeFileSync(bad, '{"nothing": true}');
     expect(await Cli.run(env, 'import', '--channel', 'ch_cli_texts', bad)).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot import "bad.json": expected an array of messages') });
+    expect(await Cli.run(env, 'import', '--channel', 'ch_cli_texts', path.join(directory, 'missing.json'))).toMatchObject({ code: 1, stderr: expect.stringContaining('no such file') });
+    expect((await Cli.run(env, 'import', '--channel', 'ch_cli_texts', path.join(directory, 'missing.json'))).stderr).not.toMatch(/\n\s+at /);
+    expect((await Cli.run(env, 'channels', 'update', 'ch_cli_texts', '--status', 'paused')).code).toBe(0);
+    expect(await Cli.run(env, 'import', '--channel', 'ch_cli_texts', file)).toMatchObject({ code: 1, stdout: expect.stringContaining('skipped, paused') });
     expect((await Cli.run(env, 'channels', 'create', '--profile', 'texter', '--kind', 'rss', '--label', 'Blog', '--id', 'ch_cli_rss')).code).toBe(0);
     expect(await Cli.run(env, 'import', '--channel', 'ch_cli_rss', file)).toMatchObject({ code: 2, stderr: expect.stringContaining('use upload for files') });
   });

@@ -113,7 +113,38 @@ describe('sync with an rss source', () => {
     expect(text).toContain('revised');
   });
 
+  test('behavior: an old entry surfacing again (pinned, re-dated) does not wipe the posts that scrolled off', async () => {
+    const many: Post[] = [6, 5, 4, 3, 2, 1].map((n) => ({ guid: `s${n}`, title: `Post ${n}`, date: `2025-0${n}-01`, html: paragraph(`Topic ${n}`) }));
+    const { id, feed } = channel(many);
+    await Sync.syncChannel(deps(), id);
+    const newer: Post[] = [8, 7].map((n) => ({ guid: `s${n}`, title: `Post ${n}`, date: `2025-0${n}-01`, html: paragraph(`Topic ${n}`) }));
+    host.routes.get(feed)!.body = rss([...newer, many[0]!, many[5]!]);
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 2, removed: 0 });
+    expect(Items.byChannel(db, id)).toHaveLength(8);
+  });
+
+  test('behavior: an entry with no text is stored without chunks, and fails nothing', async () => {
+    const { id } = channel([{ guid: 'e1', title: 'Empty', date: '2025-05-01', summary: '', link: 'not a url' }, posts[1]!]);
+    const report = await Sync.syncChannel(deps(), id);
+    expect(report).toMatchObject({ created: 2, failed: 0 });
+    expect(Items.byChannel(db, id).find((i) => i.externalId === 'e1')).toMatchObject({ chunkCount: 0 });
+    expect(Channels.get(db, id).lastError).toBeNull();
+    expect((await Sync.syncChannel(deps(), id)).outcome).toBe('unchanged');
+  });
+
+  test('behavior: pointing a channel at a new source forgets the old one\'s validators', async () => {
+    const { id } = channel(posts);
+    await Sync.syncChannel(deps(), id);
+    expect(Channels.get(db, id).syncState.source).toBeDefined();
+    host.routes.set('/feeds/moved.xml', { body: rss(posts.slice(0, 1)), type: 'application/rss+xml' });
+    Channels.setSource(db, id, { sourceUrl: `${host.url}/feeds/moved.xml` });
+    expect(Channels.get(db, id).syncState.source).toBeUndefined();
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'synced', unchanged: 1 });
+    expect(host.requests.at(-1)!.headers['if-none-match']).toBeUndefined();
+  });
+
   test('behavior: a summary-only entry is indexed from its article, found by Readability', async () => {
+
     host.routes.set('/articles/long', {
       type: 'text/html; charset=utf-8',
       body: `<html><head><title>Long read | Wren</title><link rel="canonical" href="/2025/long-read"></head><body><nav>Home About Subscribe</nav><article><h1>Long read</h1>
@@ -183,7 +214,22 @@ describe('sync with an rss source', () => {
     expect(Channels.get(db, id).status).toBe('live');
   });
 
+  test('behavior: a sync whose hold was taken over stops, and cannot mark the channel live under the new holder', () => {
+    const { id } = channel(posts);
+    const now = Date.now();
+    const first = Channels.claimSync(db, id, { now, staleMs: 60_000 })!;
+    const second = Channels.claimSync(db, id, { now: now + 120_000, staleMs: 60_000 })!;
+    expect(second.holder).not.toBe(first.holder);
+    expect(Channels.heartbeat(db, id, first.holder, now + 121_000)).toBe(false);
+    expect(Channels.heartbeat(db, id, second.holder, now + 121_000)).toBe(true);
+    Channels.finishSync(db, id, first.holder, { now: now + 122_000 });
+    expect(Channels.get(db, id).status).toBe('syncing');
+    Channels.finishSync(db, id, second.holder, { now: now + 123_000 });
+    expect(Channels.get(db, id).status).toBe('live');
+  });
+
   test('behavior: a sync killed half-way leaves whole items, and the next one resumes where it stopped', async () => {
+
     const { id } = channel(posts);
     let loads = 0;
     const dying: Sync.SyncDependencies = deps({

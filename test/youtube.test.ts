@@ -117,7 +117,7 @@ describe('youtube connector', () => {
             load: async () => ({ title: 'Oven spring Q&A', document: { blocks: [{ kind: 'cue', text: 'Oven spring comes from steam and a hot deck.', startSeconds: 10, endSeconds: 14 }] }, metadata: { text: Youtube.importedCaptions } }),
           },
         ],
-        coverage: { kind: 'window', oldest: undefined },
+        coverage: { kind: 'partial', reason: 'captions only' },
         state: {},
       },
     });

@@ -55,6 +55,7 @@ const Environment = z.object({
   TRANSCRIBE_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
   TRANSCRIBE_API_KEY: optionalText,
   TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1'),
+  TRANSCRIBE_MAX_BYTES: z.coerce.number().int().min(1024).max(2_147_483_648).default(26_214_400),
   SYNC_INTERVAL_MINUTES: z
     .string()
     .trim()
@@ -120,7 +121,7 @@ export type Config = {
    */
   notion: { baseUrl: string; tokens: Record<string, string> };
   /** Transcription of podcast audio without a publisher transcript; off unless configured. */
-  transcription: { provider: 'none' } | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string };
+  transcription: { provider: 'none' } | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; maxBytes: number };
   /** Credentials the stdio MCP server acts with; never logged. */
   stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
 };
@@ -147,6 +148,14 @@ const networks = {
 /** A configuration error, reported to the operator as one readable message. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+/** OpenAI's own endpoint needs a key; a self-hosted one may not. */
+function requireTranscribeKey(baseUrl: string, key: string | undefined): string | undefined {
+  if (!key && new URL(baseUrl).hostname === 'api.openai.com') {
+    throw new ConfigError('invalid configuration:\n  TRANSCRIBE_API_KEY: required when TRANSCRIBER=openai uses api.openai.com');
+  }
+  return key;
 }
 
 function requireModelDir(dir: string | undefined): string {
@@ -201,7 +210,10 @@ export function load(env: Record<string, string | undefined> = process.env): Con
       baseUrl: e.NOTION_BASE_URL.replace(/\/+$/, ''),
       tokens: Object.fromEntries(Object.entries(present).filter(([k, v]) => /^NOTION_TOKEN(_[A-Z0-9_]+)?$/.test(k) && v!.trim() !== '').map(([k, v]) => [k, v!.trim()])),
     },
-    transcription: e.TRANSCRIBER === 'openai' ? { provider: 'openai', baseUrl: e.TRANSCRIBE_BASE_URL.replace(/\/+$/, ''), apiKey: e.TRANSCRIBE_API_KEY, model: e.TRANSCRIBE_MODEL } : { provider: 'none' },
+    transcription:
+      e.TRANSCRIBER === 'openai'
+        ? { provider: 'openai', baseUrl: e.TRANSCRIBE_BASE_URL.replace(/\/+$/, ''), apiKey: requireTranscribeKey(e.TRANSCRIBE_BASE_URL, e.TRANSCRIBE_API_KEY), model: e.TRANSCRIBE_MODEL, maxBytes: e.TRANSCRIBE_MAX_BYTES }
+        : { provider: 'none' },
     stdioCredentials: { apiKey: e.PROFILE_EDGE_API_KEY, bearerToken: e.PROFILE_EDGE_BEARER_TOKEN },
   };
 }

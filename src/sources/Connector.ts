@@ -29,11 +29,16 @@ export type Entry = {
 };
 
 /**
- * What a listing says about items it does not mention. `complete`: the source lists everything it has, so anything
- * missing is gone. `window`: a feed shows its newest entries only, so an item is gone only when it is newer than the
- * oldest listed one; older items have scrolled off and are kept.
+ * What a listing says about items it does not mention.
+ * - `complete`: the source lists everything it has, so anything missing is gone.
+ * - `window`: a feed or an export shows some of its entries (the newest, a date range, a pinned old one among them).
+ *   An item missing now is gone only when it was in the previous listing and both its neighbours there are still
+ *   listed: it vanished from the middle of a run that is otherwise intact. Items at either end of the previous
+ *   listing may simply have scrolled off, and are kept.
+ * - `partial`: the listing is known to be incomplete (a walk cut short, a part that could not be read): nothing is
+ *   removed.
  */
-export type Coverage = { kind: 'complete' } | { kind: 'window'; oldest: number | undefined };
+export type Coverage = { kind: 'complete' } | { kind: 'window' } | { kind: 'partial'; reason: string };
 
 export type Listing =
   | { unchanged: true; state: Record<string, unknown> }

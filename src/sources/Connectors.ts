@@ -27,7 +27,7 @@ export function create(
 export function fromConfig(config: Config): ConnectorSet {
   const t = config.transcription;
   return create({
-    transcriber: t.provider === 'openai' ? Transcriber.openAi({ baseUrl: t.baseUrl, apiKey: t.apiKey, model: t.model }) : undefined,
+    transcriber: t.provider === 'openai' ? Transcriber.openAi({ baseUrl: t.baseUrl, apiKey: t.apiKey, model: t.model, maxBytes: t.maxBytes }) : undefined,
     notion: { baseUrl: config.notion.baseUrl, tokens: config.notion.tokens },
   });
 }

@@ -39,10 +39,13 @@ const textOf = (v: unknown): string | undefined => {
   return s === undefined || s.trim() === '' ? undefined : s;
 };
 
-/** Plain text of a short HTML or entity-encoded string, such as a title. */
+/**
+ * Plain text of a short HTML or entity-encoded string, such as a title. Only what looks like markup is dropped: a
+ * title that reads "1 < 2 and 3 > 2" keeps its signs.
+ */
 export function plain(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const text = squash(decodeEntities(value.replace(/<[^>]*>/g, ' ')));
+  const text = squash(decodeEntities(value.replace(/<\/?[a-z][a-z0-9]*(\s[^<>]*)?\/?>/gi, ' ')));
   return text === '' ? undefined : text;
 }
 
@@ -57,11 +60,13 @@ export function resolveUrl(value: string | undefined, base: string | undefined):
   }
 }
 
-/** Epoch milliseconds of a feed date (RFC 822 or ISO 8601), or undefined. */
+/** Epoch milliseconds of a feed date (RFC 822 or ISO 8601), or undefined. A date-time without a zone is UTC. */
 export function dateOf(value: unknown): number | undefined {
-  const s = textOf(value);
+  const s = textOf(value)?.trim();
   if (s === undefined) return undefined;
-  const ms = Date.parse(s.trim());
+  // ISO 8601 date-times without an offset would be read in the server's local zone.
+  const zoneless = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s);
+  const ms = Date.parse(zoneless ? `${s.replace(' ', 'T')}Z` : s);
   return Number.isFinite(ms) ? ms : undefined;
 }
 
@@ -90,11 +95,14 @@ function atomLink(entry: Loose): string | undefined {
 export function parse(text: string, feedUrl: string): Feed {
   const { format, feed } = parseFeed(text) as { format: Feed['format']; feed: Loose };
   const feedLink = format === 'atom' ? atomLink(feed) : textOf(feed.home_page_url) ?? textOf(feed.link);
-  const base = resolveUrl(feedLink, feedUrl) ?? feedUrl;
+  // xml:base on the feed, then on an entry, sets the base its relative links resolve against.
+  const feedBase = resolveUrl(textOf(record(feed.xml)?.base), feedUrl) ?? feedUrl;
+  const base = resolveUrl(feedLink, feedBase) ?? feedBase;
   const items = list(format === 'atom' ? feed.entries : feed.items).map(record).filter((e): e is Loose => e !== undefined);
   const entries = items.map((entry): FeedEntry => {
     const dc = record(entry.dc);
-    const link = resolveUrl(format === 'atom' ? atomLink(entry) : first(textOf(entry.url), textOf(entry.link), textOf(record(entry.rdf)?.about)), base);
+    const entryBase = resolveUrl(textOf(record(entry.xml)?.base), base) ?? base;
+    const link = resolveUrl(format === 'atom' ? atomLink(entry) : first(textOf(entry.url), textOf(entry.link), textOf(record(entry.rdf)?.about)), entryBase);
     const title = plain(textOf(entry.title) ?? textOf(list(dc?.titles)[0]));
     const publishedAt = first(
       dateOf(entry.pubDate), dateOf(entry.published), dateOf(entry.date_published), dateOf(list(dc?.dates)[0]), dateOf(dc?.date),

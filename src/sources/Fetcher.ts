@@ -30,16 +30,23 @@ export type Response =
   | { status: 200; url: string; body: Buffer; contentType: string | undefined; validators: Validators }
   | { status: 304; url: string; validators: Validators };
 
-/** A fetch that did not produce content: the reason is written for an operator reading the channel's last error. */
+/**
+ * A fetch that did not produce content: the reason is written for an operator reading the channel's last error.
+ * `transient` failures (network, deadline, cut-short body, 429, 5xx) may pass on a later try; the others (refused
+ * URL, 4xx, over the size cap) will not.
+ */
 export class FetchError extends Error {
   override name = 'FetchError';
   constructor(
     message: string,
-    readonly details: { url: string; status?: number | undefined; retryAfterMs?: number | undefined },
+    readonly details: { url: string; transient: boolean; status?: number | undefined; retryAfterMs?: number | undefined },
   ) {
     super(message);
   }
 }
+
+/** Whether an error is a fetch failure that may pass on a later try. */
+export const isTransient = (error: unknown): boolean => error instanceof FetchError && error.details.transient;
 
 export type RequestOptions = {
   validators?: Validators | undefined;
@@ -47,6 +54,9 @@ export type RequestOptions = {
   headers?: Record<string, string>;
   /** A JSON body: the request is a POST (an API such as YouTube's player endpoint); redirects are not followed. */
   json?: unknown;
+  /** A larger cap or a longer deadline for one request than the policy's (an episode's audio). */
+  maxBytes?: number;
+  timeoutMs?: number;
 };
 
 export type Fetcher = {
@@ -60,7 +70,12 @@ const retryable = (status: number) => status === 429 || status === 502 || status
 export function isPrivateAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return true;
   let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+    // IPv4-compatible addresses (::a.b.c.d, deprecated) are no public destination either.
+    else if (v6.parts.slice(0, 6).every((p) => p === 0)) return true;
+  }
   return parsed.range() !== 'unicast';
 }
 
@@ -81,13 +96,15 @@ export function retryAfterMs(header: string | undefined, now = Date.now()): numb
 export function create(policy: Policy): Fetcher {
   let active = 0;
   const waiting: (() => void)[] = [];
+  // A released slot passes straight to the next waiter, so the count never goes over the limit.
   const acquire = async () => {
-    if (active >= policy.concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
-    active += 1;
+    if (active < policy.concurrency) active += 1;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
   };
   const release = () => {
-    active -= 1;
-    waiting.shift()?.();
+    const next = waiting.shift();
+    if (next) next();
+    else active -= 1;
   };
 
   const lookup: net.LookupFunction = (hostname, options, callback) => {
@@ -108,18 +125,19 @@ export function create(policy: Policy): Fetcher {
     try {
       url = new URL(raw);
     } catch {
-      throw new FetchError(`"${raw}" is not a URL`, { url: raw });
+      throw new FetchError(`"${raw}" is not a URL`, { url: raw, transient: false });
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchError(`only http and https URLs are fetched, not ${url.protocol}`, { url: raw });
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchError(`only http and https URLs are fetched, not ${url.protocol}`, { url: raw, transient: false });
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (net.isIP(host) && isPrivateAddress(host) && !policy.allowPrivate) throw new FetchError(`${host} is a private address`, { url: raw });
+    if (net.isIP(host) && isPrivateAddress(host) && !policy.allowPrivate) throw new FetchError(`${host} is a private address`, { url: raw, transient: false });
     return url;
   };
 
   /** One request, no redirects followed. */
-  const once = (url: URL, headers: Record<string, string>, signal: AbortSignal, body: string | undefined) =>
+  const once = (url: URL, headers: Record<string, string>, limits: { maxBytes: number; timeoutMs: number }, body: string | undefined) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders; body?: Buffer }>((resolve, reject) => {
       const client = url.protocol === 'https:' ? https : http;
+      const signal = AbortSignal.timeout(limits.timeoutMs);
       const request = client.request(url, { method: body === undefined ? 'GET' : 'POST', headers, lookup, signal }, (response) => {
         const status = response.statusCode ?? 0;
         if (status !== 200) {
@@ -128,9 +146,9 @@ export function create(policy: Policy): Fetcher {
           return;
         }
         const declared = Number(response.headers['content-length']);
-        if (Number.isFinite(declared) && declared > policy.maxBytes) {
+        if (Number.isFinite(declared) && declared > limits.maxBytes) {
           request.destroy();
-          reject(new FetchError(`the response is ${declared} bytes, over the ${policy.maxBytes}-byte limit`, { url: url.href, status }));
+          reject(new FetchError(`the response is ${declared} bytes, over the ${limits.maxBytes}-byte limit`, { url: url.href, status, transient: false }));
           return;
         }
         const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase();
@@ -146,14 +164,14 @@ export function create(policy: Policy): Fetcher {
         let size = 0;
         const fail = (error: Error) => {
           request.destroy();
-          reject(error instanceof FetchError ? error : new FetchError(`the response was cut short (${error.message})`, { url: url.href, status }));
+          reject(error instanceof FetchError ? error : new FetchError(`the response was cut short (${error.message})`, { url: url.href, status, transient: true }));
         };
         response.on('aborted', () => fail(new Error('connection closed mid-body')));
         response.on('error', fail);
         decoded.on('error', fail);
         decoded.on('data', (part: Buffer) => {
           size += part.length;
-          if (size > policy.maxBytes) fail(new FetchError(`the response is over the ${policy.maxBytes}-byte limit`, { url: url.href, status }));
+          if (size > limits.maxBytes) fail(new FetchError(`the response is over the ${limits.maxBytes}-byte limit`, { url: url.href, status, transient: false }));
           else parts.push(part);
         });
         decoded.on('end', () => {
@@ -162,9 +180,9 @@ export function create(policy: Policy): Fetcher {
         });
       });
       request.on('error', (error: Error & { code?: string }) => {
-        if (signal.aborted) reject(new FetchError(`no complete response within ${policy.timeoutMs} ms`, { url: url.href }));
-        else if (error.code === 'EPRIVATE') reject(new FetchError(error.message, { url: url.href }));
-        else reject(new FetchError(`could not fetch: ${error.message}`, { url: url.href }));
+        if (signal.aborted) reject(new FetchError(`no complete response within ${limits.timeoutMs} ms`, { url: url.href, transient: true }));
+        else if (error.code === 'EPRIVATE') reject(new FetchError(error.message, { url: url.href, transient: false }));
+        else reject(new FetchError(`could not fetch: ${error.message}`, { url: url.href, transient: true }));
       });
       request.end(body);
     });
@@ -183,37 +201,38 @@ export function create(policy: Policy): Fetcher {
       if (options.validators?.etag) headers['if-none-match'] = options.validators.etag;
       if (options.validators?.lastModified) headers['if-modified-since'] = options.validators.lastModified;
 
+      const limits = { maxBytes: options.maxBytes ?? policy.maxBytes, timeoutMs: options.timeoutMs ?? policy.timeoutMs };
       for (let attempt = 0; ; attempt++) {
         let redirects = 0;
-        let result: Awaited<ReturnType<typeof once>>;
+        let result: Awaited<ReturnType<typeof once>> | undefined;
         await acquire();
         try {
           for (;;) {
             try {
-              result = await once(url, headers, AbortSignal.timeout(policy.timeoutMs), body);
+              result = await once(url, headers, limits, body);
             } catch (error) {
-              // A network failure or a deadline may pass; a private address or an oversized body will not.
-              const transient = error instanceof FetchError && error.details.status === undefined && !/private address/.test(error.message);
-              if (transient && attempt < policy.retries) throw Object.assign(error, { retry: true });
+              if (isTransient(error) && attempt < policy.retries) {
+                result = undefined;
+                break;
+              }
               throw error;
             }
             if (result.status >= 300 && result.status < 400 && result.status !== 304 && body === undefined) {
               const location = result.headers.location;
-              if (!location) throw new FetchError(`${result.status} redirect without a Location`, { url: url.href, status: result.status });
-              if (++redirects > policy.maxRedirects) throw new FetchError(`more than ${policy.maxRedirects} redirects`, { url: raw, status: result.status });
+              if (!location) throw new FetchError(`${result.status} redirect without a Location`, { url: url.href, status: result.status, transient: false });
+              if (++redirects > policy.maxRedirects) throw new FetchError(`more than ${policy.maxRedirects} redirects`, { url: raw, status: result.status, transient: false });
               url = checkUrl(new URL(location, url).href);
               continue;
             }
             break;
           }
-        } catch (error) {
-          if ((error as { retry?: boolean }).retry) {
-            await sleep(250 * 2 ** attempt);
-            continue;
-          }
-          throw error;
         } finally {
           release();
+        }
+        // A transient failure is tried again after a pause that holds no concurrency slot.
+        if (!result) {
+          await sleep(250 * 2 ** attempt);
+          continue;
         }
         const validators: Validators = { etag: header(result.headers.etag), lastModified: header(result.headers['last-modified']) };
         if (result.status === 200) return { status: 200, url: url.href, body: result.body!, contentType: header(result.headers['content-type']), validators };
@@ -225,7 +244,7 @@ export function create(policy: Policy): Fetcher {
         }
         const reason = result.status === 429 ? 'rate limited (429)' : `answered ${result.status}`;
         const after = wait !== undefined ? `; retry after ${Math.ceil(wait / 1000)} s` : '';
-        throw new FetchError(`${url.host} ${reason}${after}`, { url: url.href, status: result.status, retryAfterMs: wait });
+        throw new FetchError(`${url.host} ${reason}${after}`, { url: url.href, status: result.status, retryAfterMs: wait, transient: retryable(result.status) });
       }
     },
   };

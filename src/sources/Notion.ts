@@ -22,10 +22,15 @@ type Walked = { page: Loose; blocks: NotionBlock[]; children: Map<string, Notion
 
 const notFound = (error: unknown) => APIResponseError.isAPIResponseError(error) && (error.code === 'object_not_found' || error.code === 'validation_error');
 
-/** Walks pages, their sub-pages, and databases' rows under a root, fetching every block (100 a page of results). */
-async function walk(client: Client, rootId: string): Promise<Walked[]> {
+/**
+ * Walks pages, their sub-pages, and databases' rows under a root, fetching every block (100 a page of results). A
+ * database that cannot be read (a linked view, one not shared with the integration) is skipped, and the walk says it
+ * is partial, as it does when it stops at `maxPages`: a partial walk must not remove pages it did not reach.
+ */
+async function walk(client: Client, rootId: string, logger: SyncContext['logger']): Promise<{ pages: Walked[]; partial: string | undefined }> {
   const pages = new Map<string, Walked>();
   const seen = new Set<string>();
+  const gaps: string[] = [];
 
   const childrenOf = async (blockId: string): Promise<NotionBlock[]> => {
     const out: NotionBlock[] = [];
@@ -33,7 +38,11 @@ async function walk(client: Client, rootId: string): Promise<Walked[]> {
     return out;
   };
   const visitPage = async (id: string, page?: Loose): Promise<void> => {
-    if (seen.has(id) || pages.size >= maxPages) return;
+    if (seen.has(id)) return;
+    if (pages.size >= maxPages) {
+      if (!gaps.includes('page limit')) gaps.push('page limit');
+      return;
+    }
     seen.add(id);
     const found = page ?? ((await client.pages.retrieve({ page_id: id })) as unknown as Loose);
     if (found.archived === true || found.in_trash === true) return;
@@ -55,7 +64,15 @@ async function walk(client: Client, rootId: string): Promise<Walked[]> {
     await expand(blocks);
     pages.set(id, { page: found, blocks, children });
     for (const sub of subpages) await visitPage(sub);
-    for (const database of databases) await visitDatabase(database);
+    for (const database of databases) {
+      try {
+        await visitDatabase(database);
+      } catch (error) {
+        if (!notFound(error)) throw error;
+        gaps.push(`database ${database} (${(error as APIResponseError).code})`);
+        logger.warn('notion database skipped', { database, code: (error as APIResponseError).code });
+      }
+    }
   };
   const visitDataSource = async (id: string): Promise<void> => {
     for await (const row of iteratePaginatedAPI(client.dataSources.query, { data_source_id: id, page_size: 100 })) {
@@ -69,20 +86,28 @@ async function walk(client: Client, rootId: string): Promise<Walked[]> {
     for (const source of (database.data_sources as Loose[] | undefined) ?? []) await visitDataSource(source.id as string);
   };
 
-  // The root may be a page, a database, or a data source.
+  // The root may be a page, a database, or a data source; only the root's own lookup decides which.
+  let rootPage: Loose | undefined;
   try {
-    await visitPage(rootId);
+    rootPage = (await client.pages.retrieve({ page_id: rootId })) as unknown as Loose;
   } catch (error) {
     if (!notFound(error)) throw error;
-    seen.delete(rootId);
-    try {
-      await visitDatabase(rootId);
-    } catch (again) {
-      if (!notFound(again)) throw again;
-      await visitDataSource(rootId);
-    }
   }
-  return [...pages.values()];
+  if (rootPage) await visitPage(rootId, rootPage);
+  else {
+    let database: Loose | undefined;
+    try {
+      database = (await client.databases.retrieve({ database_id: rootId })) as unknown as Loose;
+    } catch (error) {
+      if (!notFound(error)) throw error;
+    }
+    if (database) {
+      seen.add(rootId);
+      for (const source of (database.data_sources as Loose[] | undefined) ?? []) await visitDataSource(source.id as string);
+    } else await visitDataSource(rootId);
+  }
+  const partial = gaps.length > 0 ? `${gaps.join(', ')}${gaps.includes('page limit') ? ` (stopped at ${maxPages} pages)` : ''}` : undefined;
+  return { pages: [...pages.values()], partial };
 }
 
 /** A page as a document: its properties (for database rows), then its blocks, with structure kept. */
@@ -117,8 +142,9 @@ export function connector(options: NotionOptions): Connector {
         logger: (level, message, extra) => context.logger.warn(`notion client: ${message}`, { level, ...(extra as Loose) }),
       });
       let walked: Walked[];
+      let partial: string | undefined;
       try {
-        walked = await walk(client, rootId);
+        ({ pages: walked, partial } = await walk(client, rootId, context.logger));
       } catch (error) {
         if (APIResponseError.isAPIResponseError(error)) throw new Error(`Notion answered ${error.status} ${error.code}: ${error.message}`);
         throw error;
@@ -136,7 +162,7 @@ export function connector(options: NotionOptions): Connector {
         };
         return { externalId: String(page.id), version: Ids.fingerprint(JSON.stringify([item.title, item.sourceUrl, document.blocks])), publishedAt: item.publishedAt, load: async () => item };
       });
-      return { entries, coverage: { kind: 'complete' }, state: {} };
+      return { entries, coverage: partial ? { kind: 'partial', reason: `not read: ${partial}` } : { kind: 'complete' }, state: {} };
     },
   };
 }

@@ -6,9 +6,9 @@ import * as Transcript from '../ingest/Transcript.js';
 import * as Ids from '../store/Ids.js';
 import type { Connector, Entry, SyncContext } from './Connector.js';
 import * as Feed from './Feed.js';
-import type { Fetcher } from './Fetcher.js';
+import { type Fetcher, isTransient } from './Fetcher.js';
 import { readFeed } from './Rss.js';
-import type { Transcriber } from './Transcriber.js';
+import { type Transcriber, TranscriberError } from './Transcriber.js';
 
 type Loose = Record<string, unknown>;
 const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
@@ -73,22 +73,36 @@ async function fetchText(fetcher: Fetcher, url: string, accept: string): Promise
   return { text: Charset.decode(response.body, response.contentType), type: response.contentType };
 }
 
-/** The publisher's transcript: the best link that can be fetched and parsed, or undefined. */
+/** An HTML transcript: the Podcasting 2.0 shape (speakers and times), or a page whose main text is the transcript. */
+function htmlTranscript(html: string): Document {
+  return Transcript.isHtmlTranscript(html) ? Transcript.fromHtmlTranscript(html) : { blocks: Html.articleFromPage(html).blocks };
+}
+
+/**
+ * The publisher's transcript: the best link that can be fetched and parsed, or undefined when none can. A link that
+ * failed for a passing reason (network, 429, 5xx) makes the episode fail instead, so the next sync tries again and
+ * the indexed text is kept meanwhile; a dead link (404) or an unreadable file moves on to the next link.
+ */
 async function publisherTranscript(fetcher: Fetcher, links: TranscriptLink[]): Promise<{ document: Document; format: string } | undefined> {
+  let passing: unknown;
   for (const link of links) {
     try {
       const { text, type } = await fetchText(fetcher, link.url, link.type ?? '*/*');
       const format = Transcript.formatOf(link.type, link.url) ?? Transcript.formatOf(type, link.url);
-      const document = format ? await Transcript.fromTranscript(text, format) : fromPlainText(text);
+      const document = format === 'html' ? htmlTranscript(text) : format ? await Transcript.fromTranscript(text, format) : fromPlainText(text);
       if (document.blocks.length > 0) return { document, format: format ?? 'text' };
-    } catch {
-      // The next link, or the show notes.
+    } catch (error) {
+      if (isTransient(error)) passing ??= error;
     }
   }
+  if (passing) throw new Error(`transcript unavailable for now (${passing instanceof Error ? passing.message : String(passing)}); kept for the next sync`);
   return undefined;
 }
 
 export type PodcastOptions = { transcriber?: Transcriber | undefined };
+
+/** The longest wait for an episode's audio: a long episode is tens of megabytes. */
+const audioTimeoutMs = 10 * 60_000;
 
 /** Episode text and where it came from: the publisher's transcript, a transcription of the audio, or show notes. */
 async function episodeText(
@@ -109,15 +123,17 @@ async function episodeText(
   if (published) return { document: withChapters(published.document, chapters), text: 'transcript', transcriptFormat: published.format };
   const audio = list(raw.enclosures).map((e) => ({ url: Feed.resolveUrl(str(e.url), context.base), type: str(e.type) })).find((e) => e.url && (!e.type || e.type.startsWith('audio/') || e.type.startsWith('video/')));
   if (context.transcriber && audio?.url) {
+    // Audio over the transcriber's limit, or refused for good (4xx), leaves the show notes; a passing failure
+    // (network, 429, 5xx, the transcriber down) fails the episode, to be tried again on the next sync.
     try {
-      const response = await context.fetcher.get(audio.url, { accept: 'audio/*, video/*' });
+      const response = await context.fetcher.get(audio.url, { accept: 'audio/*, video/*', maxBytes: context.transcriber.maxBytes, timeoutMs: audioTimeoutMs });
       if (response.status === 200) {
         const name = decodeURIComponent(new URL(response.url).pathname.split('/').pop() || 'episode.mp3');
         const document = await context.transcriber.transcribe(response.body, { name, type: audio.type ?? response.contentType });
         return { document: withChapters(document, chapters), text: 'transcription' };
       }
-    } catch {
-      // Indexed from its show notes below.
+    } catch (error) {
+      if (isTransient(error) || (error instanceof TranscriberError && error.transient)) throw error;
     }
   }
   const notes = entry.contentHtml ?? entry.summaryHtml ?? str(record(raw.itunes)?.summary);
@@ -157,8 +173,7 @@ export function connector(options: PodcastOptions = {}): Connector {
           },
         };
       });
-      const dates = feed.entries.map((e) => e.publishedAt).filter((d): d is number => d !== undefined);
-      return { entries, coverage: { kind: 'window', oldest: dates.length > 0 ? Math.min(...dates) : undefined }, state: { validators } };
+      return { entries, coverage: { kind: 'window' }, state: { validators } };
     },
   };
 }

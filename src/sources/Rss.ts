@@ -78,7 +78,6 @@ export const connector: Connector = {
         };
       },
     }));
-    const dates = feed.entries.map((e) => e.publishedAt).filter((d): d is number => d !== undefined);
-    return { entries, coverage: { kind: 'window', oldest: dates.length > 0 ? Math.min(...dates) : undefined }, state: { validators } };
+    return { entries, coverage: { kind: 'window' }, state: { validators } };
   },
 };

@@ -84,8 +84,8 @@ export function parseExport(text: string, format: 'json' | 'csv'): Message[] {
 const titleOf = (m: Message): string => m.title ?? (m.text.length <= 80 ? m.text : `${m.text.slice(0, 77).replace(/\s+\S*$/, '')}…`);
 
 /**
- * The listing of an export: every message an item. An export may cover a date range, so it is a window: a message
- * missing from it is removed only when it is newer than the export's oldest message.
+ * The listing of an export: every message an item. An export may cover only a date range, so it is a window: a
+ * message missing from it is removed only when it vanished from between two messages that are still there.
  */
 export function listing(messages: Message[], state: Record<string, unknown>): Extract<Listing, { entries: Entry[] }> {
   const entries = messages.map(
@@ -96,8 +96,7 @@ export function listing(messages: Message[], state: Record<string, unknown>): Ex
       load: async () => ({ title: titleOf(m), sourceUrl: m.url, publishedAt: m.sentAt, author: m.author, document: fromPlainText(m.text), metadata: { format: 'subtext' } }),
     }),
   );
-  const dates = messages.map((m) => m.sentAt).filter((d): d is number => d !== undefined);
-  return { entries, coverage: { kind: 'window', oldest: dates.length > 0 ? Math.min(...dates) : undefined }, state };
+  return { entries, coverage: { kind: 'window' }, state };
 }
 
 /** The export format of a file or response: by content type or extension, else by its first character. */

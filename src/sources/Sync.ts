@@ -6,7 +6,7 @@ import type { Database } from '../store/Database.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
 import * as VectorIndex from '../store/VectorIndex.js';
-import type { Connector, Entry, Listing } from './Connector.js';
+import type { Connector, Coverage, Entry, Listing } from './Connector.js';
 import type { Services } from '../Services.js';
 import type { Fetcher } from './Fetcher.js';
 
@@ -73,34 +73,67 @@ export async function syncChannel(
   const found = Channels.get(deps.db, channelId);
   if (found.status === 'paused') return emptyReport(channelId, 'skipped', 'paused');
   const connector = deps.connectors[found.kind];
-  if (!options.listing) {
+  const isImport = options.listing !== undefined;
+  if (!isImport) {
     if (!connector) return emptyReport(channelId, 'skipped', `${found.kind} channels are filled by upload`);
     if (!found.sourceUrl) return emptyReport(channelId, 'skipped', 'no source configured (set one with channels update --source-url)');
   }
-  const channel = Channels.claimSync(deps.db, channelId, { now: now(), staleMs: deps.staleMs ?? 10 * 60_000 });
-  if (!channel) return emptyReport(channelId, 'skipped', 'another sync is running');
+  const staleMs = deps.staleMs ?? 10 * 60_000;
+  const hold = Channels.claimSync(deps.db, channelId, { now: now(), staleMs });
+  if (!hold) return emptyReport(channelId, 'skipped', 'another sync is running');
+  const { channel, holder } = hold;
 
+  // The heartbeat runs on a timer for the whole sync, listing included, so a slow source never looks dead.
+  let lost = false;
+  const beat = () => {
+    if (!Channels.heartbeat(deps.db, channelId, holder, now())) lost = true;
+  };
+  const timer = setInterval(beat, Math.max(1_000, Math.min(30_000, staleMs / 4)));
+  timer.unref();
+  try {
+    return await run({ deps, channel, holder, isImport, connector, listing: options.listing, onProgress: options.onProgress, beat, isLost: () => lost });
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function run(ctx: {
+  deps: SyncDependencies;
+  channel: Channels.StoredChannel;
+  holder: string;
+  isImport: boolean;
+  connector: Connector | undefined;
+  listing: Listing | undefined;
+  onProgress: Progress | undefined;
+  beat(): void;
+  isLost(): boolean;
+}): Promise<SyncReport> {
+  const { deps, channel, holder } = ctx;
+  const channelId = channel.id;
+  const now = deps.now ?? Date.now;
   const log = deps.logger;
-  log.info(options.listing ? 'import started' : 'sync started', { channelId, kind: channel.kind });
+  const finish = (outcome: { source?: Record<string, unknown>; listed?: string[]; error?: string }) =>
+    Channels.finishSync(deps.db, channelId, holder, { now: now(), import: ctx.isImport, ...outcome });
+  log.info(ctx.isImport ? 'import started' : 'sync started', { channelId, kind: channel.kind });
   const sourceState = (channel.syncState.source as Record<string, unknown>) ?? {};
   let listing: Listing;
   try {
-    // An import leaves the source's own state (validators) as it was.
     const stored = (externalId: string) => {
       const raw = deps.db.prepare('SELECT metadata FROM items WHERE id = ?').pluck().get(Items.itemId(channelId, externalId)) as string | undefined;
       return raw === undefined ? undefined : { metadata: JSON.parse(raw) as Record<string, unknown> };
     };
-    listing = options.listing
-      ? { ...options.listing, state: sourceState }
-      : await connector!.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: sourceState, logger: log, stored });
+    // An import leaves the source's own state (validators) as it was.
+    listing = ctx.listing
+      ? { ...ctx.listing, state: sourceState }
+      : await ctx.connector!.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: sourceState, logger: log, stored });
   } catch (error) {
     const reason = message(error);
-    Channels.finishSync(deps.db, channelId, { now: now(), error: reason });
+    finish({ error: reason });
     log.warn('sync failed', { channelId, error: reason });
     return emptyReport(channelId, 'failed', reason);
   }
   if (listing.unchanged) {
-    Channels.finishSync(deps.db, channelId, { now: now(), source: listing.state });
+    finish({ source: listing.state });
     log.info('sync finished: source unchanged', { channelId });
     return emptyReport(channelId, 'unchanged');
   }
@@ -118,9 +151,10 @@ export async function syncChannel(
     pending[i] = p;
   };
   for (let i = 0; i < entries.length; i++) {
+    if (ctx.isLost()) break;
     for (let j = pending.length; j < Math.min(entries.length, i + ahead); j++) start(j);
     const entry = entries[i]!;
-    options.onProgress?.({ channelId, done, total: entries.length, externalId: entry.externalId });
+    ctx.onProgress?.({ channelId, done, total: entries.length, externalId: entry.externalId });
     try {
       const prepared = await pending[i]!;
       const outcome = 'draft' in prepared ? Items.put(deps.db, prepared.draft) : { outcome: 'unchanged' as const, chunkCount: 0 };
@@ -132,15 +166,24 @@ export async function syncChannel(
       log.warn('item failed', { channelId, externalId: entry.externalId, error: message(error) });
     }
     pending[i] = undefined;
-    Channels.heartbeat(deps.db, channelId, now());
+    ctx.beat();
     done += 1;
   }
-  options.onProgress?.({ channelId, done, total: entries.length });
-  report.removed = removeGone(deps.db, channelId, entries, listing.coverage, log);
+  if (ctx.isLost()) {
+    // Another process took the channel over (this one looked dead): it finishes the sync; this one stops writing.
+    log.warn('sync stopped: another sync took the channel over', { channelId });
+    return { ...report, outcome: 'failed', reason: 'another sync took the channel over' };
+  }
+  ctx.onProgress?.({ channelId, done, total: entries.length });
+  const previous = Channels.lastListed(channel);
+  report.removed = removeGone(deps.db, channelId, { entries, coverage: listing.coverage, previous }, log);
 
   // With failed items the listing's validators are not kept, so the next sync lists again and retries them.
-  const error = report.failed > 0 ? `${report.failed} of ${entries.length} items failed; first: ${report.errors[0]}` : undefined;
-  Channels.finishSync(deps.db, channelId, error ? { now: now(), error } : { now: now(), source: listing.state });
+  const partial = listing.coverage.kind === 'partial' ? `partial listing, nothing removed: ${listing.coverage.reason}` : undefined;
+  const failures = report.failed > 0 ? `${report.failed} of ${entries.length} items failed; first: ${report.errors[0]}` : undefined;
+  const error = [failures, partial].filter(Boolean).join('; ') || undefined;
+  const listed = listing.coverage.kind === 'partial' ? undefined : entries.map((e) => e.externalId);
+  finish(failures ? { error, listed } : { source: listing.state, listed, ...(error && { error }) });
   log.info('sync finished', { channelId, created: report.created, updated: report.updated, unchanged: report.unchanged, removed: report.removed, failed: report.failed });
   return report;
 }
@@ -160,31 +203,41 @@ async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, 
   const existing = Items.contentHash(deps.db, channelId, entry.externalId);
   if (existing === contentHash || (entry.keep && existing !== undefined)) return { unchanged: true };
   const item = await entry.load();
+  // An item with no text (a video with no captions and no description) is stored without chunks, so it is not
+  // fetched again until it changes, and it never fails the sync.
   const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
-  if (chunks.length === 0) throw new Error('no text to index');
-  const vectors = deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
+  const vectors = chunks.length > 0 && deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
   return {
     draft: { channelId, externalId: entry.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author, metadata: item.metadata, contentHash, chunks, vectors },
   };
 }
 
 /**
- * Removes the channel's items the source no longer has. A listing with no entries at all removes nothing: an empty
- * feed is far more often a broken one than a creator deleting everything.
+ * Removes the channel's items the source no longer has (see Coverage). A listing with no entries at all removes
+ * nothing: an empty feed is far more often a broken one than a creator deleting everything.
  */
-function removeGone(db: Database, channelId: string, entries: Entry[], coverage: Extract<Listing, { entries: Entry[] }>['coverage'], log: Logger): number {
-  const listed = new Set(entries.map((e) => e.externalId));
+function removeGone(db: Database, channelId: string, listing: { entries: Entry[]; coverage: Coverage; previous: string[] | undefined }, log: Logger): number {
+  const listed = new Set(listing.entries.map((e) => e.externalId));
   const stored = Items.byChannel(db, channelId);
-  if (entries.length === 0) {
+  if (listing.entries.length === 0) {
     if (stored.length > 0) log.warn('source listed no items; keeping what is indexed', { channelId, items: stored.length });
     return 0;
   }
-  const gone = stored.filter((item) => {
-    if (listed.has(item.externalId)) return false;
-    if (coverage.kind === 'complete') return true;
-    // In a window, only what falls inside it can be known to be gone.
-    return coverage.oldest !== undefined && item.publishedAt !== null && item.publishedAt >= coverage.oldest;
-  });
+  let gone: Items.StoredItem[];
+  switch (listing.coverage.kind) {
+    case 'partial':
+      return 0;
+    case 'complete':
+      gone = stored.filter((item) => !listed.has(item.externalId));
+      break;
+    case 'window': {
+      // Gone from the middle of the previous listing, both neighbours still there: deleted, not scrolled off.
+      const previous = listing.previous ?? [];
+      const deleted = new Set(previous.filter((id, i) => !listed.has(id) && i > 0 && i < previous.length - 1 && listed.has(previous[i - 1]!) && listed.has(previous[i + 1]!)));
+      gone = stored.filter((item) => deleted.has(item.externalId));
+      break;
+    }
+  }
   for (const item of gone) Items.remove(db, item.id);
   return gone.length;
 }

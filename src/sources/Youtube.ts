@@ -4,7 +4,7 @@ import { decodeEntities, fromPlainText, squash } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
 import type { Connector, Entry, SyncContext } from './Connector.js';
 import * as Feed from './Feed.js';
-import type { Fetcher } from './Fetcher.js';
+import { type Fetcher, isTransient } from './Fetcher.js';
 
 type Loose = Record<string, unknown>;
 const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
@@ -114,7 +114,12 @@ export function connector(options: YoutubeOptions = {}): Connector {
           publishedAt: entry.publishedAt,
           keep: context.stored(videoId)?.metadata.text === importedCaptions,
           async load() {
-            const found = await captions(context.fetcher, videoId, { base, language }).catch(() => undefined);
+            // No caption tracks (or a refused request) means the description; a passing failure (network, 429, 5xx)
+            // fails the video, so the next sync tries again and keeps what is indexed meanwhile.
+            const found = await captions(context.fetcher, videoId, { base, language }).catch((error: unknown) => {
+              if (isTransient(error)) throw error;
+              return undefined;
+            });
             return {
               title: entry.title ?? videoId,
               sourceUrl: entry.link ?? watchUrl(videoId),
@@ -126,8 +131,7 @@ export function connector(options: YoutubeOptions = {}): Connector {
           },
         };
       });
-      const dates = read.feed.entries.map((e) => e.publishedAt).filter((d): d is number => d !== undefined);
-      return { entries, coverage: { kind: 'window', oldest: dates.length > 0 ? Math.min(...dates) : undefined }, state: { feedUrl, validators: read.validators } };
+      return { entries, coverage: { kind: 'window' }, state: { feedUrl, validators: read.validators } };
     },
   };
 }

@@ -125,49 +125,66 @@ export function update(
 /** Points a channel at its source (a feed, a channel page, a workspace) or clears it. */
 export function setSource(db: Database, id: string, source: { sourceUrl?: string | null; settings?: Record<string, unknown> }): StoredChannel {
   const current = get(db, id);
-  db.prepare('UPDATE channels SET source_url = ?, settings = ? WHERE id = ?').run(
-    source.sourceUrl === undefined ? current.sourceUrl : source.sourceUrl,
-    JSON.stringify(source.settings ?? current.settings),
-    id,
-  );
+  const sourceUrl = source.sourceUrl === undefined ? current.sourceUrl : source.sourceUrl;
+  // A new source starts afresh: the old one's validators and listing say nothing about it.
+  const { source: _old, listed: _listed, ...kept } = current.syncState;
+  const syncState = sourceUrl === current.sourceUrl ? current.syncState : kept;
+  db.prepare('UPDATE channels SET source_url = ?, settings = ?, sync_state = ? WHERE id = ?').run(sourceUrl, JSON.stringify(source.settings ?? current.settings), JSON.stringify(syncState), id);
   return get(db, id);
 }
 
-/** What a sync keeps between runs beside the connector's own state: who holds the channel and since when. */
-type SyncHold = { syncingSince?: number; heartbeatAt?: number };
+/** What a sync keeps between runs beside the connector's own state: who holds the channel, and its last listing. */
+type SyncHold = { holder?: string; syncingSince?: number; heartbeatAt?: number; listed?: string[] };
+
+/** A sync's hold on a channel: the token that heartbeats and the finish must show. */
+export type Hold = { channel: StoredChannel; holder: string };
 
 /**
- * Marks a live channel as syncing and returns it, or returns undefined: paused, or held by another sync. A holder
+ * Marks a live channel as syncing and returns the hold, or undefined: paused, or held by another sync. A holder
  * whose heartbeat is older than `staleMs` has died (a killed process); its hold is taken over, and the sync resumes.
  */
-export function claimSync(db: Database, id: string, options: { now: number; staleMs: number }): StoredChannel | undefined {
+export function claimSync(db: Database, id: string, options: { now: number; staleMs: number }): Hold | undefined {
   return db.transaction(() => {
     const channel = get(db, id);
     const hold = channel.syncState as SyncHold;
     const stale = channel.status === 'syncing' && (hold.heartbeatAt ?? 0) < options.now - options.staleMs;
     if (channel.status !== 'live' && !stale) return undefined;
-    const state = { ...channel.syncState, syncingSince: options.now, heartbeatAt: options.now };
+    const holder = Ids.random('sync');
+    const state = { ...channel.syncState, holder, syncingSince: options.now, heartbeatAt: options.now };
     db.prepare(`UPDATE channels SET status = 'syncing', sync_state = ? WHERE id = ?`).run(JSON.stringify(state), id);
-    return get(db, id);
+    return { channel: get(db, id), holder };
   }).immediate();
 }
 
-/** Tells other processes the sync holding a channel is alive. */
-export function heartbeat(db: Database, id: string, now: number): void {
-  db.prepare(`UPDATE channels SET sync_state = json_set(sync_state, '$.heartbeatAt', ?) WHERE id = ? AND status = 'syncing'`).run(now, id);
+/** Tells other processes the sync holding a channel is alive; false when the hold was taken over. */
+export function heartbeat(db: Database, id: string, holder: string, now: number): boolean {
+  return (
+    db
+      .prepare(`UPDATE channels SET sync_state = json_set(sync_state, '$.heartbeatAt', ?) WHERE id = ? AND status = 'syncing' AND json_extract(sync_state, '$.holder') = ?`)
+      .run(now, id, holder).changes > 0
+  );
 }
 
 /**
- * Ends a sync: the channel is live again (unless an operator paused it meanwhile) and keeps the connector's state.
- * A success clears the last error; a failure records it with its time and keeps the previous state and content.
+ * Ends a sync, if this sync still holds the channel: it is live again (unless an operator paused it meanwhile) and
+ * keeps the connector's state and the ids it listed. A success clears the last error; a failure records it with its
+ * time and keeps the previous state and content. An import (a file, not the source) leaves the sync record alone.
  */
-export function finishSync(db: Database, id: string, outcome: { now: number; source?: Record<string, unknown>; error?: string }): StoredChannel {
+export function finishSync(
+  db: Database,
+  id: string,
+  holder: string,
+  outcome: { now: number; source?: Record<string, unknown>; listed?: string[]; error?: string; import?: boolean },
+): StoredChannel {
   db.transaction(() => {
     const channel = get(db, id);
-    const { syncingSince: _since, heartbeatAt: _beat, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
-    const state = outcome.source === undefined ? rest : { ...rest, source: outcome.source };
+    const { holder: current, syncingSince: _since, heartbeatAt: _beat, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
+    if (current !== holder) return;
+    const state = { ...rest, ...(outcome.source !== undefined && { source: outcome.source }), ...(outcome.listed !== undefined && { listed: outcome.listed }) };
     const status = channel.status === 'syncing' ? 'live' : channel.status;
-    if (outcome.error === undefined) {
+    if (outcome.import) {
+      db.prepare('UPDATE channels SET status = ?, sync_state = ? WHERE id = ?').run(status, JSON.stringify(state), id);
+    } else if (outcome.error === undefined) {
       db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_synced_at = ?, last_error = NULL, last_error_at = NULL WHERE id = ?').run(
         status, JSON.stringify(state), outcome.now, id);
     } else {
@@ -177,3 +194,6 @@ export function finishSync(db: Database, id: string, outcome: { now: number; sou
   }).immediate();
   return get(db, id);
 }
+
+/** The ids the last successful listing of a channel gave, in its order. */
+export const lastListed = (channel: StoredChannel): string[] | undefined => (channel.syncState as SyncHold).listed;

@@ -15,12 +15,12 @@ export const fetcher = (policy: Partial<Fetcher.Policy> = {}): Fetcher.Fetcher =
 
 /**
  * A fetcher that reaches only 127.0.0.1: real-world fixtures name real hosts, and tests never leave loopback
- * (not even for a DNS lookup). Other URLs fail at once, as an unreachable host would.
+ * (not even for a DNS lookup). Other URLs fail at once, as a permanently gone host would (not worth a retry).
  */
 export function loopbackOnly(inner: Fetcher.Fetcher = fetcher()): Fetcher.Fetcher {
   return {
     get(url, options) {
-      if (new URL(url).hostname !== '127.0.0.1') return Promise.reject(new Fetcher.FetchError(`${url} is not reachable from tests`, { url }));
+      if (new URL(url).hostname !== '127.0.0.1') return Promise.reject(new Fetcher.FetchError(`${url} is not reachable from tests`, { url, transient: false }));
       return inner.get(url, options);
     },
   };

@@ -97,12 +97,23 @@ export const importExport: Command = {
     }
     const report = await syncWithProgress(Sync.dependencies(services), channel.id, out, listing);
     refreshTermModel(services.db, [report], out);
-    return report.outcome === 'failed' || report.failed > 0 ? 1 : 0;
+    // Skipped (paused, or a sync holds the channel) imported nothing: that is a failure to the operator.
+    return report.outcome === 'synced' && report.failed === 0 ? 0 : 1;
   },
 };
 
+/** A file's text, or a clear error naming it. */
+async function readText(file: string): Promise<string> {
+  try {
+    return Charset.decode(await fs.readFile(file));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new ServiceError('invalid_request', `cannot read "${file}": ${reason}`);
+  }
+}
+
 async function subtextListing(file: string): Promise<Sync.Listing> {
-  const content = Charset.decode(await fs.readFile(file));
+  const content = await readText(file);
   try {
     return Subtext.listing(Subtext.parseExport(content, Subtext.formatOf(file, undefined, content)), {});
   } catch (error) {
@@ -123,7 +134,7 @@ async function captionListing(db: Sync.SyncDependencies['db'], channelId: string
       const videoId = video ?? Youtube.videoIdOfFile(name);
       if (!videoId) throw new UsageError(`no video id in "${name}": yt-dlp names files "Title [VIDEO_ID].en.vtt"; or give --video ID`);
       if (!/\.vtt$/i.test(name)) throw new UsageError(`"${name}" is not a WebVTT (.vtt) caption file`);
-      const content = Charset.decode(await fs.readFile(file));
+      const content = await readText(file);
       const document = await Transcript.fromCaptions(content, 'vtt');
       if (document.blocks.length === 0) throw new ServiceError('invalid_request', `cannot import "${name}": no captions in it`);
       const existing = Items.byChannel(db, channelId).find((i) => i.externalId === videoId);
@@ -142,7 +153,7 @@ async function captionListing(db: Sync.SyncDependencies['db'], channelId: string
       };
     }),
   );
-  return { entries, coverage: { kind: 'window', oldest: undefined }, state: {} };
+  return { entries, coverage: { kind: 'partial', reason: 'caption files name only their own videos' }, state: {} };
 }
 
 async function syncWithProgress(deps: Sync.SyncDependencies, id: string, out: Output, listing?: Sync.Listing): Promise<SyncReport> {
