@@ -93,6 +93,8 @@ describe('feed details', () => {
     expect(Feed.plain('Tags <b>bold</b> &amp; <i class="x">italic</i>')).toBe('Tags bold & italic');
     expect(Feed.dateOf('2025-03-01T10:00:00')).toBe(Date.parse('2025-03-01T10:00:00Z'));
     expect(Feed.dateOf('Tue, 03 Jun 2003 09:39:21 GMT')).toBe(Date.parse('2003-06-03T09:39:21Z'));
+    expect(Feed.dateOf('Mon, 01 Jan 2024 10:00:00')).toBe(Date.parse('2024-01-01T10:00:00Z'));
+    expect(Feed.dateOf('Mon, 01 Jan 2024 10:00:00 -0500')).toBe(Date.parse('2024-01-01T15:00:00Z'));
     const feed = Feed.parse(
       `<rss version="2.0"><channel><title>T</title><link>https://example.com/</link>
        <item xml:base="https://example.com/first/"><title>First</title><link>first</link></item><item><title>Second</title><link>second</link></item></channel></rss>`,

@@ -65,13 +65,17 @@ describe('Fetcher', () => {
     await expect(fetcher.get(`${host.url}/later`)).rejects.toMatchObject({ message: expect.stringMatching(/rate limited \(429\); retry after 3600 s/), details: { status: 429, retryAfterMs: 3_600_000 } });
   });
 
-  test('error: 404 is not retried, and says it will not pass; a 503 says it may', async () => {
+  test('error: 404 is not retried, and says it will not pass; a 503 says it may; a name that does not resolve will not', async () => {
     const before = host.requests.length;
     await expect(fetcher.get(`${host.url}/nothing-here`)).rejects.toMatchObject({ details: { status: 404, transient: false } });
+    expect(host.requests.length - before).toBe(1);
     host.routes.set('/down', { body: 'x', status: 503 });
     await expect(Fetcher.create({ ...policy, retries: 0 }).get(`${host.url}/down`)).rejects.toMatchObject({ details: { status: 503, transient: true } });
-    host.requests.length = before;
-    expect(host.requests.length - before).toBe(0);
+    host.routes.set('/unimplemented', { body: 'x', status: 501 });
+    await expect(Fetcher.create({ ...policy, retries: 0 }).get(`${host.url}/unimplemented`)).rejects.toMatchObject({ details: { status: 501, transient: false } });
+    // Tests make no DNS lookups: which network errors last is checked on their codes.
+    for (const code of ['ENOTFOUND', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT']) expect(Fetcher.lasting(code), code).toBe(true);
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EAI_AGAIN', undefined]) expect(Fetcher.lasting(code), String(code)).toBe(false);
   });
 
   test('error: bodies over the size cap, truncated bodies and slow hosts fail clearly', async () => {

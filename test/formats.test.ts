@@ -59,6 +59,10 @@ describe('transcript formats', () => {
       { kind: 'cue', text: 'Indeed they do.', startSeconds: 1.5, endSeconds: 2.4, speaker: 'Charles' },
     ]);
     expect(() => Transcript.fromJsonTranscript('{"segments": "nope"}')).toThrow(/not a JSON transcript/);
+    // One malformed segment is skipped; the rest of the transcript stands.
+    expect(Transcript.fromJsonTranscript('{"segments": [null, {"startTime": 1, "body": 7}, {"startTime": 2, "endTime": 3, "body": "Kept."}]}').blocks).toEqual([
+      { kind: 'cue', text: 'Kept.', startSeconds: 2, endSeconds: 3, speaker: undefined },
+    ]);
     expect(() => Transcript.fromJsonTranscript('not json')).toThrow(/not a JSON transcript/);
   });
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as Config from '../src/config/Config.js';
 import * as Connectors from '../src/sources/Connectors.js';
 import * as Podcast from '../src/sources/Podcast.js';
 import * as Sync from '../src/sources/Sync.js';
@@ -156,6 +157,12 @@ describe('podcast_rss connector', () => {
     serveShow('ch_soil_7', [{ guid: 'ep8', title: 'Turning', date: '2025-06-19', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep8.html" type="text/html"/>' }]);
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_7')).toMatchObject({ created: 1 });
     expect(chunksOf('ch_soil_7', 'ep8')[0]).toMatchObject({ startSeconds: null, text: expect.stringContaining('Compost needs air') });
+  });
+
+  test('error: TRANSCRIBER=openai needs a key for api.openai.com and an http(s) endpoint', () => {
+    expect(() => Config.load({ TRANSCRIBER: 'openai' })).toThrow(/TRANSCRIBE_API_KEY: required/);
+    expect(() => Config.load({ TRANSCRIBER: 'openai', TRANSCRIBE_BASE_URL: 'ftp://whisper.example/v1' })).toThrow(/TRANSCRIBE_BASE_URL: must be an http\(s\) URL/);
+    expect(Config.load({ TRANSCRIBER: 'openai', TRANSCRIBE_BASE_URL: 'http://127.0.0.1:9000/v1' }).transcription).toMatchObject({ provider: 'openai', apiKey: undefined, maxBytes: 26_214_400 });
   });
 
   test('behavior: transcript links are ranked by language, then by richness', () => {

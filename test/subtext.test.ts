@@ -53,6 +53,10 @@ describe('Subtext exports', () => {
     expect(() => Subtext.parseExport('[{"id": 1}]', 'json')).toThrow(/message 1 has no text/);
     expect(() => Subtext.parseExport('nope', 'json')).toThrow(/not JSON/);
     expect(() => Subtext.parseExport('id,text\n1,"unterminated', 'csv')).toThrow(/not CSV/);
+    expect(() => Subtext.parseExport('[{"text": "a", "date": 1e300}]', 'json')).toThrow(/message 1 has a date that is not one/);
+    expect(() => Subtext.parseExport('[{"text": "a", "date": "someday"}]', 'json')).toThrow(/message 1 has a date that is not one/);
+    expect(() => Subtext.parseExport('[{"id": 1, "text": "a"}, {"id": "1", "text": "b"}]', 'json')).toThrow(/message 2 repeats the id "1"/);
+    expect(() => Subtext.parseExport('[{"id": {"x": 1}, "text": "a"}]', 'json')).toThrow(/id that is not a string or a number/);
   });
 
   test('behavior: a JSON URL syncs one item per message, titled by its first words; edits update, deletions within the export remove', async () => {
@@ -79,8 +83,10 @@ describe('Subtext exports', () => {
     const months = ['01', '02', '03', '04', '05', '06'].map((m) => ({ id: `b${m}`, text: `Message of month ${m}.`, sent_at: `2025-${m}-10T09:00:00Z` }));
     const imported = (list: object[]) => Sync.syncChannel(store.deps(), 'ch_backfill', { listing: Subtext.listing(Subtext.parseExport(JSON.stringify(list), 'json'), {}) });
     expect(await imported(months)).toMatchObject({ created: 6 });
+    // A later full export without March: deleted, since it vanished from between messages that are still there.
+    expect(await imported(months.filter((m) => m.id !== 'b03'))).toMatchObject({ unchanged: 5, removed: 1 });
     expect(await imported(months.slice(0, 2))).toMatchObject({ unchanged: 2, removed: 0 });
-    expect(Items.byChannel(store.db, 'ch_backfill')).toHaveLength(6);
+    expect(Items.byChannel(store.db, 'ch_backfill')).toHaveLength(5);
     // An import is not a sync of the source: it leaves the channel's sync record alone.
     expect(Channels.get(store.db, 'ch_backfill')).toMatchObject({ lastSyncedAt: null, lastError: null, status: 'live' });
   });

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { projectRoot } from '../src/config/Config.js';
 import * as Connectors from '../src/sources/Connectors.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Scheduler from '../src/sources/Scheduler.js';
@@ -228,30 +230,40 @@ describe('sync with an rss source', () => {
     expect(Channels.get(db, id).status).toBe('live');
   });
 
-  test('behavior: a sync killed half-way leaves whole items, and the next one resumes where it stopped', async () => {
-
-    const { id } = channel(posts);
+  /** The rss connector, with a hook run before each item's load (the nth load, counted from 1). */
+  const hookedRss = (beforeLoad: (n: number) => Promise<void> | void): Sync.SyncDependencies['connectors'] => {
     let loads = 0;
-    const dying: Sync.SyncDependencies = deps({
-      connectors: {
-        rss: {
-          kind: 'rss',
-          async list(context) {
-            const listing = await Connectors.create().rss!.list(context);
-            if (listing.unchanged) return listing;
-            return {
-              ...listing,
-              entries: listing.entries.map((e) => ({
-                ...e,
-                load: async () => {
-                  if (++loads === 2) throw Object.assign(new Error('killed'), { fatal: true });
-                  return e.load();
-                },
-              })),
-            };
-          },
+    return {
+      rss: {
+        kind: 'rss',
+        async list(context) {
+          const listing = await Connectors.create().rss!.list(context);
+          if (listing.unchanged) return listing;
+          return { ...listing, entries: listing.entries.map((e) => ({ ...e, load: async () => (await beforeLoad(++loads), e.load()) })) };
         },
       },
+    };
+  };
+
+  test('behavior: a channel paused during a sync stays paused; the items already written stay', async () => {
+    const { id } = channel(posts);
+    const pausing = hookedRss(async (n) => {
+      if (n !== 2) return;
+      Channels.update(db, id, { status: 'paused' });
+      await new Promise((r) => setTimeout(r, 1_200)); // a heartbeat comes and finds the channel paused
+    });
+    const report = await Sync.syncChannel(deps({ staleMs: 4_000, prefetch: 1, connectors: pausing }), id);
+    expect(report).toMatchObject({ outcome: 'skipped', reason: 'paused during the sync' });
+    expect(Channels.get(db, id).status).toBe('paused');
+    expect(Items.byChannel(db, id).length).toBeGreaterThanOrEqual(1);
+  });
+
+  test('behavior: a sync killed half-way leaves whole items, and the next one resumes where it stopped', async () => {
+    const { id } = channel(posts);
+    const dying = deps({
+      connectors: hookedRss((n) => {
+        if (n === 2) throw new Error('killed');
+      }),
     });
     const first = await Sync.syncChannel(dying, id);
     expect(first).toMatchObject({ created: 2, failed: 1 });
@@ -274,6 +286,29 @@ describe('sync with an rss source', () => {
     expect(reports.find((r) => r.channelId === id)).toMatchObject({ outcome: 'synced', created: 3 });
     expect(Scheduler.due(db, { now: Date.now(), intervalMinutes: intervals, kinds: ['rss'] })).not.toContain(id);
     expect(Scheduler.due(db, { now: Date.now() + 31 * 60_000, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
+  });
+});
+
+describe('what a window listing says was deleted', () => {
+  const ids = (s: string) => s.split('');
+  const byAge = (newestFirst: string) => new Map(ids(newestFirst).map((id, i) => [id, 1_000_000 - i]));
+  const deleted = (previous: string, now: string, dates = byAge(previous)) => Sync.deletedFromWindow(ids(previous), new Set(ids(now)), dates).join('');
+
+  test.each([
+    ['edcba', 'edba', 'c', 'one entry from the middle'],
+    ['edcba', 'eda', 'cb', 'two neighbours from the middle'],
+    ['edc', 'dcb', 'e', 'the newest entry (a pulled episode)'],
+    ['edcba', 'gfedc', '', 'the oldest scrolled off'],
+    ['fedcba', 'hgfa', '', 'a long gap before an old entry that surfaced again'],
+  ])('behavior: %s then %s deletes "%s" (%s)', (previous, now, expected) => {
+    expect(deleted(previous, now)).toBe(expected);
+  });
+
+  test('behavior: a pinned old entry at the top does not turn the order around; oldest-first feeds work too', () => {
+    const dates = new Map([['p', 1], ['d', 40], ['c', 30], ['b', 20]]);
+    expect(Sync.deletedFromWindow(['p', 'd', 'c', 'b'], new Set(['p', 'e', 'd', 'c']), dates)).toEqual([]);
+    const oldestFirst = new Map([['a', 1], ['b', 2], ['c', 3], ['d', 4]]);
+    expect(Sync.deletedFromWindow(['a', 'b', 'c', 'd'], new Set(['b', 'c']), oldestFirst)).toEqual(['d']);
   });
 });
 
@@ -308,6 +343,21 @@ describe('profile-edge sync (CLI)', () => {
     expect((await cli(env(), 'sync', '--channel', 'ch_cli_blog', '--profile', 'cli-writer')).code).toBe(2);
     expect((await cli(env(), 'sync', '--channel', 'ch_nope')).code).not.toBe(0);
   });
+
+  test('behavior: sync --watch keeps running on the schedule until Ctrl-C, then exits cleanly', async () => {
+    const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'profile-edge.mjs'), 'sync', '--watch', '--channel', 'ch_cli_blog'], {
+      env: { ...process.env, ...env(), LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += String(c)));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await expect.poll(() => stderr, { timeout: 15_000 }).toContain('watching:');
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(child.exitCode).toBeNull(); // still watching
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  }, 20_000);
 
   test('error: with private addresses refused (the default), a loopback feed fails and says why', async () => {
     const run = await cli({ ...env(), FETCH_ALLOW_PRIVATE: 'false' }, 'sync', '--channel', 'ch_cli_blog');

@@ -153,6 +153,36 @@ describe('youtube connector', () => {
     }
   });
 
+  test('error: the caption endpoint failing for a while fails the video (retried); refusing it leaves the description', async () => {
+    const id = 'ch_crumb_failures';
+    const videoIds = ['vid_503xxxx', 'vid_404xxxx'];
+    const feed = `/feeds/videos.xml?channel_id=UCfailuresfailures01`;
+    host.routes.set(feed, {
+      body: atom().replace(/vid_levain1/g, videoIds[0]!).replace(/vid_nocapt2/g, videoIds[1]!),
+      type: 'application/atom+xml',
+    });
+    const player = host.routes.get('/youtubei/v1/player?prettyPrint=false')!;
+    const original = player.respond!;
+    let playerFailures = 1;
+    player.respond = (request) => {
+      const { videoId } = JSON.parse(request.body) as { videoId: string };
+      if (videoId === videoIds[0] && playerFailures-- > 0) return { body: 'busy', status: 503 };
+      if (videoId === videoIds[1]) return { body: 'gone', status: 404 };
+      return original(request);
+    };
+    try {
+      Channels.create(store.db, { id, profileId: store.profileId, kind: 'youtube', label: 'Failures', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}${feed}` });
+      const first = await Sync.syncChannel(deps(), id);
+      expect(first).toMatchObject({ created: 1, failed: 1 });
+      expect(first.errors[0]).toMatch(/vid_503xxxx: .*answered 503/);
+      expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get(videoIds[1]) as string).text).toBe('description');
+      // The endpoint is back: the failed video gets its captions (none here, so its description), nothing else changes.
+      expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, unchanged: 1, failed: 0 });
+    } finally {
+      player.respond = original;
+    }
+  });
+
   test('behavior: feed URLs for channels, playlists and feeds; yt-dlp file names', async () => {
     const fetcher = Sources.fetcher();
     expect(await Youtube.feedUrlOf('https://www.youtube.com/channel/UCabcdefghijklmnop', fetcher, 'https://www.youtube.com')).toBe('https://www.youtube.com/feeds/videos.xml?channel_id=UCabcdefghijklmnop');

@@ -52,7 +52,7 @@ const Environment = z.object({
   NOTION_BASE_URL: z.string().url().default('https://api.notion.com'),
   NOTION_TOKEN: optionalText,
   TRANSCRIBER: z.enum(['none', 'openai']).default('none'),
-  TRANSCRIBE_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  TRANSCRIBE_BASE_URL: z.string().url().refine((v) => /^https?:\/\//i.test(v), 'must be an http(s) URL').default('https://api.openai.com/v1'),
   TRANSCRIBE_API_KEY: optionalText,
   TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1'),
   TRANSCRIBE_MAX_BYTES: z.coerce.number().int().min(1024).max(2_147_483_648).default(26_214_400),

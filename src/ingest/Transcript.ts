@@ -59,15 +59,12 @@ export async function fromCaptions(content: string, format: 'vtt' | 'srt'): Prom
 }
 
 /** The Podcasting 2.0 JSON transcript: timed segments, often one word each, with speakers. */
-const JsonTranscript = z.object({
-  segments: z.array(
-    z.object({
-      speaker: z.string().optional(),
-      startTime: z.coerce.number().finite().nonnegative(),
-      endTime: z.coerce.number().finite().nonnegative().optional(),
-      body: z.string(),
-    }),
-  ),
+const JsonTranscript = z.object({ segments: z.array(z.unknown()) });
+const Segment = z.object({
+  speaker: z.string().optional(),
+  startTime: z.coerce.number().finite().nonnegative(),
+  endTime: z.coerce.number().finite().nonnegative().optional(),
+  body: z.string(),
 });
 
 /** Longest cue made by joining segments; a sentence end or a change of speaker closes one sooner. */
@@ -86,7 +83,12 @@ export function fromJsonTranscript(content: string): Document {
   }
   const blocks: Extract<Block, { kind: 'cue' }>[] = [];
   let open: Extract<Block, { kind: 'cue' }> | undefined;
-  for (const segment of data.segments) {
+  // A malformed segment is skipped, not the whole transcript.
+  const segments = data.segments.flatMap((raw) => {
+    const parsed = Segment.safeParse(raw);
+    return parsed.success ? [parsed.data] : [];
+  });
+  for (const segment of segments) {
     const text = squash(decodeEntities(segment.body));
     if (text === '') continue;
     const speaker = segment.speaker ? squash(segment.speaker) : open?.speaker;

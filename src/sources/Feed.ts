@@ -64,9 +64,10 @@ export function resolveUrl(value: string | undefined, base: string | undefined):
 export function dateOf(value: unknown): number | undefined {
   const s = textOf(value)?.trim();
   if (s === undefined) return undefined;
-  // ISO 8601 date-times without an offset would be read in the server's local zone.
-  const zoneless = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s);
-  const ms = Date.parse(zoneless ? `${s.replace(' ', 'T')}Z` : s);
+  // Date-times without a zone (ISO 8601 or RFC 822) would be read in the server's local zone.
+  const isoZoneless = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s);
+  const rfcZoneless = /^([A-Za-z]{3},?\s+)?\d{1,2}\s+[A-Za-z]{3,}\s+\d{2,4}\s+\d{1,2}:\d{2}(:\d{2})?$/.test(s);
+  const ms = Date.parse(isoZoneless ? `${s.replace(' ', 'T')}Z` : rfcZoneless ? `${s} GMT` : s);
   return Number.isFinite(ms) ? ms : undefined;
 }
 

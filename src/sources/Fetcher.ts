@@ -64,7 +64,11 @@ export type Fetcher = {
   get(url: string, options?: RequestOptions): Promise<Response>;
 };
 
-const retryable = (status: number) => status === 429 || status === 502 || status === 503 || status === 504 || status === 500;
+/** Statuses worth another try: rate limits and server trouble (501 Not Implemented will not change). */
+const retryable = (status: number) => status === 429 || (status >= 500 && status !== 501);
+
+/** Network errors that will not pass by waiting: a name that does not resolve, a certificate that is wrong. */
+export const lasting = (code: string | undefined): boolean => code !== undefined && /^(ENOTFOUND|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_SSL_|HOSTNAME_MISMATCH)/.test(code);
 
 /** Whether an address is one a public fetch must not reach. */
 export function isPrivateAddress(address: string): boolean {
@@ -182,7 +186,7 @@ export function create(policy: Policy): Fetcher {
       request.on('error', (error: Error & { code?: string }) => {
         if (signal.aborted) reject(new FetchError(`no complete response within ${limits.timeoutMs} ms`, { url: url.href, transient: true }));
         else if (error.code === 'EPRIVATE') reject(new FetchError(error.message, { url: url.href, transient: false }));
-        else reject(new FetchError(`could not fetch: ${error.message}`, { url: url.href, transient: true }));
+        else reject(new FetchError(`could not fetch: ${error.message}`, { url: url.href, transient: !lasting(error.code) }));
       });
       request.end(body);
     });

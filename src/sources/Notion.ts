@@ -20,7 +20,9 @@ export function idOf(source: string): string | undefined {
 
 type Walked = { page: Loose; blocks: NotionBlock[]; children: Map<string, NotionBlock[]> };
 
-const notFound = (error: unknown) => APIResponseError.isAPIResponseError(error) && (error.code === 'object_not_found' || error.code === 'validation_error');
+/** What the API answers for an object the integration cannot read here: missing, not shared, restricted, a linked view. */
+const notFound = (error: unknown) =>
+  APIResponseError.isAPIResponseError(error) && (error.code === 'object_not_found' || error.code === 'validation_error' || error.code === 'restricted_resource');
 
 /**
  * Walks pages, their sub-pages, and databases' rows under a root, fetching every block (100 a page of results). A

@@ -116,8 +116,9 @@ async function episodeText(
   if (chaptersUrl) {
     try {
       chapters = parseChapters((await fetchText(context.fetcher, chaptersUrl, 'application/json+chapters, application/json')).text);
-    } catch {
-      // Chapters only label chunks; an episode is indexed without them.
+    } catch (error) {
+      // Chapters only label chunks: a dead or unreadable chapters file leaves them out; a passing failure is retried.
+      if (isTransient(error)) throw error;
     }
   }
   if (published) return { document: withChapters(published.document, chapters), text: 'transcript', transcriptFormat: published.format };

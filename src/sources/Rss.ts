@@ -5,7 +5,7 @@ import * as Ids from '../store/Ids.js';
 import * as Charset from '../ingest/Charset.js';
 import type { Connector, Entry, SyncContext } from './Connector.js';
 import * as Feed from './Feed.js';
-import type { Fetcher, Validators } from './Fetcher.js';
+import { type Fetcher, type Validators, isTransient } from './Fetcher.js';
 
 /**
  * Below this many characters of text, a description is a teaser: the article is fetched for its full text. Many RSS
@@ -49,8 +49,9 @@ async function documentOf(
       const canonical = Feed.resolveUrl(article.canonical, page.url) ?? page.url;
       if (articleText > summaryText) return { document: { blocks: article.blocks }, text: 'article', byline: article.byline, canonical };
     }
-  } catch {
-    // The summary is still worth indexing when the article cannot be read.
+  } catch (error) {
+    // A gone or unreadable article leaves the summary; a passing failure fails the item, to be tried again.
+    if (isTransient(error)) throw error;
   }
   return { document: summary, text: 'summary' };
 }

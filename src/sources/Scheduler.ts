@@ -23,12 +23,25 @@ export function due(db: Database, options: { now: number; intervalMinutes: Recor
  * Runs due syncs one channel at a time, checking every `tickMs`. Stopping waits for the channel in progress, so a
  * shutdown never leaves a half-written item (each item is one transaction anyway).
  */
-export function start(deps: SyncDependencies, options: { intervalMinutes: Record<SyncedKind, number>; tickMs?: number; onReport?: (report: SyncReport) => void }): Scheduler {
+export function start(
+  deps: SyncDependencies,
+  options: {
+    intervalMinutes: Record<SyncedKind, number>;
+    tickMs?: number;
+    onReport?: (report: SyncReport) => void;
+    /** Keep the process alive for the schedule (`sync --watch`); inside `serve`, the server does that. */
+    keepAlive?: boolean;
+    /** Only these channels (`sync --watch --channel`/`--profile`); all that are due otherwise. */
+    only?: ReadonlySet<string>;
+  },
+): Scheduler {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const tick = async () => {
-    const ids = due(deps.db, { now: (deps.now ?? Date.now)(), intervalMinutes: options.intervalMinutes, kinds: Object.keys(deps.connectors) });
+    const ids = due(deps.db, { now: (deps.now ?? Date.now)(), intervalMinutes: options.intervalMinutes, kinds: Object.keys(deps.connectors) }).filter(
+      (id) => !options.only || options.only.has(id),
+    );
     for (const id of ids) {
       if (stopped) return;
       try {
@@ -43,7 +56,7 @@ export function start(deps: SyncDependencies, options: { intervalMinutes: Record
     timer = setTimeout(() => {
       running = tick().finally(schedule);
     }, options.tickMs ?? 30_000);
-    timer.unref();
+    if (!options.keepAlive) timer.unref();
   };
   running = tick().finally(schedule);
   return {

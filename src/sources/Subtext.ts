@@ -21,20 +21,27 @@ const urlKeys = ['url', 'link'];
 type Loose = Record<string, unknown>;
 const pick = (row: Loose, keys: string[]): unknown => keys.map((k) => row[k]).find((v) => v !== undefined && v !== null && v !== '');
 
-/** A date as ISO 8601 or epoch seconds or milliseconds (numbers below 10^11 are seconds). */
+/** The latest date accepted: the end of year 9999. */
+const maxDate = 253_402_300_799_999;
+
+/** A date as ISO 8601 or epoch seconds or milliseconds (numbers below 10^11 are seconds); undefined if out of range. */
 function dateOf(value: unknown): number | undefined {
+  let ms: number | undefined;
   if (typeof value === 'number' || (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()))) {
     const n = Number(value);
-    return Number.isFinite(n) ? (n < 1e11 ? n * 1000 : n) : undefined;
-  }
-  return typeof value === 'string' ? Feed.dateOf(value) : undefined;
+    ms = n < 1e11 ? n * 1000 : n;
+  } else if (typeof value === 'string') ms = Feed.dateOf(value);
+  return ms !== undefined && Number.isFinite(ms) && ms >= 0 && ms <= maxDate ? Math.round(ms) : undefined;
 }
 
 function toMessage(row: Loose, index: number): Message {
   const body = pick(row, textKeys);
   if (typeof body !== 'string' || body.trim() === '') throw new ExportError(`message ${index + 1} has no text (one of: ${textKeys.join(', ')})`);
-  const sentAt = dateOf(pick(row, dateKeys));
+  const rawDate = pick(row, dateKeys);
+  const sentAt = dateOf(rawDate);
+  if (rawDate !== undefined && sentAt === undefined) throw new ExportError(`message ${index + 1} has a date that is not one: ${JSON.stringify(rawDate).slice(0, 60)}`);
   const rawId = pick(row, idKeys);
+  if (rawId !== undefined && typeof rawId !== 'string' && typeof rawId !== 'number') throw new ExportError(`message ${index + 1} has an id that is not a string or a number`);
   const id = rawId === undefined ? `sha256:${Ids.fingerprint(`${sentAt ?? ''}\n${body}`).slice(0, 32)}` : String(rawId);
   const url = pick(row, urlKeys);
   const title = pick(row, ['title', 'subject']);
@@ -77,7 +84,13 @@ export function parseExport(text: string, format: 'json' | 'csv'): Message[] {
       throw new ExportError(`not CSV: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  return rows.map(toMessage);
+  const messages = rows.map(toMessage);
+  const seen = new Set<string>();
+  messages.forEach((m, i) => {
+    if (seen.has(m.id)) throw new ExportError(`message ${i + 1} repeats the id "${m.id}"`);
+    seen.add(m.id);
+  });
+  return messages;
 }
 
 /** A message's title: its own, or its first words. */

@@ -83,15 +83,30 @@ export async function syncChannel(
   if (!hold) return emptyReport(channelId, 'skipped', 'another sync is running');
   const { channel, holder } = hold;
 
-  // The heartbeat runs on a timer for the whole sync, listing included, so a slow source never looks dead.
+  // The heartbeat runs on a timer for the whole sync, listing included, so a slow source never looks dead. A busy
+  // database (another process writing) only delays a beat; the hold is lost only when another sync took it.
   let lost = false;
   const beat = () => {
-    if (!Channels.heartbeat(deps.db, channelId, holder, now())) lost = true;
+    try {
+      if (!Channels.heartbeat(deps.db, channelId, holder, now())) lost = true;
+    } catch (error) {
+      deps.logger.warn('sync heartbeat delayed', { channelId, error: message(error) });
+    }
   };
   const timer = setInterval(beat, Math.max(1_000, Math.min(30_000, staleMs / 4)));
   timer.unref();
   try {
     return await run({ deps, channel, holder, isImport, connector, listing: options.listing, onProgress: options.onProgress, beat, isLost: () => lost });
+  } catch (error) {
+    // Whatever went wrong (a database error, a bug), the channel is released with the reason, not left syncing.
+    const reason = `sync stopped: ${message(error)}`;
+    deps.logger.error('sync crashed', { channelId, error: message(error) });
+    try {
+      Channels.finishSync(deps.db, channelId, holder, { now: now(), error: reason, import: isImport });
+    } catch {
+      // The stale hold is taken over after `staleMs`.
+    }
+    return emptyReport(channelId, 'failed', reason);
   } finally {
     clearInterval(timer);
   }
@@ -112,7 +127,7 @@ async function run(ctx: {
   const channelId = channel.id;
   const now = deps.now ?? Date.now;
   const log = deps.logger;
-  const finish = (outcome: { source?: Record<string, unknown>; listed?: string[]; error?: string }) =>
+  const finish = (outcome: { source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string }) =>
     Channels.finishSync(deps.db, channelId, holder, { now: now(), import: ctx.isImport, ...outcome });
   log.info(ctx.isImport ? 'import started' : 'sync started', { channelId, kind: channel.kind });
   const sourceState = (channel.syncState.source as Record<string, unknown>) ?? {};
@@ -170,20 +185,27 @@ async function run(ctx: {
     done += 1;
   }
   if (ctx.isLost()) {
+    // Paused by an operator mid-sync: the items written so far stay, and the channel stays paused.
+    if (Channels.get(deps.db, channelId).status === 'paused') {
+      finish({});
+      log.info('sync stopped: the channel was paused', { channelId });
+      return { ...report, outcome: 'skipped', reason: 'paused during the sync' };
+    }
     // Another process took the channel over (this one looked dead): it finishes the sync; this one stops writing.
     log.warn('sync stopped: another sync took the channel over', { channelId });
     return { ...report, outcome: 'failed', reason: 'another sync took the channel over' };
   }
   ctx.onProgress?.({ channelId, done, total: entries.length });
-  const previous = Channels.lastListed(channel);
+  const origin = ctx.isImport ? 'import' : 'source';
+  const previous = Channels.lastListed(deps.db, channelId, origin);
   report.removed = removeGone(deps.db, channelId, { entries, coverage: listing.coverage, previous }, log);
 
-  // With failed items the listing's validators are not kept, so the next sync lists again and retries them.
-  const partial = listing.coverage.kind === 'partial' ? `partial listing, nothing removed: ${listing.coverage.reason}` : undefined;
+  // With failed items the listing's validators are not kept, so the next sync lists again and retries them. A
+  // partial or empty listing is not remembered: it would hide deletions from the next comparison.
+  const warning = listing.coverage.kind === 'partial' ? `partial listing, nothing removed: ${listing.coverage.reason}` : undefined;
   const failures = report.failed > 0 ? `${report.failed} of ${entries.length} items failed; first: ${report.errors[0]}` : undefined;
-  const error = [failures, partial].filter(Boolean).join('; ') || undefined;
-  const listed = listing.coverage.kind === 'partial' ? undefined : entries.map((e) => e.externalId);
-  finish(failures ? { error, listed } : { source: listing.state, listed, ...(error && { error }) });
+  const listed = listing.coverage.kind === 'partial' || entries.length === 0 ? undefined : entries.map((e) => e.externalId);
+  finish(failures ? { error: [failures, warning].filter(Boolean).join('; '), listed } : { source: listing.state, listed, ...(warning && { warning }) });
   log.info('sync finished', { channelId, created: report.created, updated: report.updated, unchanged: report.unchanged, removed: report.removed, failed: report.failed });
   return report;
 }
@@ -231,13 +253,46 @@ function removeGone(db: Database, channelId: string, listing: { entries: Entry[]
       gone = stored.filter((item) => !listed.has(item.externalId));
       break;
     case 'window': {
-      // Gone from the middle of the previous listing, both neighbours still there: deleted, not scrolled off.
-      const previous = listing.previous ?? [];
-      const deleted = new Set(previous.filter((id, i) => !listed.has(id) && i > 0 && i < previous.length - 1 && listed.has(previous[i - 1]!) && listed.has(previous[i + 1]!)));
+      const dates = new Map(stored.map((i) => [i.externalId, i.publishedAt]));
+      const deleted = new Set(deletedFromWindow(listing.previous ?? [], listed, dates));
       gone = stored.filter((item) => deleted.has(item.externalId));
       break;
     }
   }
   for (const item of gone) Items.remove(db, item.id);
   return gone.length;
+}
+
+/**
+ * The ids of a window's previous listing that were deleted rather than scrolled off. A run of missing ids counts as
+ * deleted when it is short (at most 2, or a tenth of the listing) and listed entries still stand on both sides of
+ * it, or on its older side when it is at the newest end. Runs at the oldest end scrolled off; a long gap is taken for
+ * a change in what the feed shows (a pinned entry, a re-dated one), not for deletions.
+ */
+export function deletedFromWindow(previous: string[], listed: Set<string>, dates: Map<string, number | null>): string[] {
+  if (previous.length === 0) return [];
+  const maxRun = Math.max(2, Math.floor(previous.length / 10));
+  // Which end is the newest: feeds list newest first, a few oldest first. Most neighbouring pairs decide, so one
+  // pinned old entry at the top does not turn the order around.
+  let descending = 0;
+  for (let i = 1; i < previous.length; i++) {
+    const [a, b] = [dates.get(previous[i - 1]!) ?? null, dates.get(previous[i]!) ?? null];
+    if (a !== null && b !== null && a !== b) descending += a > b ? 1 : -1;
+  }
+  const newestFirst = descending >= 0;
+  const deleted: string[] = [];
+  for (let i = 0; i < previous.length; ) {
+    if (listed.has(previous[i]!)) {
+      i += 1;
+      continue;
+    }
+    let end = i;
+    while (end < previous.length && !listed.has(previous[end]!)) end += 1;
+    const before = i > 0;
+    const after = end < previous.length;
+    const atNewestEnd = newestFirst ? !before && after : before && !after;
+    if (end - i <= maxRun && ((before && after) || atNewestEnd)) deleted.push(...previous.slice(i, end));
+    i = end;
+  }
+  return deleted;
 }

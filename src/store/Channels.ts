@@ -127,14 +127,21 @@ export function setSource(db: Database, id: string, source: { sourceUrl?: string
   const current = get(db, id);
   const sourceUrl = source.sourceUrl === undefined ? current.sourceUrl : source.sourceUrl;
   // A new source starts afresh: the old one's validators and listing say nothing about it.
-  const { source: _old, listed: _listed, ...kept } = current.syncState;
-  const syncState = sourceUrl === current.sourceUrl ? current.syncState : kept;
-  db.prepare('UPDATE channels SET source_url = ?, settings = ?, sync_state = ? WHERE id = ?').run(sourceUrl, JSON.stringify(source.settings ?? current.settings), JSON.stringify(syncState), id);
+  const { source: _old, ...kept } = current.syncState;
+  const changed = sourceUrl !== current.sourceUrl;
+  db.transaction(() => {
+    db.prepare('UPDATE channels SET source_url = ?, settings = ?, sync_state = ? WHERE id = ?').run(
+      sourceUrl, JSON.stringify(source.settings ?? current.settings), JSON.stringify(changed ? kept : current.syncState), id);
+    if (changed) db.prepare(`DELETE FROM channel_listings WHERE channel_id = ? AND origin = 'source'`).run(id);
+  })();
   return get(db, id);
 }
 
 /** What a sync keeps between runs beside the connector's own state: who holds the channel, and its last listing. */
-type SyncHold = { holder?: string; syncingSince?: number; heartbeatAt?: number; listed?: string[] };
+type SyncHold = { holder?: string; syncingSince?: number; heartbeatAt?: number };
+
+/** Where a listing came from: the channel's source, or an imported file. Each keeps its own last listing. */
+export type ListingOrigin = 'source' | 'import';
 
 /** A sync's hold on a channel: the token that heartbeats and the finish must show. */
 export type Hold = { channel: StoredChannel; holder: string };
@@ -167,26 +174,35 @@ export function heartbeat(db: Database, id: string, holder: string, now: number)
 
 /**
  * Ends a sync, if this sync still holds the channel: it is live again (unless an operator paused it meanwhile) and
- * keeps the connector's state and the ids it listed. A success clears the last error; a failure records it with its
- * time and keeps the previous state and content. An import (a file, not the source) leaves the sync record alone.
+ * keeps the connector's state and the ids it listed.
+ * - A success clears the last error; a success with a `warning` (a partial listing) records it but still counts as a
+ *   sync.
+ * - A failure records its reason with its time, and keeps the previous state and content.
+ * - An import (a file, not the source) leaves the sync record alone; its listing is kept apart from the source's.
  */
 export function finishSync(
   db: Database,
   id: string,
   holder: string,
-  outcome: { now: number; source?: Record<string, unknown>; listed?: string[]; error?: string; import?: boolean },
+  outcome: { now: number; source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string; import?: boolean },
 ): StoredChannel {
   db.transaction(() => {
     const channel = get(db, id);
     const { holder: current, syncingSince: _since, heartbeatAt: _beat, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
     if (current !== holder) return;
-    const state = { ...rest, ...(outcome.source !== undefined && { source: outcome.source }), ...(outcome.listed !== undefined && { listed: outcome.listed }) };
+    const state = { ...rest, ...(outcome.source !== undefined && { source: outcome.source }) };
     const status = channel.status === 'syncing' ? 'live' : channel.status;
+    if (outcome.listed !== undefined) {
+      db.prepare(
+        `INSERT INTO channel_listings (channel_id, origin, ids, listed_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (channel_id, origin) DO UPDATE SET ids = excluded.ids, listed_at = excluded.listed_at`,
+      ).run(id, outcome.import ? 'import' : 'source', JSON.stringify(outcome.listed), outcome.now);
+    }
     if (outcome.import) {
       db.prepare('UPDATE channels SET status = ?, sync_state = ? WHERE id = ?').run(status, JSON.stringify(state), id);
     } else if (outcome.error === undefined) {
-      db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_synced_at = ?, last_error = NULL, last_error_at = NULL WHERE id = ?').run(
-        status, JSON.stringify(state), outcome.now, id);
+      db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_synced_at = ?, last_error = ?, last_error_at = ? WHERE id = ?').run(
+        status, JSON.stringify(state), outcome.now, outcome.warning ?? null, outcome.warning === undefined ? null : outcome.now, id);
     } else {
       db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_error = ?, last_error_at = ? WHERE id = ?').run(
         status, JSON.stringify(state), outcome.error, outcome.now, id);
@@ -195,5 +211,8 @@ export function finishSync(
   return get(db, id);
 }
 
-/** The ids the last successful listing of a channel gave, in its order. */
-export const lastListed = (channel: StoredChannel): string[] | undefined => (channel.syncState as SyncHold).listed;
+/** The ids a channel's last listing of this origin gave, in its order. */
+export function lastListed(db: Database, id: string, origin: ListingOrigin): string[] | undefined {
+  const raw = db.prepare('SELECT ids FROM channel_listings WHERE channel_id = ? AND origin = ?').pluck().get(id, origin) as string | undefined;
+  return raw === undefined ? undefined : (JSON.parse(raw) as string[]);
+}

@@ -66,6 +66,8 @@ export const sync: Command = {
     out.status(`watching: syncing channels as they fall due (${Object.entries(config.sync.intervalMinutes).map(([k, m]) => `${k} every ${m} min`).join(', ')}); Ctrl-C stops`);
     const scheduler = Scheduler.start(deps, {
       intervalMinutes: config.sync.intervalMinutes,
+      keepAlive: true,
+      only: channelId !== undefined || slug !== undefined ? new Set(ids) : undefined,
       onReport: (report) => {
         if (report.outcome !== 'skipped') out.line(describe(report));
         refreshTermModel(services.db, [report], out);
