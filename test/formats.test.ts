@@ -13,6 +13,7 @@ import * as Channels from '../src/store/Channels.js';
 import * as Store from '../src/store/Database.js';
 import type { Database } from '../src/store/Database.js';
 import * as Profiles from '../src/store/Profiles.js';
+import * as Cli from './support/Cli.js';
 import * as Shared from './support/Shared.js';
 
 let directory: string;
@@ -153,6 +154,19 @@ describe('uploads of HTML, JSON transcripts and PDF', () => {
     expect(chunksOf(stored.itemId)[0]).toMatchObject({ text: 'Ada: Looms weave flowers.', startSeconds: 3, endSeconds: 5, speaker: 'Ada' });
     const html = write('ep3.html', '<cite>Ada:</cite><time>0:07</time><p>Engines weave patterns.</p>');
     expect(chunksOf((await Upload.ingest(db, { channelId, file: html, chunkTargetTokens: 320 })).itemId)[0]).toMatchObject({ startSeconds: 7, speaker: 'Ada' });
+  });
+
+  test('error: upload checks what would fail every file before any work: missing files, bad --source-url or --published-at', async () => {
+    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
+    await Cli.profileWithChannel(env, { slug: 'uploader', kind: 'user_upload', channelId: 'ch_cli_uploads' });
+    const good = write('good.txt', 'Some text.');
+    expect(await Cli.run(env, 'upload', '--channel', 'ch_cli_uploads', path.join(directory, 'nope.html'))).toMatchObject({ code: 2, stderr: expect.stringContaining('no such file') });
+    expect(await Cli.run(env, 'upload', '--channel', 'ch_cli_uploads', '--source-url', 'ftp://x', good)).toMatchObject({ code: 2, stderr: expect.stringContaining('--source-url must be an http(s) URL') });
+    expect(await Cli.run(env, 'upload', '--channel', 'ch_cli_uploads', '--published-at', 'soon', good)).toMatchObject({ code: 2, stderr: expect.stringContaining('--published-at must be a date') });
+    expect(await Cli.run(env, 'channels', 'update', 'ch_cli_uploads', '--source-url', 'https://example.com/feed')).toMatchObject({ code: 2, stderr: expect.stringContaining('user_upload channels have no source') });
+    const bad = write('bad-upload.json', '{"words": []}');
+    const run = await Cli.run(env, 'upload', '--channel', 'ch_cli_uploads', bad);
+    expect(run).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot read "bad-upload.json": not a JSON transcript (expected {"segments": [{"startTime", "endTime", "body"}]}; segments: Required)') });
   });
 
   test('error: a file that is not its format is a 400 naming it, and nothing is written', async () => {

@@ -150,7 +150,9 @@ describe('channel settings (CLI)', () => {
       await Cli.profileWithChannel(env, { slug: 'owen', kind: 'notion', channelId: 'ch_owen_notion' });
       expect(await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'tokenVariable=DATABASE_PATH')).toMatchObject({ code: 2, stderr: expect.stringContaining('is not the environment variable with the Notion integration token') });
       expect(await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'secret=1')).toMatchObject({ code: 2, stderr: expect.stringContaining('KEY one of: tokenVariable') });
-      expect((await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'tokenVariable=NOTION_TOKEN_OWEN', '--source-url', `https://www.notion.so/${root.replace(/-/g, '')}`)).code).toBe(0);
+      expect(await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'language=en')).toMatchObject({ code: 2, stderr: expect.stringContaining('language applies to youtube channels, not notion') });
+      const updated = await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'tokenVariable=NOTION_TOKEN_OWEN', '--source-url', `https://www.notion.so/${root.replace(/-/g, '')}`);
+      expect(updated).toMatchObject({ code: 0, stdout: expect.stringContaining('source https://www.notion.so/11111111111141118111111111111111, settings {"tokenVariable":"NOTION_TOKEN_OWEN"}') });
       const [listed] = JSON.parse((await Cli.run(env, 'channels', 'list', '--json')).stdout);
       expect(listed).toMatchObject({ settings: { tokenVariable: 'NOTION_TOKEN_OWEN' }, sourceUrl: expect.stringContaining('notion.so') });
       expect((await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'tokenVariable=')).code).toBe(0);

@@ -106,6 +106,9 @@ describe('Subtext exports', () => {
     expect(await Cli.run(env, 'import', '--channel', 'ch_cli_texts', bad)).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot import "bad.json": expected an array of messages') });
     expect(await Cli.run(env, 'import', '--channel', 'ch_cli_texts', path.join(directory, 'missing.json'))).toMatchObject({ code: 1, stderr: expect.stringContaining('no such file') });
     expect((await Cli.run(env, 'import', '--channel', 'ch_cli_texts', path.join(directory, 'missing.json'))).stderr).not.toMatch(/\n\s+at /);
+    const empty = path.join(directory, 'empty.csv');
+    fs.writeFileSync(empty, 'id,date,message\n');
+    expect(await Cli.run(env, 'import', '--channel', 'ch_cli_texts', empty)).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot import "empty.csv": no messages in it') });
     expect((await Cli.run(env, 'channels', 'update', 'ch_cli_texts', '--status', 'paused')).code).toBe(0);
     expect(await Cli.run(env, 'import', '--channel', 'ch_cli_texts', file)).toMatchObject({ code: 1, stdout: expect.stringContaining('skipped, paused') });
     expect((await Cli.run(env, 'channels', 'create', '--profile', 'texter', '--kind', 'rss', '--label', 'Blog', '--id', 'ch_cli_rss')).code).toBe(0);

@@ -258,6 +258,20 @@ describe('sync with an rss source', () => {
     expect(Items.byChannel(db, id).length).toBeGreaterThanOrEqual(1);
   });
 
+  test('behavior: a sync stopped by the operator (Ctrl-C) finishes the item in progress, releases the channel and removes nothing', async () => {
+    const { id, feed } = channel(posts);
+    await Sync.syncChannel(deps(), id);
+    host.routes.get(feed)!.body = rss([{ ...posts[0]!, html: paragraph('Cold proofing, again') }, posts[2]!]);
+    const controller = new AbortController();
+    const stopping = hookedRss((n) => {
+      if (n === 1) controller.abort();
+    });
+    const report = await Sync.syncChannel(deps({ prefetch: 1, connectors: stopping }), id, { signal: controller.signal });
+    expect(report).toMatchObject({ outcome: 'failed', reason: 'stopped after 1 of 2 items', updated: 1, removed: 0 });
+    expect(Channels.get(db, id)).toMatchObject({ status: 'live', lastError: 'stopped after 1 of 2 items' });
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'synced', unchanged: 2, removed: 1 });
+  });
+
   test('behavior: a sync killed half-way leaves whole items, and the next one resumes where it stopped', async () => {
     const { id } = channel(posts);
     const dying = deps({
@@ -329,6 +343,8 @@ describe('profile-edge sync (CLI)', () => {
     expect(run.stderr).toContain('sync ch_cli_blog 3/3');
     expect((await cli(env(), 'sync', '--profile', 'cli-writer')).stdout).toContain('ch_cli_blog: unchanged since the last sync');
 
+    const json = await cli(env(), 'sync', '--channel', 'ch_cli_blog', '--json');
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ channelId: 'ch_cli_blog', outcome: 'unchanged' })]);
     const list = await cli(env(), 'channels', 'list', '--profile', 'cli-writer', '--json');
     expect(JSON.parse(list.stdout)[0]).toMatchObject({ label: 'Blog', sourceUrl: `${host.url}/cli/feed.xml`, status: 'live', items: 3, lastError: null });
   });

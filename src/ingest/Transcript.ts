@@ -79,7 +79,8 @@ export function fromJsonTranscript(content: string): Document {
   try {
     data = JsonTranscript.parse(JSON.parse(content.replace(/^\uFEFF/, '')));
   } catch (error) {
-    throw new TranscriptError(`not a JSON transcript (expected {"segments": [{"startTime", "endTime", "body"}]}): ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`);
+    const reason = error instanceof z.ZodError ? `${error.issues[0]!.path.join('.') || 'document'}: ${error.issues[0]!.message}` : error instanceof Error ? error.message : String(error);
+    throw new TranscriptError(`not a JSON transcript (expected {"segments": [{"startTime", "endTime", "body"}]}; ${reason.slice(0, 200)})`);
   }
   const blocks: Extract<Block, { kind: 'cue' }>[] = [];
   let open: Extract<Block, { kind: 'cue' }> | undefined;

@@ -117,7 +117,7 @@ export function create(policy: Policy): Fetcher {
       const list = addresses as dns.LookupAddress[];
       const blocked = list.find((a) => isPrivateAddress(a.address));
       if (blocked && !policy.allowPrivate) {
-        return callback(Object.assign(new Error(`${hostname} resolves to a private address (${blocked.address})`), { code: 'EPRIVATE' }), '', 0);
+        return callback(Object.assign(new Error(`${hostname} resolves to a private address (${blocked.address}; set FETCH_ALLOW_PRIVATE=true to allow it)`), { code: 'EPRIVATE' }), '', 0);
       }
       if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       callback(null, list[0]!.address, list[0]!.family);
@@ -133,7 +133,7 @@ export function create(policy: Policy): Fetcher {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchError(`only http and https URLs are fetched, not ${url.protocol}`, { url: raw, transient: false });
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (net.isIP(host) && isPrivateAddress(host) && !policy.allowPrivate) throw new FetchError(`${host} is a private address`, { url: raw, transient: false });
+    if (net.isIP(host) && isPrivateAddress(host) && !policy.allowPrivate) throw new FetchError(`${host} is a private address (set FETCH_ALLOW_PRIVATE=true to allow it)`, { url: raw, transient: false });
     return url;
   };
 

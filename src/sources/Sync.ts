@@ -67,7 +67,13 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 export async function syncChannel(
   deps: SyncDependencies,
   channelId: string,
-  options: { onProgress?: Progress; /** An export file's listing, instead of the channel's source (an import). */ listing?: Listing } = {},
+  options: {
+    onProgress?: Progress;
+    /** An export file's listing, instead of the channel's source (an import). */
+    listing?: Listing;
+    /** Stops the sync after the item in progress (Ctrl-C): the channel is released, with the reason recorded. */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<SyncReport> {
   const now = deps.now ?? Date.now;
   const found = Channels.get(deps.db, channelId);
@@ -96,7 +102,7 @@ export async function syncChannel(
   const timer = setInterval(beat, Math.max(1_000, Math.min(30_000, staleMs / 4)));
   timer.unref();
   try {
-    return await run({ deps, channel, holder, isImport, connector, listing: options.listing, onProgress: options.onProgress, beat, isLost: () => lost });
+    return await run({ deps, channel, holder, isImport, connector, listing: options.listing, onProgress: options.onProgress, signal: options.signal, beat, isLost: () => lost });
   } catch (error) {
     // Whatever went wrong (a database error, a bug), the channel is released with the reason, not left syncing.
     const reason = `sync stopped: ${message(error)}`;
@@ -120,6 +126,7 @@ async function run(ctx: {
   connector: Connector | undefined;
   listing: Listing | undefined;
   onProgress: Progress | undefined;
+  signal: AbortSignal | undefined;
   beat(): void;
   isLost(): boolean;
 }): Promise<SyncReport> {
@@ -166,7 +173,7 @@ async function run(ctx: {
     pending[i] = p;
   };
   for (let i = 0; i < entries.length; i++) {
-    if (ctx.isLost()) break;
+    if (ctx.isLost() || ctx.signal?.aborted) break;
     for (let j = pending.length; j < Math.min(entries.length, i + ahead); j++) start(j);
     const entry = entries[i]!;
     ctx.onProgress?.({ channelId, done, total: entries.length, externalId: entry.externalId });
@@ -194,6 +201,13 @@ async function run(ctx: {
     // Another process took the channel over (this one looked dead): it finishes the sync; this one stops writing.
     log.warn('sync stopped: another sync took the channel over', { channelId });
     return { ...report, outcome: 'failed', reason: 'another sync took the channel over' };
+  }
+  if (ctx.signal?.aborted) {
+    // Stopped by the operator: what was written stays; nothing is removed, and the next sync resumes.
+    const reason = `stopped after ${done} of ${entries.length} items`;
+    finish({ error: reason });
+    log.info('sync stopped by the operator', { channelId, done, total: entries.length });
+    return { ...report, outcome: 'failed', reason };
   }
   ctx.onProgress?.({ channelId, done, total: entries.length });
   const origin = ctx.isImport ? 'import' : 'source';

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { AccessLevel, ChannelKind, ChannelStatus } from '../../contract/Channel.js';
 import * as Demo from '../../demo/Demo.js';
@@ -18,15 +19,21 @@ function httpUrl(value: string, option: string): string {
   throw new UsageError(`${option} must be an http(s) URL, got "${value}"`);
 }
 
-/** Channel settings an operator may set, each checked: what connectors read from `settings`. */
-const settingRules: Record<string, { pattern: RegExp; meaning: string }> = {
+/** Channel settings an operator may set, each checked: what connectors read from `settings`, by channel kind. */
+const settingRules: Record<string, { kind: string; pattern: RegExp; meaning: string }> = {
   // Only NOTION_TOKEN variables: a channel must not be able to read any other secret of the environment.
-  tokenVariable: { pattern: /^NOTION_TOKEN(_[A-Z0-9_]+)?$/, meaning: 'the environment variable with the Notion integration token (NOTION_TOKEN or NOTION_TOKEN_<NAME>)' },
-  language: { pattern: /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, meaning: 'a language code for captions, e.g. en or pt-BR' },
+  tokenVariable: { kind: 'notion', pattern: /^NOTION_TOKEN(_[A-Z0-9_]+)?$/, meaning: 'the environment variable with the Notion integration token (NOTION_TOKEN or NOTION_TOKEN_<NAME>)' },
+  language: { kind: 'youtube', pattern: /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, meaning: 'a language code for captions, e.g. en or pt-BR' },
 };
 
+/** A source URL for a channel kind that syncs from one; upload channels have none. */
+function sourceFor(kind: string, value: string): string {
+  if (kind === 'user_upload') throw new UsageError('user_upload channels have no source to sync from; fill them with upload');
+  return httpUrl(value, '--source-url');
+}
+
 /** `--setting KEY=VALUE` options as changes (an empty value removes a setting), checked against the rules. */
-function settingChanges(raw: Values[string]): Record<string, string> | undefined {
+function settingChanges(raw: Values[string], kind: string): Record<string, string> | undefined {
   const list = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(String);
   if (list.length === 0) return undefined;
   const changes: Record<string, string> = {};
@@ -34,7 +41,8 @@ function settingChanges(raw: Values[string]): Record<string, string> | undefined
     const [key, ...rest] = item.split('=');
     const value = rest.join('=').trim();
     const rule = settingRules[key!];
-    if (!rule || rest.length === 0) throw new UsageError(`--setting takes KEY=VALUE with KEY one of: ${Object.entries(settingRules).map(([k, r]) => `${k} (${r.meaning})`).join('; ')}`);
+    if (!rule || rest.length === 0) throw new UsageError(`--setting takes KEY=VALUE with KEY one of: ${Object.entries(settingRules).map(([k, r]) => `${k} (${r.kind}: ${r.meaning})`).join('; ')}`);
+    if (rule.kind !== kind) throw new UsageError(`--setting ${key} applies to ${rule.kind} channels, not ${kind}`);
     if (value !== '' && !rule.pattern.test(value)) throw new UsageError(`--setting ${key}: "${value}" is not ${rule.meaning}`);
     changes[key!] = value;
   }
@@ -67,7 +75,7 @@ export const channelsCreate: Command = {
       label: required(values, 'label'),
       accessLevel: oneOf(values, 'access', AccessLevel.options) ?? 'public',
       ratePerMillionTokens: number(values, 'rate', { min: 0 }) ?? 0,
-      sourceUrl: values['source-url'] === undefined ? undefined : httpUrl(text(values, 'source-url')!, '--source-url'),
+      sourceUrl: values['source-url'] === undefined ? undefined : sourceFor(kind, text(values, 'source-url')!),
     });
     if (values.json) out.json(channel);
     else out.line(`created ${channel.accessLevel} ${channel.kind} channel ${channel.id} on ${profile.slug}`);
@@ -92,15 +100,16 @@ export const channelsUpdate: Command = {
     const status = oneOf(values, 'status', ChannelStatus.options);
     if (status === 'syncing') throw new UsageError('syncing is set by a running sync; use live or paused');
     const source = text(values, 'source-url');
-    const sourceUrl = source === undefined ? undefined : source === 'none' ? null : httpUrl(source, '--source-url');
     const db = services().db;
+    const kind = Channels.get(db, positionals[0]!).kind;
+    const sourceUrl = source === undefined ? undefined : source === 'none' ? null : sourceFor(kind, source);
     const changes = {
       label: text(values, 'label'),
       accessLevel: oneOf(values, 'access', AccessLevel.options),
       ratePerMillionTokens: number(values, 'rate', { min: 0 }),
       status,
     };
-    const settings = settingChanges(values.setting);
+    const settings = settingChanges(values.setting, kind);
     // All changes or none: a bad value for one leaves the channel as it was.
     const channel = db.transaction(() => {
       if (sourceUrl !== undefined) Channels.setSource(db, positionals[0]!, { sourceUrl });
@@ -112,7 +121,11 @@ export const channelsUpdate: Command = {
       return Channels.update(db, positionals[0]!, changes);
     })();
     if (values.json) out.json(channel);
-    else out.line(`updated ${channel.id}: ${channel.status}, ${channel.accessLevel}, $${channel.ratePerMillionTokens}/M tokens`);
+    else {
+      const source = channel.sourceUrl ? `, source ${channel.sourceUrl}` : '';
+      const settingsText = Object.keys(channel.settings).length > 0 ? `, settings ${JSON.stringify(channel.settings)}` : '';
+      out.line(`updated ${channel.id}: ${channel.status}, ${channel.accessLevel}, $${channel.ratePerMillionTokens}/M tokens${source}${settingsText}`);
+    }
   },
 };
 
@@ -166,7 +179,14 @@ export const upload: Command = {
     const channel = Channels.get(db, required(values, 'channel'));
     const perFile = ['title', 'source-url', 'external-id'].filter((k) => values[k] !== undefined);
     if (positionals.length > 1 && perFile.length > 0) throw new UsageError(`--${perFile[0]} applies to one file; upload files one at a time to set it`);
-    for (const file of positionals) Upload.formatOf(file);
+    // Everything that would fail every file is checked before any work: a usage error, nothing written.
+    for (const file of positionals) {
+      Upload.formatOf(file);
+      if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+    }
+    const sourceUrl = values['source-url'] === undefined ? undefined : httpUrl(text(values, 'source-url')!, '--source-url');
+    const publishedAt = text(values, 'published-at');
+    if (publishedAt !== undefined && !Number.isFinite(Date.parse(publishedAt))) throw new UsageError(`--published-at must be a date (ISO 8601, e.g. 2025-03-14), got "${publishedAt}"`);
     const progress = out.progress(positionals.length, `upload ${channel.id}`);
     const results = [];
     let failed = 0;
@@ -177,8 +197,8 @@ export const upload: Command = {
           file,
           metadata: {
             title: text(values, 'title'),
-            sourceUrl: text(values, 'source-url'),
-            publishedAt: text(values, 'published-at'),
+            sourceUrl,
+            publishedAt,
             author: text(values, 'author'),
             externalId: text(values, 'external-id'),
           },
@@ -190,7 +210,7 @@ export const upload: Command = {
       } catch (error) {
         failed += 1;
         progress.tick(`${path.basename(file)}: failed`);
-        out.error(`${file}: ${(error as Error).message}`);
+        out.error((error as Error).message.includes(path.basename(file)) ? (error as Error).message : `${file}: ${(error as Error).message}`);
       }
     }
     progress.stop();

@@ -13,7 +13,7 @@ import * as Subtext from '../../sources/Subtext.js';
 import * as Youtube from '../../sources/Youtube.js';
 import * as Sync from '../../sources/Sync.js';
 import type { SyncReport } from '../../sources/Sync.js';
-import { type Command, UsageError, required, text } from '../Command.js';
+import { type Command, UsageError, jsonOption, required, text } from '../Command.js';
 import type { Output, Progress } from '../Output.js';
 
 const untilSignal = () =>
@@ -39,11 +39,25 @@ export function describe(report: SyncReport): string {
 
 const changed = (r: SyncReport) => r.created + r.updated + r.removed > 0;
 
+/**
+ * A run fails (exit 1) when a source failed, an item failed, or a channel could not be synced because another sync
+ * holds it; a paused channel or one without a source is not a failure of `sync`.
+ */
+const failedRun = (r: SyncReport) => r.outcome === 'failed' || r.failed > 0 || r.reason === 'another sync is running';
+
+/** Stops a one-shot sync cleanly on Ctrl-C: the item in progress is finished and the channel released. */
+function stopOnSignal(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, stop);
+  return { signal: controller.signal, dispose: () => ['SIGINT', 'SIGTERM'].forEach((s) => process.removeListener(s, stop)) };
+}
+
 export const sync: Command = {
   name: 'sync',
   summary: 'Sync channels with their sources (feeds, channels, workspaces): new and edited items indexed, removed ones dropped.',
-  usage: 'sync [--channel ID | --profile SLUG] [--watch]',
-  options: { channel: { type: 'string' }, profile: { type: 'string' }, watch: { type: 'boolean' } },
+  usage: 'sync [--channel ID | --profile SLUG] [--watch] [--json]   (exit 1 when a source or an item failed)',
+  options: { channel: { type: 'string' }, profile: { type: 'string' }, watch: { type: 'boolean' }, ...jsonOption },
   async run({ services: open, config, out }, { values }) {
     const channelId = text(values, 'channel');
     const slug = text(values, 'profile');
@@ -58,10 +72,19 @@ export const sync: Command = {
           : [...Channels.byProfiles(db).values()].flat().filter((c) => c.sourceUrl && services.connectors[c.kind]).map((c) => c.id);
     const deps = Sync.dependencies(services);
     const reports: SyncReport[] = [];
-    for (const id of ids) reports.push(await syncWithProgress(deps, id, out));
-    if (ids.length === 0) out.line('no channel has a source to sync (set one with: channels update ID --source-url URL)');
+    const interrupt = stopOnSignal();
+    try {
+      for (const id of ids) {
+        if (interrupt.signal.aborted) break;
+        reports.push(await syncWithProgress(deps, id, out, { signal: interrupt.signal, quiet: Boolean(values.json) }));
+      }
+    } finally {
+      interrupt.dispose();
+    }
+    if (values.json) out.json(reports);
+    else if (ids.length === 0) out.line('no channel has a source to sync (set one with: channels update ID --source-url URL)');
     refreshTermModel(services.db, reports, out);
-    if (!values.watch) return reports.some((r) => r.outcome === 'failed') ? 1 : 0;
+    if (!values.watch || interrupt.signal.aborted) return reports.some(failedRun) || interrupt.signal.aborted ? 1 : 0;
 
     out.status(`watching: syncing channels as they fall due (${Object.entries(config.sync.intervalMinutes).map(([k, m]) => `${k} every ${m} min`).join(', ')}); Ctrl-C stops`);
     const scheduler = Scheduler.start(deps, {
@@ -82,8 +105,8 @@ export const sync: Command = {
 export const importExport: Command = {
   name: 'import',
   summary: 'Import into a channel what its source cannot give: a Subtext export (JSON or CSV), or YouTube captions saved by yt-dlp (.vtt).',
-  usage: 'import --channel ID FILE...   (subtext: one export file; youtube: "Title [VIDEO_ID].en.vtt" files, or --video ID with one file)',
-  options: { channel: { type: 'string' }, video: { type: 'string' } },
+  usage: 'import --channel ID FILE... [--json]   (subtext: one export file; youtube: "Title [VIDEO_ID].en.vtt" files, or --video ID with one file)',
+  options: { channel: { type: 'string' }, video: { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 10_000 },
   async run({ services: open, out }, { values, positionals }) {
     const services = open();
@@ -97,7 +120,14 @@ export const importExport: Command = {
     } else {
       throw new UsageError(`import reads Subtext exports and YouTube caption files; ${channel.id} is ${channel.kind} (use upload for files)`);
     }
-    const report = await syncWithProgress(Sync.dependencies(services), channel.id, out, listing);
+    const interrupt = stopOnSignal();
+    let report: SyncReport;
+    try {
+      report = await syncWithProgress(Sync.dependencies(services), channel.id, out, { listing, signal: interrupt.signal, quiet: Boolean(values.json) });
+    } finally {
+      interrupt.dispose();
+    }
+    if (values.json) out.json(report);
     refreshTermModel(services.db, [report], out);
     // Skipped (paused, or a sync holds the channel) imported nothing: that is a failure to the operator.
     return report.outcome === 'synced' && report.failed === 0 ? 0 : 1;
@@ -117,7 +147,9 @@ async function readText(file: string): Promise<string> {
 async function subtextListing(file: string): Promise<Sync.Listing> {
   const content = await readText(file);
   try {
-    return Subtext.listing(Subtext.parseExport(content, Subtext.formatOf(file, undefined, content)), {});
+    const messages = Subtext.parseExport(content, Subtext.formatOf(file, undefined, content));
+    if (messages.length === 0) throw new Subtext.ExportError('no messages in it');
+    return Subtext.listing(messages, {});
   } catch (error) {
     if (error instanceof Subtext.ExportError) throw new ServiceError('invalid_request', `cannot import "${path.basename(file)}": ${error.message}`);
     throw error;
@@ -158,17 +190,23 @@ async function captionListing(db: Sync.SyncDependencies['db'], channelId: string
   return { entries, coverage: { kind: 'partial', reason: 'caption files name only their own videos' }, state: {} };
 }
 
-async function syncWithProgress(deps: Sync.SyncDependencies, id: string, out: Output, listing?: Sync.Listing): Promise<SyncReport> {
+async function syncWithProgress(
+  deps: Sync.SyncDependencies,
+  id: string,
+  out: Output,
+  options: { listing?: Sync.Listing; signal?: AbortSignal; quiet?: boolean } = {},
+): Promise<SyncReport> {
   let bar: Progress | undefined;
   const report = await Sync.syncChannel(deps, id, {
-    listing,
+    listing: options.listing,
+    signal: options.signal,
     onProgress: ({ done, total, externalId }) => {
       bar ??= total > 0 ? out.progress(total, `sync ${id}`) : undefined;
       bar?.update(done, externalId ?? '');
     },
   });
   bar?.stop();
-  out.line(describe(report));
+  if (!options.quiet) out.line(describe(report));
   return report;
 }
 
