@@ -115,7 +115,7 @@ describe('podcast_rss connector', () => {
     expect(metadataOf('ch_soil_3', 'ep4').text).toBe('transcription');
   });
 
-  test('error: a transcription endpoint that is down fails the episode until it is back; one that refuses it leaves the show notes', async () => {
+  test('error: a transcription endpoint that is down leaves a new episode on its show notes until it is back; one that refuses it leaves them for good', async () => {
     host.routes.set('/audio/ep5.mp3', { body: Buffer.alloc(512, 1), type: 'audio/mpeg' });
     host.routes.set('/audio/ep6.mp3', { body: Buffer.alloc(512, 2), type: 'audio/mpeg' });
     serveShow('ch_soil_4', [{ guid: 'ep5', title: 'Bokashi', date: '2025-05-29', notes: 'Bokashi ferments scraps.' }]);
@@ -123,13 +123,15 @@ describe('podcast_rss connector', () => {
     whisper.failWith = 503;
     try {
       const down = await Sync.syncChannel(deps, 'ch_soil_4');
-      expect(down).toMatchObject({ failed: 1, created: 0 });
-      expect(Channels.get(store.db, 'ch_soil_4').lastError).toMatch(/transcription endpoint answered 503/);
+      expect(down).toMatchObject({ failed: 0, created: 1, provisional: 1 });
+      expect(metadataOf('ch_soil_4', 'ep5').text).toBe('show_notes');
+      expect(Channels.get(store.db, 'ch_soil_4').lastError).toMatch(/1 new items indexed from stand-in text for now.*transcription endpoint answered 503/);
     } finally {
       whisper.failWith = undefined;
     }
-    expect(await Sync.syncChannel(deps, 'ch_soil_4')).toMatchObject({ created: 1, failed: 0 });
+    expect(await Sync.syncChannel(deps, 'ch_soil_4')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
     expect(metadataOf('ch_soil_4', 'ep5').text).toBe('transcription');
+    expect(Channels.get(store.db, 'ch_soil_4').lastError).toBeNull();
 
     serveShow('ch_soil_5', [{ guid: 'ep6', title: 'Worm tea', date: '2025-06-05', notes: 'Worm tea is not a fertiliser.' }]);
     whisper.failWith = 400;
@@ -142,13 +144,20 @@ describe('podcast_rss connector', () => {
     await expect(Transcriber.openAi({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2_000 }).transcribe(Uint8Array.of(1), { name: 'a.mp3', type: 'audio/mpeg' })).rejects.toThrow(/unreachable/);
   });
 
-  test('error: a transcript host that is down fails the episode, keeping its indexed text, until it answers again', async () => {
+  test('error: a transcript host that is down: a new episode stands on its notes, an indexed one keeps its transcript, until it answers', async () => {
     host.routes.set('/t/ep7.vtt', { body: 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Gus>Soil is alive.\n', type: 'text/vtt', failFirst: [{ status: 503 }] });
-    serveShow('ch_soil_6', [{ guid: 'ep7', title: 'Living soil', date: '2025-06-12', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep7.vtt" type="text/vtt"/>' }]);
-    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ failed: 1, created: 0 });
+    const episode = { guid: 'ep7', title: 'Living soil', date: '2025-06-12', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep7.vtt" type="text/vtt"/>' };
+    serveShow('ch_soil_6', [episode]);
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ created: 1, failed: 0, provisional: 1 });
+    expect(chunksOf('ch_soil_6', 'ep7')[0]!.text).toBe('Notes.');
     expect(Channels.get(store.db, 'ch_soil_6').lastError).toMatch(/transcript unavailable for now/);
-    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ created: 1, failed: 0 });
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
     expect(chunksOf('ch_soil_6', 'ep7')[0]).toMatchObject({ text: 'Gus: Soil is alive.', startSeconds: 1 });
+    // The episode is edited while the host is down again: it fails, and keeps its transcript.
+    host.routes.get('/t/ep7.vtt')!.failFirst = [{ status: 503 }];
+    host.routes.set('/feeds/ch_soil_6.xml', { body: feed([{ ...episode, notes: 'Edited notes.' }]), type: 'application/rss+xml' });
+    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ failed: 1, provisional: 0 });
+    expect(chunksOf('ch_soil_6', 'ep7')[0]!.text).toBe('Gus: Soil is alive.');
   });
 
   test('behavior: an HTML transcript that is a plain page is read as text, not as timed cues', async () => {

@@ -173,6 +173,20 @@ describe('sync with an rss source', () => {
     expect(meta('a2').text).toBe('summary');
   });
 
+  test('behavior: an article down for a moment: the new entry stands on its summary, and the next sync reads the article', async () => {
+    host.routes.set('/articles/flaky', {
+      type: 'text/html',
+      body: `<html><head><title>Flaky</title></head><body><article>${paragraph('Oven spring')}${paragraph('Scoring')}${paragraph('Steam')}</article></body></html>`,
+      failFirst: [{ status: 503 }],
+    });
+    const { id } = channel([{ guid: 'f1', title: 'Flaky', date: '2025-04-03', summary: 'A teaser.', link: `${host.url}/articles/flaky` }]);
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, provisional: 1, failed: 0 });
+    const text = () => db.prepare('SELECT group_concat(c.text, char(32)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ?').pluck().get(id) as string;
+    expect(text()).toBe('A teaser.');
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ updated: 1, provisional: 0 });
+    expect(text()).toContain('Scoring');
+  });
+
   test('error: a failing source is recorded on the channel with its time, and indexed content is kept', async () => {
     const { id, feed } = channel(posts);
     await Sync.syncChannel(deps(), id);

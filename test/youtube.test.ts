@@ -153,7 +153,7 @@ describe('youtube connector', () => {
     }
   });
 
-  test('error: the caption endpoint failing for a while fails the video (retried); refusing it leaves the description', async () => {
+  test('error: the caption endpoint failing for a while leaves a new video on its description until it answers; refusing it leaves it for good', async () => {
     const id = 'ch_crumb_failures';
     const videoIds = ['vid_503xxxx', 'vid_404xxxx'];
     const feed = `/feeds/videos.xml?channel_id=UCfailuresfailures01`;
@@ -173,11 +173,12 @@ describe('youtube connector', () => {
     try {
       Channels.create(store.db, { id, profileId: store.profileId, kind: 'youtube', label: 'Failures', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}${feed}` });
       const first = await Sync.syncChannel(deps(), id);
-      expect(first).toMatchObject({ created: 1, failed: 1 });
+      expect(first).toMatchObject({ created: 2, failed: 0, provisional: 1 });
       expect(first.errors[0]).toMatch(/vid_503xxxx: .*answered 503/);
       expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get(videoIds[1]) as string).text).toBe('description');
-      // The endpoint is back: the failed video gets its captions (none here, so its description), nothing else changes.
-      expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, unchanged: 1, failed: 0 });
+      // The endpoint is back: the stand-in video is read again (no captions here, so its description for good).
+      expect(await Sync.syncChannel(deps(), id)).toMatchObject({ updated: 1, unchanged: 1, failed: 0, provisional: 0 });
+      expect((await Sync.syncChannel(deps(), id)).outcome).toBe('unchanged');
     } finally {
       player.respond = original;
     }

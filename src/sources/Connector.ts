@@ -13,6 +13,11 @@ export type SourceItem = {
   document: Document;
   /** What an operator or a later reader may want to know: format, where the text came from (transcript, notes). */
   metadata?: Record<string, unknown> | undefined;
+  /**
+   * Why this text only stands in for now: the real text (a transcript, captions, an article) failed for a passing
+   * reason. A new item is indexed from it at once, and the next sync tries the real text again.
+   */
+  provisional?: string | undefined;
 };
 
 /**
@@ -65,4 +70,26 @@ export type Connector = {
 /** An item that could not be read: the sync records it and goes on with the others. */
 export class SourceError extends Error {
   override name = 'SourceError';
+}
+
+/** A failure that may pass (a host down, rate limited): worth another try on the next sync. */
+export class RetryLater extends Error {
+  override name = 'RetryLater';
+}
+
+/**
+ * Loads an item's real text; when that fails for a passing reason, an item not yet indexed gets its stand-in text
+ * (show notes, a description, a summary) now, marked provisional, while an indexed one keeps what it has.
+ */
+export async function withStandIn(
+  load: () => Promise<SourceItem>,
+  standIn: () => SourceItem,
+  options: { indexed: boolean; passing: (error: unknown) => boolean },
+): Promise<SourceItem> {
+  try {
+    return await load();
+  } catch (error) {
+    if (options.indexed || !options.passing(error)) throw error;
+    return { ...standIn(), provisional: error instanceof Error ? error.message : String(error) };
+  }
 }

@@ -4,7 +4,7 @@ import { fromPlainText } from '../ingest/Document.js';
 import * as Html from '../ingest/Html.js';
 import * as Transcript from '../ingest/Transcript.js';
 import * as Ids from '../store/Ids.js';
-import type { Connector, Entry, SyncContext } from './Connector.js';
+import { type Connector, type Entry, RetryLater, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
 import { type Fetcher, isTransient } from './Fetcher.js';
 import { readFeed } from './Rss.js';
@@ -95,7 +95,7 @@ async function publisherTranscript(fetcher: Fetcher, links: TranscriptLink[]): P
       if (isTransient(error)) passing ??= error;
     }
   }
-  if (passing) throw new Error(`transcript unavailable for now (${passing instanceof Error ? passing.message : String(passing)}); kept for the next sync`);
+  if (passing) throw new RetryLater(`transcript unavailable for now (${passing instanceof Error ? passing.message : String(passing)})`);
   return undefined;
 }
 
@@ -134,12 +134,20 @@ async function episodeText(
         return { document: withChapters(document, chapters), text: 'transcription' };
       }
     } catch (error) {
-      if (isTransient(error) || (error instanceof TranscriberError && error.transient)) throw error;
+      if (passing(error)) throw error;
     }
   }
-  const notes = entry.contentHtml ?? entry.summaryHtml ?? str(record(raw.itunes)?.summary);
+  return showNotes(entry);
+}
+
+/** An episode's show notes, as its text when it has no transcript. */
+function showNotes(entry: Feed.FeedEntry): { document: Document; text: 'show_notes' } {
+  const notes = entry.contentHtml ?? entry.summaryHtml ?? str(record(entry.raw.itunes)?.summary);
   return { document: notes ? Html.fromHtml(notes) : { blocks: [] }, text: 'show_notes' };
 }
+
+/** Failures worth another try: a fetch that may pass, a transcript host down, a transcriber busy. */
+const passing = (error: unknown) => isTransient(error) || error instanceof RetryLater || (error instanceof TranscriberError && error.transient);
 
 /**
  * Podcasts: RSS with the iTunes and Podcasting 2.0 namespaces. An episode is indexed from the publisher's transcript
@@ -161,16 +169,20 @@ export function connector(options: PodcastOptions = {}): Connector {
             JSON.stringify([entry.title, entry.link, entry.publishedAt, entry.author, entry.contentHtml, entry.summaryHtml, podcast?.transcripts, podcast?.chapters, record(entry.raw.psc)?.chapters, options.transcriber?.id]),
           ),
           publishedAt: entry.publishedAt,
-          async load() {
-            const { document, text, transcriptFormat } = await episodeText(entry, { fetcher: context.fetcher, base: feed.link ?? context.source, language: feed.language, transcriber: options.transcriber });
-            return {
+          load() {
+            const item = ({ document, text, transcriptFormat }: { document: Document; text: string; transcriptFormat?: string | undefined }): SourceItem => ({
               title: entry.title ?? entry.link ?? 'Untitled episode',
               sourceUrl: entry.link,
               publishedAt: entry.publishedAt,
               author: entry.author,
               document,
               metadata: { format: feed.format, text, ...(transcriptFormat && { transcriptFormat }) },
-            };
+            });
+            return withStandIn(
+              async () => item(await episodeText(entry, { fetcher: context.fetcher, base: feed.link ?? context.source, language: feed.language, transcriber: options.transcriber })),
+              () => item(showNotes(entry)),
+              { indexed: context.stored(entry.id) !== undefined, passing },
+            );
           },
         };
       });

@@ -3,7 +3,7 @@ import { fromPlainText } from '../ingest/Document.js';
 import * as Html from '../ingest/Html.js';
 import * as Ids from '../store/Ids.js';
 import * as Charset from '../ingest/Charset.js';
-import type { Connector, Entry, SyncContext } from './Connector.js';
+import { type Connector, type Entry, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
 import { type Fetcher, type Validators, isTransient } from './Fetcher.js';
 
@@ -30,6 +30,8 @@ export async function readFeed(context: SyncContext): Promise<{ feed: Feed.Feed;
   return { feed, validators: response.validators };
 }
 
+const summaryOf = (entry: Feed.FeedEntry): Document => (entry.summaryHtml ? Html.fromHtml(entry.summaryHtml) : { blocks: [] });
+
 /** The text of an entry: its full content when the feed carries it; else the article at its link; else its summary. */
 async function documentOf(
   entry: Feed.FeedEntry,
@@ -37,7 +39,7 @@ async function documentOf(
 ): Promise<{ document: Document; text: 'content' | 'article' | 'summary'; byline?: string | undefined; canonical?: string | undefined }> {
   if (entry.contentHtml) return { document: Html.fromHtml(entry.contentHtml), text: 'content' };
   if (entry.contentText) return { document: fromPlainText(entry.contentText), text: 'content' };
-  const summary = entry.summaryHtml ? Html.fromHtml(entry.summaryHtml) : { blocks: [] };
+  const summary = summaryOf(entry);
   const summaryText = summary.blocks.reduce((n, b) => n + b.text.length, 0);
   if (summaryText >= summaryLength || !entry.link) return { document: summary, text: summaryText >= summaryLength ? 'content' : 'summary' };
   try {
@@ -67,16 +69,20 @@ export const connector: Connector = {
       externalId: entry.id,
       version: Ids.fingerprint(JSON.stringify([entry.title, entry.link, entry.publishedAt, entry.author, entry.contentHtml, entry.summaryHtml, entry.contentText])),
       publishedAt: entry.publishedAt,
-      async load() {
-        const { document, text, byline, canonical } = await documentOf(entry, context.fetcher);
-        return {
+      load() {
+        const item = ({ document, text, byline, canonical }: Awaited<ReturnType<typeof documentOf>>): SourceItem => ({
           title: entry.title ?? document.title ?? entry.link ?? 'Untitled',
           sourceUrl: canonical ?? entry.link,
           publishedAt: entry.publishedAt,
           author: entry.author ?? (byline ? Feed.plain(byline) : undefined),
           document,
           metadata: { format: feed.format, text },
-        };
+        });
+        // An article that fails for a passing reason: a new entry is indexed from its summary meanwhile.
+        return withStandIn(async () => item(await documentOf(entry, context.fetcher)), () => item({ document: summaryOf(entry), text: 'summary' }), {
+          indexed: context.stored(entry.id) !== undefined,
+          passing: isTransient,
+        });
       },
     }));
     return { entries, coverage: { kind: 'window' }, state: { validators } };

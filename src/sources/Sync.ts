@@ -46,6 +46,8 @@ export type SyncReport = {
   unchanged: number;
   removed: number;
   failed: number;
+  /** New items indexed from stand-in text (notes, a description) while their real text failed for a passing reason. */
+  provisional: number;
   chunks: number;
   /** Why items failed, a few of them. */
   errors: string[];
@@ -54,7 +56,7 @@ export type SyncReport = {
 export type Progress = (event: { channelId: string; done: number; total: number; externalId?: string }) => void;
 
 const emptyReport = (channelId: string, outcome: SyncReport['outcome'], reason?: string): SyncReport => ({
-  channelId, outcome, reason, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0, chunks: 0, errors: [],
+  channelId, outcome, reason, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0, provisional: 0, chunks: 0, errors: [],
 });
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -182,6 +184,10 @@ async function run(ctx: {
       const outcome = 'draft' in prepared ? Items.put(deps.db, prepared.draft) : { outcome: 'unchanged' as const, chunkCount: 0 };
       report[outcome.outcome] += 1;
       report.chunks += outcome.chunkCount;
+      if ('draft' in prepared && prepared.provisional) {
+        report.provisional += 1;
+        if (report.errors.length < 5) report.errors.push(`${entry.externalId}: ${prepared.provisional}`);
+      }
     } catch (error) {
       report.failed += 1;
       if (report.errors.length < 5) report.errors.push(`${entry.externalId}: ${message(error)}`);
@@ -219,7 +225,12 @@ async function run(ctx: {
   const warning = listing.coverage.kind === 'partial' ? `partial listing, nothing removed: ${listing.coverage.reason}` : undefined;
   const failures = report.failed > 0 ? `${report.failed} of ${entries.length} items failed; first: ${report.errors[0]}` : undefined;
   const listed = listing.coverage.kind === 'partial' || entries.length === 0 ? undefined : entries.map((e) => e.externalId);
-  finish(failures ? { error: [failures, warning].filter(Boolean).join('; '), listed } : { source: listing.state, listed, ...(warning && { warning }) });
+  // Stand-in text is kept until the real text can be read: like failures, it keeps the listing's validators from
+  // being saved, so the next sync lists again and retries those items.
+  const standIns = report.provisional > 0 ? `${report.provisional} new items indexed from stand-in text for now, retried on the next sync; first: ${report.errors[0]}` : undefined;
+  if (failures) finish({ error: [failures, warning].filter(Boolean).join('; '), listed });
+  else if (standIns) finish({ listed, warning: [standIns, warning].filter(Boolean).join('; ') });
+  else finish({ source: listing.state, listed, ...(warning && { warning }) });
   log.info('sync finished', { channelId, created: report.created, updated: report.updated, unchanged: report.unchanged, removed: report.removed, failed: report.failed });
   return report;
 }
@@ -230,8 +241,8 @@ function dedupe(entries: Entry[]): Entry[] {
   return entries.filter((e) => !seen.has(e.externalId) && seen.add(e.externalId));
 }
 
-/** An item ready to write, or nothing to do for it. */
-type Prepared = { unchanged: true } | { draft: Items.ItemDraft };
+/** An item ready to write (provisional: from stand-in text, with why), or nothing to do for it. */
+type Prepared = { unchanged: true } | { draft: Items.ItemDraft; provisional?: string | undefined };
 
 /** Loads, chunks and embeds an item whose version changed; everything but the write, so it can run ahead. */
 async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number): Promise<Prepared> {
@@ -239,12 +250,15 @@ async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, 
   const existing = Items.contentHash(deps.db, channelId, entry.externalId);
   if (existing === contentHash || (entry.keep && existing !== undefined)) return { unchanged: true };
   const item = await entry.load();
+  // Stand-in text is stored under a version that never matches, so the next sync loads the item again.
+  const stored = item.provisional ? Ids.fingerprint(JSON.stringify({ version: entry.version, target, provisional: true })) : contentHash;
   // An item with no text (a video with no captions and no description) is stored without chunks, so it is not
   // fetched again until it changes, and it never fails the sync.
   const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
   const vectors = chunks.length > 0 && deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
   return {
-    draft: { channelId, externalId: entry.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author, metadata: item.metadata, contentHash, chunks, vectors },
+    draft: { channelId, externalId: entry.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author, metadata: item.metadata, contentHash: stored, chunks, vectors },
+    provisional: item.provisional,
   };
 }
 

@@ -2,7 +2,7 @@ import * as Charset from '../ingest/Charset.js';
 import type { Block, Document } from '../ingest/Document.js';
 import { decodeEntities, fromPlainText, squash } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
-import type { Connector, Entry, SyncContext } from './Connector.js';
+import { type Connector, type Entry, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
 import { type Fetcher, isTransient } from './Fetcher.js';
 
@@ -113,21 +113,28 @@ export function connector(options: YoutubeOptions = {}): Connector {
           version: Ids.fingerprint(JSON.stringify([entry.title, entry.publishedAt, description, language])),
           publishedAt: entry.publishedAt,
           keep: context.stored(videoId)?.metadata.text === importedCaptions,
-          async load() {
-            // No caption tracks (or a refused request) means the description; a passing failure (network, 429, 5xx)
-            // fails the video, so the next sync tries again and keeps what is indexed meanwhile.
-            const found = await captions(context.fetcher, videoId, { base, language }).catch((error: unknown) => {
-              if (isTransient(error)) throw error;
-              return undefined;
-            });
-            return {
+          load() {
+            const item = (found: { document: Document; track: string } | undefined): SourceItem => ({
               title: entry.title ?? videoId,
               sourceUrl: entry.link ?? watchUrl(videoId),
               publishedAt: entry.publishedAt,
               author: entry.author,
               document: found?.document ?? fromPlainText(description),
               metadata: found ? { text: 'captions', track: found.track, videoId } : { text: 'description', videoId },
-            };
+            });
+            // No caption tracks (or a refused request) means the description. A passing failure (network, 429, 5xx)
+            // leaves an indexed video as it is and a new one on its description, and the next sync tries again.
+            return withStandIn(
+              async () =>
+                item(
+                  await captions(context.fetcher, videoId, { base, language }).catch((error: unknown) => {
+                    if (isTransient(error)) throw error;
+                    return undefined;
+                  }),
+                ),
+              () => item(undefined),
+              { indexed: context.stored(videoId) !== undefined, passing: isTransient },
+            );
           },
         };
       });

@@ -25,7 +25,7 @@ const untilSignal = () =>
 export function describe(report: SyncReport): string {
   switch (report.outcome) {
     case 'synced': {
-      const failed = report.failed > 0 ? `, ${report.failed} failed (${report.errors[0]})` : '';
+      const failed = report.failed > 0 ? `, ${report.failed} failed (${report.errors[0]})` : report.provisional > 0 ? `, ${report.provisional} from stand-in text for now (${report.errors[0]})` : '';
       return `${report.channelId}: synced, ${report.created} new, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed${failed}`;
     }
     case 'unchanged':
