@@ -12,18 +12,15 @@ import type * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
 import type { VectorSearch } from './VectorSearch.js';
 
-/** One piece of evidence: a chunk with its item, channel and profile, and its calibrated score. */
-export type Evidence = {
+/** A chunk as stored, with what retrieval reads of its item. */
+type Row = {
   rowid: number;
   chunkId: string;
   itemId: string;
   channelId: string;
   ordinal: number;
-  /** The chunk's own text. */
-  chunkText: string;
-  /** What is returned: the chunk, or the chunk joined with its neighbours in expanded depth. */
   text: string;
-  score: number;
+  tokenCount: number;
   title: string;
   sourceUrl: string | null;
   publishedAt: number | null;
@@ -32,6 +29,15 @@ export type Evidence = {
   /** Pages of a paged document the chunk spans. */
   pageStart: number | null;
   pageEnd: number | null;
+};
+
+/** One piece of evidence: a chunk with its item, channel and profile, and its calibrated score. */
+export type Evidence = Omit<Row, 'text' | 'tokenCount'> & {
+  /** The chunk's own text. */
+  chunkText: string;
+  /** What is returned: the chunk, or the chunk joined with its neighbours in expanded depth. */
+  text: string;
+  score: number;
   scoped: ScopedChannel;
   stems: string[];
   stemSet: Set<string>;
@@ -80,23 +86,6 @@ export const scoreFloor = 0.025;
 export const evidenceFloor = 0.01;
 
 const limits: Record<QueryMode, number> = { lookup: 8, summary: 10, trend_brief: 10, claim_extraction: 10, source_inventory: 12, comparison: 10 };
-
-type Row = {
-  rowid: number;
-  chunkId: string;
-  itemId: string;
-  channelId: string;
-  ordinal: number;
-  text: string;
-  tokenCount: number;
-  title: string;
-  sourceUrl: string | null;
-  publishedAt: number | null;
-  startSeconds: number | null;
-  endSeconds: number | null;
-  pageStart: number | null;
-  pageEnd: number | null;
-};
 
 function hydrate(db: Database, rowids: number[]): Map<number, Row> {
   if (rowids.length === 0) return new Map();
@@ -167,26 +156,8 @@ function rerank(
     const stems = [...analyzed.title, ...analyzed.text];
     // A name in the question may be the creator's own: their profile name and handle count as present.
     const profileStems = [...Text.stemsOf(scoped.profile.name), ...Text.stemsOf(scoped.profile.slug)];
-    evidence.push({
-      rowid: row.rowid,
-      chunkId: row.chunkId,
-      itemId: row.itemId,
-      channelId: row.channelId,
-      ordinal: row.ordinal,
-      chunkText: row.text,
-      text: row.text,
-      score,
-      title: row.title,
-      sourceUrl: row.sourceUrl,
-      publishedAt: row.publishedAt,
-      startSeconds: row.startSeconds,
-      endSeconds: row.endSeconds,
-      pageStart: row.pageStart,
-      pageEnd: row.pageEnd,
-      scoped,
-      stems,
-      stemSet: new Set([...stems, ...profileStems]),
-    });
+    const { text, tokenCount: _tokens, ...stored } = row;
+    evidence.push({ ...stored, chunkText: text, text, score, scoped, stems, stemSet: new Set([...stems, ...profileStems]) });
   }
   return evidence.sort((a, b) => b.score - a.score || a.rowid - b.rowid);
 }
