@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { z } from 'zod';
 import { ApiKeyQuote, DirectoryPage, ErrorBody, OnchainQuote, ProfileChannels, QueryResponse, RawQueryResponse } from '../src/contract/Contract.js';
 import type { ToolName } from '../src/contract/Mcp.js';
+import * as Upload from '../src/ingest/Upload.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Items from '../src/store/Items.js';
+import * as Profiles from '../src/store/Profiles.js';
 import type { Binding } from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 import type { Keys } from './support/Environment.js';
@@ -441,7 +445,68 @@ const cases: Case[] = [
     },
   },
   { name: 'a per-profile query to a private profile is 404 to an unauthorized key', tool: 'profile_query', binding: profile('sunniva-bratt'), args: { question: 'Anything?', paymentMode: 'credits' }, as: (k) => ({ apiKey: k.callerKey }), status: 404, error: 'not_found' },
+  {
+    name: 'a raw chunk from a YouTube video links to its moment (&t=), with its cue times',
+    tool: 'profile_query',
+    binding: profile('deep-links'),
+    args: { question: 'How long should a kettlebell swing session last?', mode: 'raw', paymentMode: 'credits' },
+    as: (k) => ({ apiKey: k.callerKey }),
+    status: 200,
+    schema: RawQueryResponse,
+    volatile: ['queryId'],
+    check: (p) => {
+      expect((p.chunks as Record<string, unknown>[])[0]).toMatchObject({ startSeconds: 95, sourceUrl: 'https://www.youtube.com/watch?v=kb_swing_01&t=95s' });
+    },
+  },
+  {
+    name: 'a PDF chunk links to its page (#page=) in raw mode, and its citation names the pages',
+    tool: 'profile_query',
+    binding: profile('deep-links'),
+    args: { question: 'What rest interval between deadlift sets does the guide give?', mode: 'raw', paymentMode: 'credits' },
+    as: (k) => ({ apiKey: k.callerKey }),
+    status: 200,
+    schema: RawQueryResponse,
+    volatile: ['queryId'],
+    check: (p) => {
+      expect((p.chunks as Record<string, unknown>[])[0]).toMatchObject({ sourceUrl: 'https://strength.example.com/guide.pdf#page=3' });
+    },
+  },
+  {
+    name: 'a synthesized answer from a PDF names the pages in its citation label',
+    tool: 'profile_query',
+    binding: profile('deep-links'),
+    args: { question: 'What rest interval between deadlift sets does the guide give?', paymentMode: 'credits' },
+    as: (k) => ({ apiKey: k.callerKey }),
+    status: 200,
+    schema: QueryResponse,
+    volatile: ['queryId'],
+    check: (p) => {
+      expect((p.citations as { label: string }[])[0]!.label).toBe('Strength Guide (Deep Links, Guides, pp. 3–4)');
+    },
+  },
 ];
+
+/** Content whose citations point inside their source: a YouTube video (times) and a PDF (pages). */
+async function addDeepLinkedContent(db: Environment.Environment['services']['db']): Promise<void> {
+  const profile = Profiles.create(db, { slug: 'deep-links', name: 'Deep Links', visibility: 'unlisted' });
+  const video = Channels.create(db, { profileId: profile.id, kind: 'youtube', label: 'Videos', accessLevel: 'public', ratePerMillionTokens: 1 });
+  await Upload.ingest(db, {
+    channelId: video.id,
+    file: 'kettlebell [kb_swing_01].en.vtt',
+    content: 'WEBVTT\n\n00:01:35.000 --> 00:01:50.000\nA kettlebell swing session should last about twelve minutes, swings on the minute.\n',
+    metadata: { title: 'Kettlebell swings', sourceUrl: 'https://www.youtube.com/watch?v=kb_swing_01' },
+    chunkTargetTokens: 320,
+  });
+  const guides = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Guides', accessLevel: 'public', ratePerMillionTokens: 1 });
+  Items.put(db, {
+    channelId: guides.id,
+    externalId: 'guide.pdf',
+    title: 'Strength Guide',
+    sourceUrl: 'https://strength.example.com/guide.pdf',
+    contentHash: 'guide-v1',
+    chunks: [{ text: 'Between heavy deadlift sets, rest three to five minutes; the rest interval matters more than the music.', pageStart: 3, pageEnd: 4 }],
+  });
+}
 
 let environment: Environment.Environment;
 let http: Awaited<ReturnType<typeof Environment.serve>>;
@@ -449,6 +514,7 @@ const transports = new Map<TransportName, Transport>();
 
 beforeAll(async () => {
   environment = await Environment.create({ QUOTE_RATE_LIMIT_PER_MINUTE: '100000' });
+  await addDeepLinkedContent(environment.services.db);
   http = await Environment.serve(environment);
   for (const t of [
     Transports.handler(environment),
