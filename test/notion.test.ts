@@ -181,7 +181,7 @@ describe.skipIf(!Shared.hasFixtures)('real Notion API responses (../shared/fixtu
     const response = JSON.parse(fs.readFileSync(file, 'utf8'));
     if (response.object === 'list') {
       for (const result of response.results) {
-        if (result.object === 'block') NotionBlocks.toBlocks([result], () => []);
+        if (result.object === 'block') for (const b of NotionBlocks.toBlocks([result], () => [])) expect(b.text.trim()).not.toBe('');
         else expect(NotionBlocks.pageTitle(result) ?? NotionBlocks.propertyLines(result)).toBeDefined();
       }
     } else if (response.object === 'page') {
