@@ -1,6 +1,7 @@
 import { parseFeed } from 'feedsmith';
 import { decodeEntities, squash } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
+import { type Loose, list, record } from './Loose.js';
 
 /** A feed reduced to what connectors use, whatever its format (RSS 0.9x/2.0, RDF, Atom, JSON Feed). */
 export type Feed = {
@@ -30,9 +31,6 @@ export type FeedEntry = {
   raw: Record<string, unknown>;
 };
 
-type Loose = Record<string, unknown>;
-const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
-const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
 /** A text construct: a string, or Atom's `{ value }`. */
 const textOf = (v: unknown): string | undefined => {
   const s = typeof v === 'string' ? v : typeof record(v)?.value === 'string' ? (record(v)!.value as string) : undefined;

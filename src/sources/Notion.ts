@@ -3,8 +3,8 @@ import type { Block, Document } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
 import type { Connector, Entry, SyncContext } from './Connector.js';
 import { type NotionBlock, nested, pageTitle, propertyLines, toBlocks } from './NotionBlocks.js';
+import type { Loose } from './Loose.js';
 
-type Loose = Record<string, unknown>;
 
 export const defaultBaseUrl = 'https://api.notion.com';
 /** The environment variable holding a channel's integration token unless its `tokenVariable` setting names another. */

@@ -1,11 +1,10 @@
 import type { Block } from '../ingest/Document.js';
 import { squash } from '../ingest/Document.js';
+import { type Loose, record } from './Loose.js';
 
 /** A Notion block as the API returns it, read loosely: only the fields turned into text. */
 export type NotionBlock = { id: string; type: string; has_children?: boolean; [type: string]: unknown };
 
-type Loose = Record<string, unknown>;
-const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
 
 /** Plain text of a rich text array (mentions and equations included). */
 export function richText(value: unknown): string {

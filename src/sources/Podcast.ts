@@ -9,11 +9,8 @@ import * as Feed from './Feed.js';
 import { type Fetcher, isTransient } from './Fetcher.js';
 import { readFeed } from './Rss.js';
 import { type Transcriber, TranscriberError } from './Transcriber.js';
+import { type Loose, record, records, str } from './Loose.js';
 
-type Loose = Record<string, unknown>;
-const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
-const list = (v: unknown): Loose[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map(record).filter((x): x is Loose => x !== undefined);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
 export type TranscriptLink = { url: string; type: string | undefined; language: string | undefined };
 export type Chapter = { startSeconds: number; title: string };
@@ -23,7 +20,7 @@ const preference: (Transcript.TranscriptFormat | 'text')[] = ['json', 'vtt', 'sr
 
 /** The episode's `<podcast:transcript>` links, best first: the feed's language, then the richest format. */
 export function transcriptLinks(raw: Loose, base: string, language: string | undefined): TranscriptLink[] {
-  const links = list(record(raw.podcast)?.transcripts)
+  const links = records(record(raw.podcast)?.transcripts)
     .map((t) => ({ url: Feed.resolveUrl(str(t.url), base), type: str(t.type), language: str(t.language) }))
     .filter((t): t is TranscriptLink => t.url !== undefined);
   const rank = (t: TranscriptLink) => {
@@ -36,7 +33,7 @@ export function transcriptLinks(raw: Loose, base: string, language: string | und
 
 /** Podlove Simple Chapters inline in the feed (`<psc:chapters>`), when the episode has them. */
 function inlineChapters(raw: Loose): Chapter[] {
-  return list(record(raw.psc)?.chapters)
+  return records(record(raw.psc)?.chapters)
     .map((c) => ({ startSeconds: Transcript.clockSeconds(String(c.start ?? '')), title: Feed.plain(str(c.title)) }))
     .filter((c): c is Chapter => c.startSeconds !== undefined && c.title !== undefined);
 }
@@ -44,7 +41,7 @@ function inlineChapters(raw: Loose): Chapter[] {
 /** Podcasting 2.0 JSON chapters (`{"chapters": [{"startTime", "title"}]}`); chapters marked `toc: false` are left out. */
 export function parseChapters(json: string): Chapter[] {
   const data = record(JSON.parse(json));
-  return list(data?.chapters)
+  return records(data?.chapters)
     .filter((c) => c.toc !== false)
     .map((c) => ({ startSeconds: Number(c.startTime), title: Feed.plain(str(c.title)) }))
     .filter((c): c is Chapter => Number.isFinite(c.startSeconds) && c.startSeconds >= 0 && c.title !== undefined)
@@ -122,7 +119,7 @@ async function episodeText(
     }
   }
   if (published) return { document: withChapters(published.document, chapters), text: 'transcript', transcriptFormat: published.format };
-  const audio = list(raw.enclosures).map((e) => ({ url: Feed.resolveUrl(str(e.url), context.base), type: str(e.type) })).find((e) => e.url && (!e.type || e.type.startsWith('audio/') || e.type.startsWith('video/')));
+  const audio = records(raw.enclosures).map((e) => ({ url: Feed.resolveUrl(str(e.url), context.base), type: str(e.type) })).find((e) => e.url && (!e.type || e.type.startsWith('audio/') || e.type.startsWith('video/')));
   if (context.transcriber && audio?.url) {
     // Audio over the transcriber's limit, or refused for good (4xx), leaves the show notes; a passing failure
     // (network, 429, 5xx, the transcriber down) fails the episode, to be tried again on the next sync.

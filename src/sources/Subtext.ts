@@ -4,6 +4,7 @@ import { fromPlainText } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
 import type { Connector, Entry, Listing } from './Connector.js';
 import * as Feed from './Feed.js';
+import type { Loose } from './Loose.js';
 
 /** One broadcast message, as the accepted export shapes give it (see docs/decisions.md). */
 export type Message = { id: string; text: string; sentAt: number | undefined; url: string | undefined; title: string | undefined; author: string | undefined };
@@ -18,7 +19,6 @@ const dateKeys = ['sent_at', 'sentAt', 'created_at', 'createdAt', 'date', 'times
 const idKeys = ['id', 'message_id', 'messageId'];
 const urlKeys = ['url', 'link'];
 
-type Loose = Record<string, unknown>;
 const pick = (row: Loose, keys: string[]): unknown => keys.map((k) => row[k]).find((v) => v !== undefined && v !== null && v !== '');
 
 /** The latest date accepted: the end of year 9999. */

@@ -5,11 +5,8 @@ import * as Ids from '../store/Ids.js';
 import { type Connector, type Entry, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
 import { type Fetcher, isTransient } from './Fetcher.js';
+import { type Loose, record, records, str } from './Loose.js';
 
-type Loose = Record<string, unknown>;
-const record = (v: unknown): Loose | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : undefined);
-const list = (v: unknown): Loose[] => (Array.isArray(v) ? v : []).map(record).filter((x): x is Loose => x !== undefined);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
 export const defaultBaseUrl = 'https://www.youtube.com';
 
@@ -74,7 +71,7 @@ async function captions(fetcher: Fetcher, videoId: string, options: { base: stri
   });
   if (player.status !== 200) return undefined;
   const data = record(JSON.parse(player.body.toString('utf8')));
-  const tracks = list(record(record(data?.captions)?.playerCaptionsTracklistRenderer)?.captionTracks);
+  const tracks = records(record(record(data?.captions)?.playerCaptionsTracklistRenderer)?.captionTracks);
   const track = chooseTrack(tracks, options.language);
   const baseUrl = str(track?.baseUrl);
   if (!baseUrl) return undefined;
@@ -106,7 +103,7 @@ export function connector(options: YoutubeOptions = {}): Connector {
       const language = str(context.channel.settings.language) ?? options.language ?? 'en';
       const entries: Entry[] = read.feed.entries.map((entry) => {
         const videoId = str(record(entry.raw.yt)?.videoId) ?? /^yt:video:(.+)$/.exec(entry.id)?.[1] ?? entry.id;
-        const group = list(record(entry.raw.media)?.groups)[0];
+        const group = records(record(entry.raw.media)?.groups)[0];
         const description = Feed.plain(str(record(group?.description)?.value) ?? str(group?.description)) ?? '';
         return {
           externalId: videoId,
