@@ -15,6 +15,7 @@ import * as Html from './Html.js';
 import { fromMarkdown } from './Markdown.js';
 import * as Pdf from './Pdf.js';
 import * as Transcript from './Transcript.js';
+import * as Values from './Values.js';
 
 /** The file formats an upload accepts, by extension. */
 export const formats = {
@@ -85,20 +86,16 @@ async function parse(bytes: Buffer, format: Format, name: string): Promise<Docum
 /** A date given as epoch milliseconds or an ISO 8601 string. */
 export function parseDate(value: string | number | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const ms = typeof value === 'number' ? value : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new ServiceError('invalid_request', `"${value}" is not a date (use ISO 8601, e.g. 2025-03-14)`);
+  const ms = typeof value === 'number' ? value : Values.dateMs(value);
+  if (ms === undefined || !Number.isFinite(ms)) throw new ServiceError('invalid_request', `"${value}" is not a date (use ISO 8601, e.g. 2025-03-14)`);
   return ms;
 }
 
 function parseUrl(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.toString();
-  } catch {
-    // reported below
-  }
-  throw new ServiceError('invalid_request', `"${value}" is not an http(s) URL`);
+  const url = Values.httpUrl(value);
+  if (url === undefined) throw new ServiceError('invalid_request', `"${value}" is not an http(s) URL`);
+  return url;
 }
 
 const titleFromFile = (file: string): string =>

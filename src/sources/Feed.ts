@@ -2,6 +2,7 @@ import { parseFeed } from 'feedsmith';
 import { decodeEntities, squash } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
 import { type Loose, list, record } from './Loose.js';
+import { dateMs, httpUrl } from '../ingest/Values.js';
 
 /** A feed reduced to what connectors use, whatever its format (RSS 0.9x/2.0, RDF, Atom, JSON Feed). */
 export type Feed = {
@@ -47,27 +48,8 @@ export function plain(value: string | undefined): string | undefined {
   return text === '' ? undefined : text;
 }
 
-/** An absolute http(s) URL, resolved against a base; undefined for anything else. */
-export function resolveUrl(value: string | undefined, base: string | undefined): string | undefined {
-  if (!value) return undefined;
-  try {
-    const url = new URL(value.trim(), base);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Epoch milliseconds of a feed date (RFC 822 or ISO 8601), or undefined. A date-time without a zone is UTC. */
-export function dateOf(value: unknown): number | undefined {
-  const s = textOf(value)?.trim();
-  if (s === undefined) return undefined;
-  // Date-times without a zone (ISO 8601 or RFC 822) would be read in the server's local zone.
-  const isoZoneless = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s);
-  const rfcZoneless = /^([A-Za-z]{3},?\s+)?\d{1,2}\s+[A-Za-z]{3,}\s+\d{2,4}\s+\d{1,2}:\d{2}(:\d{2})?$/.test(s);
-  const ms = Date.parse(isoZoneless ? `${s.replace(' ', 'T')}Z` : rfcZoneless ? `${s} GMT` : s);
-  return Number.isFinite(ms) ? ms : undefined;
-}
+/** Epoch milliseconds of a feed date (a string or a text construct), or undefined. */
+export const dateOf = (value: unknown): number | undefined => dateMs(textOf(value));
 
 const first = <T>(...values: (T | undefined)[]): T | undefined => values.find((v) => v !== undefined);
 
@@ -95,13 +77,13 @@ export function parse(text: string, feedUrl: string): Feed {
   const { format, feed } = parseFeed(text) as { format: Feed['format']; feed: Loose };
   const feedLink = format === 'atom' ? atomLink(feed) : textOf(feed.home_page_url) ?? textOf(feed.link);
   // xml:base on the feed, then on an entry, sets the base its relative links resolve against.
-  const feedBase = resolveUrl(textOf(record(feed.xml)?.base), feedUrl) ?? feedUrl;
-  const base = resolveUrl(feedLink, feedBase) ?? feedBase;
+  const feedBase = httpUrl(textOf(record(feed.xml)?.base), feedUrl) ?? feedUrl;
+  const base = httpUrl(feedLink, feedBase) ?? feedBase;
   const items = list(format === 'atom' ? feed.entries : feed.items).map(record).filter((e): e is Loose => e !== undefined);
   const entries = items.map((entry): FeedEntry => {
     const dc = record(entry.dc);
-    const entryBase = resolveUrl(textOf(record(entry.xml)?.base), base) ?? base;
-    const link = resolveUrl(format === 'atom' ? atomLink(entry) : first(textOf(entry.url), textOf(entry.link), textOf(record(entry.rdf)?.about)), entryBase);
+    const entryBase = httpUrl(textOf(record(entry.xml)?.base), base) ?? base;
+    const link = httpUrl(format === 'atom' ? atomLink(entry) : first(textOf(entry.url), textOf(entry.link), textOf(record(entry.rdf)?.about)), entryBase);
     const title = plain(textOf(entry.title) ?? textOf(list(dc?.titles)[0]));
     const publishedAt = first(
       dateOf(entry.pubDate), dateOf(entry.published), dateOf(entry.date_published), dateOf(list(dc?.dates)[0]), dateOf(dc?.date),

@@ -10,6 +10,7 @@ import { type Fetcher, isTransient } from './Fetcher.js';
 import { readFeed } from './Rss.js';
 import { type Transcriber, TranscriberError } from './Transcriber.js';
 import { type Loose, record, records, str } from './Loose.js';
+import { httpUrl } from '../ingest/Values.js';
 
 
 export type TranscriptLink = { url: string; type: string | undefined; language: string | undefined };
@@ -21,7 +22,7 @@ const preference: (Transcript.TranscriptFormat | 'text')[] = ['json', 'vtt', 'sr
 /** The episode's `<podcast:transcript>` links, best first: the feed's language, then the richest format. */
 export function transcriptLinks(raw: Loose, base: string, language: string | undefined): TranscriptLink[] {
   const links = records(record(raw.podcast)?.transcripts)
-    .map((t) => ({ url: Feed.resolveUrl(str(t.url), base), type: str(t.type), language: str(t.language) }))
+    .map((t) => ({ url: httpUrl(str(t.url), base), type: str(t.type), language: str(t.language) }))
     .filter((t): t is TranscriptLink => t.url !== undefined);
   const rank = (t: TranscriptLink) => {
     const format = Transcript.formatOf(t.type, t.url) ?? 'text';
@@ -109,7 +110,7 @@ async function episodeText(
   const raw = entry.raw;
   const published = await publisherTranscript(context.fetcher, transcriptLinks(raw, context.base, context.language));
   let chapters = inlineChapters(raw);
-  const chaptersUrl = Feed.resolveUrl(str(record(record(raw.podcast)?.chapters)?.url), context.base);
+  const chaptersUrl = httpUrl(str(record(record(raw.podcast)?.chapters)?.url), context.base);
   if (chaptersUrl) {
     try {
       chapters = parseChapters((await fetchText(context.fetcher, chaptersUrl, 'application/json+chapters, application/json')).text);
@@ -119,7 +120,7 @@ async function episodeText(
     }
   }
   if (published) return { document: withChapters(published.document, chapters), text: 'transcript', transcriptFormat: published.format };
-  const audio = records(raw.enclosures).map((e) => ({ url: Feed.resolveUrl(str(e.url), context.base), type: str(e.type) })).find((e) => e.url && (!e.type || e.type.startsWith('audio/') || e.type.startsWith('video/')));
+  const audio = records(raw.enclosures).map((e) => ({ url: httpUrl(str(e.url), context.base), type: str(e.type) })).find((e) => e.url && (!e.type || e.type.startsWith('audio/') || e.type.startsWith('video/')));
   if (context.transcriber && audio?.url) {
     // Audio over the transcriber's limit, or refused for good (4xx), leaves the show notes; a passing failure
     // (network, 429, 5xx, the transcriber down) fails the episode, to be tried again on the next sync.

@@ -6,6 +6,7 @@ import * as Charset from '../ingest/Charset.js';
 import { type Connector, type Entry, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
 import { type Fetcher, type Validators, isTransient } from './Fetcher.js';
+import { httpUrl } from '../ingest/Values.js';
 
 /**
  * Below this many characters of text, a description is a teaser: the article is fetched for its full text. Many RSS
@@ -48,7 +49,7 @@ async function documentOf(
       const article = Html.articleFromPage(Charset.decode(page.body, page.contentType));
       const articleText = article.blocks.reduce((n, b) => n + b.text.length, 0);
       // The article's own canonical URL (or where the link redirected) beats a feed's tracking link.
-      const canonical = Feed.resolveUrl(article.canonical, page.url) ?? page.url;
+      const canonical = httpUrl(article.canonical, page.url) ?? page.url;
       if (articleText > summaryText) return { document: { blocks: article.blocks }, text: 'article', byline: article.byline, canonical };
     }
   } catch (error) {

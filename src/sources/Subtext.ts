@@ -5,6 +5,7 @@ import * as Ids from '../store/Ids.js';
 import type { Connector, Entry, Listing } from './Connector.js';
 import * as Feed from './Feed.js';
 import type { Loose } from './Loose.js';
+import { httpUrl } from '../ingest/Values.js';
 
 /** One broadcast message, as the accepted export shapes give it (see docs/decisions.md). */
 export type Message = { id: string; text: string; sentAt: number | undefined; url: string | undefined; title: string | undefined; author: string | undefined };
@@ -50,7 +51,7 @@ function toMessage(row: Loose, index: number): Message {
     id,
     text: body.trim(),
     sentAt,
-    url: typeof url === 'string' ? Feed.resolveUrl(url, undefined) : undefined,
+    url: typeof url === 'string' ? httpUrl(url, undefined) : undefined,
     title: typeof title === 'string' ? title.trim() : undefined,
     author: typeof author === 'string' ? author.trim() : undefined,
   };

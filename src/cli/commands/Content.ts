@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AccessLevel, ChannelKind, ChannelStatus } from '../../contract/Channel.js';
 import * as Demo from '../../demo/Demo.js';
 import * as Upload from '../../ingest/Upload.js';
+import { dateMs, httpUrl as asHttpUrl } from '../../ingest/Values.js';
 import * as Channels from '../../store/Channels.js';
 import * as Items from '../../store/Items.js';
 import * as Profiles from '../../store/Profiles.js';
@@ -10,13 +11,9 @@ import { type Command, UsageError, type Values, jsonOption, number, oneOf, requi
 
 /** An http(s) URL option, checked. */
 function httpUrl(value: string, option: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
-  } catch {
-    // reported below
-  }
-  throw new UsageError(`${option} must be an http(s) URL, got "${value}"`);
+  const url = asHttpUrl(value);
+  if (url === undefined) throw new UsageError(`${option} must be an http(s) URL, got "${value}"`);
+  return url;
 }
 
 /** Channel settings an operator may set, each checked: what connectors read from `settings`, by channel kind. */
@@ -186,7 +183,7 @@ export const upload: Command = {
     }
     const sourceUrl = values['source-url'] === undefined ? undefined : httpUrl(text(values, 'source-url')!, '--source-url');
     const publishedAt = text(values, 'published-at');
-    if (publishedAt !== undefined && !Number.isFinite(Date.parse(publishedAt))) throw new UsageError(`--published-at must be a date (ISO 8601, e.g. 2025-03-14), got "${publishedAt}"`);
+    if (publishedAt !== undefined && dateMs(publishedAt) === undefined) throw new UsageError(`--published-at must be a date (ISO 8601, e.g. 2025-03-14), got "${publishedAt}"`);
     const progress = out.progress(positionals.length, `upload ${channel.id}`);
     const results = [];
     let failed = 0;
