@@ -162,6 +162,7 @@ async function subtextListing(file: string): Promise<Sync.Listing> {
  */
 async function captionListing(db: Sync.SyncDependencies['db'], channelId: string, files: string[], video: string | undefined): Promise<Sync.Listing> {
   if (video !== undefined && files.length > 1) throw new UsageError('--video names the video of one file');
+  const known = new Map(Items.byChannel(db, channelId).map((i) => [i.externalId, i]));
   const entries = await Promise.all(
     files.map(async (file) => {
       const name = path.basename(file);
@@ -171,7 +172,7 @@ async function captionListing(db: Sync.SyncDependencies['db'], channelId: string
       const content = await readText(file);
       const document = await Transcript.fromCaptions(content, 'vtt');
       if (document.blocks.length === 0) throw new ServiceError('invalid_request', `cannot import "${name}": no captions in it`);
-      const existing = Items.byChannel(db, channelId).find((i) => i.externalId === videoId);
+      const existing = known.get(videoId);
       return {
         externalId: videoId,
         version: Ids.fingerprint(content),
