@@ -191,9 +191,9 @@ const cases: Case[] = [
     schema: ProfileChannels,
     check: (p) => expect(p.slug).toBe('mara-lindqvist'),
   },
-  { name: 'an unknown profile is 404', tool: 'profile_list_channels', binding: profile('nobody-here'), status: 404, error: 'not_found', skip: ['mcp-stdio'] },
-  { name: 'an odd slug is 404', tool: 'profile_list_channels', binding: profile('..%2F..%2Fetc'), status: 404, error: 'not_found', skip: ['mcp-stdio'] },
-  { name: 'an overlong slug is 404', tool: 'profile_list_channels', binding: profile('x'.repeat(300)), status: 404, error: 'not_found', skip: ['mcp-stdio'] },
+  { name: 'an unknown profile is 404', tool: 'profile_list_channels', binding: profile('nobody-here'), status: 404, error: 'not_found' },
+  { name: 'an odd slug is 404', tool: 'profile_list_channels', binding: profile('..%2F..%2Fetc'), status: 404, error: 'not_found' },
+  { name: 'an overlong slug is 404', tool: 'profile_list_channels', binding: profile('x'.repeat(300)), status: 404, error: 'not_found' },
   { name: 'an unknown slug on the global endpoint is 404', tool: 'profile_list_channels', binding: global, args: { slug: 'nobody-here' }, status: 404, error: 'not_found' },
 
   // Private profiles
@@ -350,7 +350,7 @@ const cases: Case[] = [
     error: 'invalid_request',
     check: (b) => expect(b.message).toContain('nonce'),
   },
-  { name: 'a quote for an unknown profile is 404', tool: 'profile_quote', binding: profile('nobody-here'), args: { rail: 'tempo' }, status: 404, error: 'not_found', skip: ['mcp-stdio'] },
+  { name: 'a quote for an unknown profile is 404', tool: 'profile_quote', binding: profile('nobody-here'), args: { rail: 'tempo' }, status: 404, error: 'not_found' },
   { name: 'a quote for a private profile is 404 to anonymous callers', tool: 'profile_quote', binding: profile('sunniva-bratt'), args: { rail: 'tempo' }, status: 404, error: 'not_found' },
 
   // Queries

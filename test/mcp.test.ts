@@ -42,9 +42,13 @@ describe('GET /mcp and /{slug}/mcp', () => {
     expect(owner.status).toBe(200);
   });
 
-  test('error: a request for an SSE stream is 405, as stateless MCP servers answer', async () => {
-    const response = await fetch(`${served.url}/mcp`, { headers: { accept: 'text/event-stream' } });
-    expect(response.status).toBe(405);
+  test('error: a request for an SSE stream is 405 with Allow: POST, as stateless MCP servers answer', async () => {
+    for (const path of ['/mcp', '/mara-lindqvist/mcp']) {
+      const response = await fetch(`${served.url}${path}`, { headers: { accept: 'text/event-stream' } });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(ErrorBody.parse(await response.json()).error).toBe('method_not_allowed');
+    }
   });
 });
 
@@ -112,9 +116,20 @@ describe('POST /mcp JSON-RPC', () => {
     expect(body.result.structuredContent).toMatchObject({ error: 'not_found', status: 404 });
   });
 
-  test('error: an unknown tool is a JSON-RPC invalid-params error', async () => {
+  test('error: an unknown tool is a JSON-RPC invalid-params error with the stable code and its message once', async () => {
     const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'profile_delete', arguments: {} } });
-    expect(body.error.code).toBe(-32602);
+    expect(body.error).toMatchObject({ code: -32602, data: { error: 'unknown_tool', status: 404 } });
+    expect(body.error.message).toMatch(/^unknown tool "profile_delete"; tools: profile_list_channels, profile_quote, profile_query$/);
+    expect(body.error.data.message).toBe(body.error.message);
+  });
+
+  test('error: the SDK client shows an unknown tool\'s message with one "MCP error" prefix', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`)));
+    const error = (await client.callTool({ name: 'profile_delete', arguments: {} }).catch((e: unknown) => e)) as { message: string; data: unknown };
+    expect(error.message).toBe('MCP error -32602: unknown tool "profile_delete"; tools: profile_list_channels, profile_quote, profile_query');
+    expect(error.data).toMatchObject({ error: 'unknown_tool' });
+    await client.close();
   });
 
   test.each([[[1]], ['x'], [null]])('error: tools/call with arguments %j is invalid params, not an internal error', async (args) => {
@@ -122,9 +137,9 @@ describe('POST /mcp JSON-RPC', () => {
     expect(body.error.code).toBe(-32602);
   });
 
-  test('error: an unknown method is method-not-found', async () => {
-    const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 5, method: 'resources/list' });
-    expect(body.error.code).toBe(-32601);
+  test.each(['/mcp', '/mara-lindqvist/mcp'])('error: an unknown method on %s is method-not-found with the stable code', async (path) => {
+    const { body } = await rpc(path, { jsonrpc: '2.0', id: 5, method: 'resources/list' });
+    expect(body.error).toMatchObject({ code: -32601, message: 'Method not found', data: { error: 'method_not_found', message: 'Method not found', status: 404 } });
   });
 
   test.each([
@@ -147,10 +162,10 @@ describe('POST /mcp JSON-RPC', () => {
     expect(body.error).toBe('not_found');
   });
 
-  test('error: an invalid API key on a per-profile POST is 401', async () => {
+  test('behavior: an invalid API key does not stop tools/list on a per-profile POST (hosts read HTTP 401 as an OAuth challenge)', async () => {
     const { status, body } = await rpc('/mara-lindqvist/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'service-api-key': 'nope' });
-    expect(status).toBe(401);
-    expect(body.error).toBe('invalid_api_key');
+    expect(status).toBe(200);
+    expect(body.result.tools.map((t: { name: string }) => t.name)).toContain('profile_query');
   });
 });
 
@@ -172,6 +187,13 @@ describe('profile-edge mcp (stdio)', () => {
       code: -32602,
       data: { error: 'invalid_rail', status: 400 },
     });
+    // The SDK's own protocol errors carry the stable code too, over stdio as over HTTP.
+    await expect(client.request({ method: 'resources/list' } as never, z.record(z.unknown()) as never)).rejects.toMatchObject({
+      code: -32601,
+      message: 'MCP error -32601: Method not found',
+      data: { error: 'method_not_found' },
+    });
+    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ message: expect.stringMatching(/^MCP error -32602: unknown tool "nope";/), data: { error: 'unknown_tool' } });
     await client.close();
   });
 
@@ -187,15 +209,28 @@ describe('profile-edge mcp (stdio)', () => {
     expect(run.stderr).not.toContain(served.environment.keys.revokedKey);
   });
 
-  test('error: an unknown --profile stops at start with a clear message', () => {
-    const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp', '--profile', 'nobody-here'], {
-      env: { PATH: process.env.PATH ?? '', ...served.environment.env },
+  const startStdio = (slug: string, env: Record<string, string> = {}) =>
+    spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp', '--profile', slug], {
+      env: { PATH: process.env.PATH ?? '', ...served.environment.env, ...env },
       cwd: served.environment.directory,
       encoding: 'utf8',
       input: '',
     });
+
+  test('error: an unknown --profile stops at start with a clear message', () => {
+    const run = startStdio('nobody-here');
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('no profile "nobody-here"');
     expect(run.stdout).toBe('');
+  });
+
+  test('error: a private --profile the credentials cannot read stops exactly like an unknown one', () => {
+    const unknown = startStdio('nobody-here');
+    for (const env of [{}, { PROFILE_EDGE_API_KEY: served.environment.keys.callerKey }, { PROFILE_EDGE_BEARER_TOKEN: served.environment.keys.outsiderBearer }]) {
+      const run = startStdio('sunniva-bratt', env);
+      expect(run.status).toBe(unknown.status);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.replaceAll('sunniva-bratt', 'nobody-here')).toBe(unknown.stderr);
+    }
   });
 });

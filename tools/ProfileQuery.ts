@@ -10,7 +10,11 @@ import * as Diagnostics from '../src/retrieval/Diagnostics.js';
 import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
+import type { Caller } from '../src/auth/Caller.js';
+import type { Services } from '../src/Services.js';
 import * as Ids from '../src/store/Ids.js';
+import * as Profiles from '../src/store/Profiles.js';
+import type { Profile } from '../src/store/Profiles.js';
 import { type Binding, define } from './Tool.js';
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
@@ -93,22 +97,39 @@ function retrievalBlock(run: Retrieval, diagnostics: RetrievalDiagnostics, retur
   };
 }
 
+/**
+ * The account a query is charged to: the API key's owner; without a key, on a profile's own endpoint, the bearer
+ * token's account when it owns the profile or is on its team (their own profile, charged to them).
+ */
+function payerOf(services: Services, caller: Caller, profile: Profile | undefined): string | undefined {
+  if (caller.apiKey) return caller.apiKey.accountId;
+  if (caller.bearer && profile && Profiles.isTeam(services.db, profile, caller.bearer.accountId)) return caller.bearer.accountId;
+  return undefined;
+}
+
 export const profileQuery = define({
   name: 'profile_query',
   description: (binding: Binding) =>
     `Ask a question of ${binding.kind === 'profile' ? `the indexed content of "${binding.slug}"` : 'participating experts’ indexed content (global, one profile, a collection, or up to 20 handles; @mentions narrow the scope)'}. Returns a grounded answer with profileUrl citations (mode "synthesized", default) or ranked chunks, source groups and claims (mode "raw"), always with a retrieval confidence and diagnostics. Paid: send the service-api-key header and paymentMode (unlocks or credits); a query that finds nothing relevant is refunded.`,
   input: () => QueryRequest,
-  fieldErrors: { question: (issue) => (issue.code === 'too_big' ? 'invalid_request' : 'missing_question'), scope: 'invalid_scope' },
+  fieldErrors: {
+    // Absent or empty is a missing question; any other type or an overlong one is a malformed request.
+    question: (issue) => (issue.code === 'too_small' || (issue.code === 'invalid_type' && ['undefined', 'null'].includes(issue.received)) ? 'missing_question' : 'invalid_request'),
+    scope: 'invalid_scope',
+  },
   async run(input, { services, caller, binding, profile }) {
-    if (!caller.apiKey) {
+    const account = payerOf(services, caller, profile);
+    if (!account) {
       throw new ServiceError(
         'api_key_required',
-        input.rail
-          ? `on-chain payment (${input.rail}) is not available on this server yet; send a service-api-key header with paymentMode`
-          : 'profile_query needs a service-api-key header and paymentMode (unlocks or credits)',
+        caller.bearer
+          ? 'a bearer token pays only for queries on the endpoints of a profile its account owns or is a team member of; send a service-api-key header with paymentMode'
+          : input.rail
+            ? `on-chain payment (${input.rail}) is not available on this server yet; send a service-api-key header with paymentMode`
+            : 'profile_query needs a service-api-key header and paymentMode (unlocks or credits)',
       );
     }
-    if (!input.paymentMode) throw new ServiceError('missing_payment_mode');
+    if (!input.paymentMode) throw new ServiceError('missing_payment_mode', caller.apiKey ? undefined : 'paymentMode (unlocks or credits) is required: the query is charged to your account.');
     const { db, config } = services;
     const scope = Scope.resolve(db, {
       question: input.question,
@@ -118,7 +139,6 @@ export const profileQuery = define({
       caller,
     });
     const queryId = Ids.random('q');
-    const account = caller.apiKey.accountId;
     Charging.charge(db, { config, accountId: account, mode: input.paymentMode, queryId, memo: input.question.slice(0, 200) });
     try {
       const stats = services.stats.current();

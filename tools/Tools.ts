@@ -20,6 +20,11 @@ export function find(name: string): Tool | undefined {
   return all.find((t) => t.name === name);
 }
 
+/** The error for a tool name this server does not offer. */
+export function unknownTool(name: string): ServiceError {
+  return new ServiceError('unknown_tool', `unknown tool "${name.slice(0, 100)}"; tools: ${all.map((t) => t.name).join(', ')}`);
+}
+
 /** The JSON Schema of a tool's input, as listed in `tools/list` and the MCP manifest. */
 export function inputJsonSchema(tool: Tool, binding: Binding): Record<string, unknown> {
   const { $schema: _schema, ...schema } = zodToJsonSchema(tool.input(binding), { target: 'jsonSchema7', $refStrategy: 'none' }) as Record<string, unknown>;
@@ -68,7 +73,7 @@ export type Invocation = {
 export async function invoke(invocation: Invocation): Promise<unknown> {
   const { services, binding } = invocation;
   const tool = find(invocation.name);
-  if (!tool) throw new ServiceError('invalid_request', `unknown tool "${invocation.name}"; tools: ${all.map((t) => t.name).join(', ')}`);
+  if (!tool) throw unknownTool(invocation.name);
   const caller = Caller.resolve(services.db, invocation.presented);
   const profile = binding.kind === 'profile' ? Access.readableProfile(services.db, binding.slug, caller) : undefined;
   const input = parseInput(tool, binding, invocation.args);

@@ -1,6 +1,8 @@
 import type { Database } from '../store/Database.js';
 import * as Credentials from '../store/Credentials.js';
 import { ServiceError } from '../errors/ServiceError.js';
+import * as Secret from './Secret.js';
+import type { SecretKind } from './Secret.js';
 
 /** What a transport saw of the caller: raw secrets (never logged) and where the request came from. */
 export type Presented = {
@@ -18,6 +20,24 @@ export type Caller = {
   rateKey: string;
 };
 
+const described: Record<SecretKind, { code: 'invalid_api_key' | 'invalid_bearer_token'; what: string; form: string }> = {
+  api_key: { code: 'invalid_api_key', what: 'The service-api-key header', form: 'pek_<16 hex digits>_<43 characters>' },
+  bearer_token: { code: 'invalid_bearer_token', what: 'The bearer token', form: 'peb_<16 hex digits>_<43 characters>' },
+};
+
+/** Verifies one presented secret; the error says exactly what is wrong: empty, malformed, or unknown or revoked. */
+function verified(db: Database, kind: SecretKind, token: string): Credentials.Credential {
+  const { code, what, form } = described[kind];
+  if (token === '') throw new ServiceError(code, `${what} is present but empty.`);
+  if (!Secret.parse(kind, token)) {
+    const hint = kind === 'bearer_token' && Secret.parse('api_key', token) ? ' (an API key goes in the service-api-key header)' : '';
+    throw new ServiceError(code, `${what} is malformed: expected ${form}${hint}.`);
+  }
+  const found = Credentials.verify(db, kind, token);
+  if (!found) throw new ServiceError(code, `${what} is well formed but unknown to this server, or it was revoked.`);
+  return found;
+}
+
 /**
  * Checks presented credentials. A key or token that is present but malformed, unknown or revoked is a 401: a caller
  * who believes they are authenticated must learn that they are not, rather than silently get anonymous answers.
@@ -25,18 +45,30 @@ export type Caller = {
 export function resolve(db: Database, presented: Presented): Caller {
   const caller: Caller = { rateKey: `origin:${presented.origin}` };
   if (presented.bearerToken !== undefined) {
-    const token = Credentials.verify(db, 'bearer_token', presented.bearerToken);
-    if (!token) throw new ServiceError('invalid_bearer_token');
+    const token = verified(db, 'bearer_token', presented.bearerToken);
     caller.bearer = { id: token.id, accountId: token.accountId };
     caller.rateKey = `account:${token.accountId}`;
   }
   if (presented.apiKey !== undefined) {
-    const key = Credentials.verify(db, 'api_key', presented.apiKey);
-    if (!key) throw new ServiceError('invalid_api_key');
+    const key = verified(db, 'api_key', presented.apiKey);
     caller.apiKey = { id: key.id, accountId: key.accountId };
     caller.rateKey = `key:${key.id}`;
   }
   return caller;
+}
+
+/**
+ * The caller as far as their credentials check out, and what is wrong with the rest: for gates that must not refuse a
+ * request over a bad credential (MCP protocol methods), while the tool call that needs it reports it.
+ */
+export function inspect(db: Database, presented: Presented): { caller: Caller; problem: ServiceError | undefined } {
+  try {
+    return { caller: resolve(db, presented), problem: undefined };
+  } catch (error) {
+    if (!(error instanceof ServiceError)) throw error;
+    const usable = { ...presented, apiKey: error.code === 'invalid_api_key' ? undefined : presented.apiKey, bearerToken: error.code === 'invalid_bearer_token' ? undefined : presented.bearerToken };
+    return { ...inspect(db, usable), problem: error };
+  }
 }
 
 /** The caller nobody vouched for. */

@@ -6,16 +6,48 @@ import type { Rail } from '../contract/Quote.js';
 /** The project root: where `data/` and `SKILL.md` live, whatever the working directory. */
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** Where the database lives unless DATABASE_PATH says otherwise. */
+export const defaultDatabasePath = path.join(projectRoot, 'data', 'profile-edge.db');
+
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const optionalText = z.string().trim().transform((v) => (v === '' ? undefined : v)).optional();
+
+/** A comma-separated list; empty entries are dropped. */
+const list = z.string().transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean));
+
+/** `*`, or origins as browsers send them (`scheme://host[:port]`, no path); an entry without a port matches any port. */
+const originList = list.transform((entries, ctx) => {
+  if (entries.includes('*')) return '*' as const;
+  return entries.map((entry) => {
+    const url = URL.canParse(entry) ? new URL(entry) : undefined;
+    if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || entry.replace(/\/$/, '') !== `${url.protocol}//${url.host}`.replace(/\/$/, '')) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is not an origin like https://app.example.com or http://localhost:5173 (or * for any)` });
+      return z.NEVER;
+    }
+    return { protocol: url.protocol, hostname: url.hostname, port: url.port || undefined };
+  });
+});
+
+/** `*`, or host names as sent in the Host header (`name[:port]`, IPv6 in brackets); no port matches any port. */
+const hostList = list.transform((entries, ctx) => {
+  if (entries.includes('*')) return '*' as const;
+  return entries.map((entry) => {
+    const url = URL.canParse(`http://${entry}`) ? new URL(`http://${entry}`) : undefined;
+    if (!url || url.pathname !== '/' || url.username || url.search || `${url.host}` !== entry.toLowerCase().replace(/:80$/, '')) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is not a host like api.example.com or api.example.com:8443 (or * for any)` });
+      return z.NEVER;
+    }
+    return { hostname: url.hostname, port: url.port || undefined };
+  });
+});
 
 /** Every environment variable the service reads, with its default. `.env.example` lists the same set. */
 const Environment = z.object({
   ENVIRONMENT: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  DATABASE_PATH: z.string().min(1).default(path.join(projectRoot, 'data', 'profile-edge.db')),
+  DATABASE_PATH: z.string().min(1).default(defaultDatabasePath),
   DEMO_DATA: flag.optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   TRUST_PROXY: z
@@ -24,6 +56,8 @@ const Environment = z.object({
     .refine((v) => v !== 'true', 'trusting every hop lets clients forge their address: give the number of proxy hops (e.g. 1) or the proxies\' addresses')
     .transform((v): false | number | string => (v === 'false' || v === '0' ? false : /^\d+$/.test(v) ? Number(v) : v))
     .default('false'),
+  ALLOWED_ORIGINS: originList.optional(),
+  ALLOWED_HOSTS: hostList.optional(),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
   CHUNK_TARGET_TOKENS: z.coerce.number().int().min(50).max(2000).default(320),
   PRICE_USD_MILLICENTS: z.coerce.number().int().min(1).default(5_000),
@@ -97,6 +131,11 @@ export type Config = {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Express's `trust proxy`: false, a number of hops, or proxy addresses and subnets. */
   trustProxy: false | number | string;
+  /**
+   * Browser origins and Host names requests may come with (DNS-rebinding protection); undefined means the default:
+   * loopback origins, and loopback Host names when the server listens on loopback.
+   */
+  allowed: { origins: '*' | AllowedOrigin[] | undefined; hosts: '*' | AllowedHost[] | undefined };
   maxBodyBytes: number;
   chunkTargetTokens: number;
   pricing: {
@@ -125,6 +164,12 @@ export type Config = {
   /** Credentials the stdio MCP server acts with; never logged. */
   stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
 };
+
+/** One allowed browser origin; no port means any port. */
+export type AllowedOrigin = { protocol: string; hostname: string; port: string | undefined };
+
+/** One allowed Host header value; no port means any port. */
+export type AllowedHost = { hostname: string; port: string | undefined };
 
 /** The channel kinds that sync from a remote source (uploads do not). */
 export type SyncedKind = 'youtube' | 'podcast_rss' | 'rss' | 'notion' | 'subtext';
@@ -186,6 +231,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     demoData: e.DEMO_DATA ?? e.ENVIRONMENT !== 'production',
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
+    allowed: { origins: e.ALLOWED_ORIGINS, hosts: e.ALLOWED_HOSTS },
     maxBodyBytes: e.MAX_BODY_BYTES,
     chunkTargetTokens: e.CHUNK_TARGET_TOKENS,
     pricing: {

@@ -15,14 +15,20 @@ const table = {
   missing_question: { status: 400, jsonRpc: -32602, message: 'question is required.' },
   invalid_scope: { status: 400, jsonRpc: -32602, message: 'The scope is invalid.' },
   missing_payment_mode: { status: 400, jsonRpc: -32602, message: 'paymentMode (unlocks or credits) is required with an API key.' },
-  invalid_api_key: { status: 401, jsonRpc: -32001, message: 'The service-api-key header is missing, malformed or revoked.' },
+  invalid_api_key: { status: 401, jsonRpc: -32001, message: 'The service-api-key header is malformed, unknown or revoked.' },
   api_key_required: { status: 401, jsonRpc: -32001, message: 'This call needs a service-api-key header: on-chain payment is not available on this server yet.' },
   invalid_bearer_token: { status: 401, jsonRpc: -32001, message: 'The bearer token is malformed, unknown or revoked.' },
   payment_required: { status: 402, jsonRpc: -32042, message: 'Payment is required.' },
   insufficient_balance: { status: 402, jsonRpc: -32002, message: 'The account balance does not cover this query.' },
+  forbidden_origin: { status: 403, jsonRpc: -32000, message: 'Requests from this Origin are not allowed.' },
+  forbidden_host: { status: 403, jsonRpc: -32000, message: 'Requests for this Host are not allowed.' },
   not_found: { status: 404, jsonRpc: -32004, message: 'Not found.' },
+  unknown_tool: { status: 404, jsonRpc: -32602, message: 'No tool of that name.' },
+  method_not_found: { status: 404, jsonRpc: -32601, message: 'No JSON-RPC method of that name.' },
   method_not_allowed: { status: 405, jsonRpc: -32601, message: 'Method not allowed.' },
   conflict: { status: 409, jsonRpc: -32009, message: 'That already exists.' },
+  request_timeout: { status: 408, jsonRpc: -32600, message: 'The request was not received in time.' },
+  headers_too_large: { status: 431, jsonRpc: -32600, message: 'The request headers are too large.' },
   unsupported_media_type: { status: 415, jsonRpc: -32600, message: 'The request body could not be decoded (content encoding or charset).' },
   range_not_satisfiable: { status: 416, jsonRpc: -32600, message: 'The requested range is not satisfiable.' },
   payload_too_large: { status: 413, jsonRpc: -32600, message: 'The request body is too large.' },
@@ -77,6 +83,21 @@ export function toServiceError(error: unknown): ServiceError {
 /** The contract's Error body. */
 export function toErrorBody(error: ServiceError): { error: ErrorCode; message: string } & ErrorDetails {
   return { ...error.details, error: error.code, message: error.message };
+}
+
+/** The code of a JSON-RPC error that did not come from this table (the MCP SDK's own protocol errors). */
+export function codeOfJsonRpc(code: number): ErrorCode {
+  switch (code) {
+    case -32700:
+      return 'invalid_json';
+    case -32600:
+    case -32602:
+      return 'invalid_request';
+    case -32601:
+      return 'method_not_found';
+    default:
+      return (Object.keys(table) as ErrorCode[]).find((c) => table[c].jsonRpc === code) ?? 'internal_error';
+  }
 }
 
 /** A JSON-RPC error object: the Error body travels in `data`, with the HTTP-equivalent status beside it. */

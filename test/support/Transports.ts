@@ -115,6 +115,11 @@ function pooled(name: TransportName, connect: (binding: Binding, credentials: Cr
         return fromToolResult((await (await client).callTool({ name: tool, arguments: args ?? {} })) as Record<string, unknown>);
       } catch (error) {
         // An endpoint-level refusal (404 or 401 on a per-profile endpoint) arrives as an HTTP error.
+        // A stdio server that refuses to start for this binding (exit 2, "no profile") is the stdio form of a 404.
+        if (error instanceof StdioRefusal) {
+          clients.delete(key);
+          return { ok: false, status: 404, body: { error: 'not_found', message: error.message } };
+        }
         const match = /Error POSTing to endpoint: (\{.*\})$/s.exec((error as Error).message);
         if (match && typeof (error as { code?: unknown }).code === 'number') {
           clients.delete(key);
@@ -139,6 +144,9 @@ export function mcpHttp(url: string): Transport {
   });
 }
 
+/** `profile-edge mcp --profile SLUG` exited at start because the slug names no profile these credentials can read. */
+class StdioRefusal extends Error {}
+
 /** The command line that starts the stdio MCP server. */
 export const cli = { command: process.execPath, args: [path.join(projectRoot, 'bin', 'profile-edge.mjs')] };
 
@@ -154,7 +162,18 @@ export function mcpStdio(environment: Environment, extraEnv: Record<string, stri
       ...(credentials?.bearerToken !== undefined && { PROFILE_EDGE_BEARER_TOKEN: credentials.bearerToken }),
     };
     const args = [...cli.args, 'mcp', ...(binding.kind === 'profile' ? ['--profile', binding.slug] : [])];
-    await client.connect(new StdioClientTransport({ command: cli.command, args, env, cwd: environment.directory, stderr: 'pipe' }));
+    const transport = new StdioClientTransport({ command: cli.command, args, env, cwd: environment.directory, stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      // Give the child a moment to finish writing why it exited.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const refusal = /no profile "[^"]*"/.exec(stderr);
+      if (refusal) throw new StdioRefusal(refusal[0]);
+      throw error;
+    }
     return client;
   });
 }

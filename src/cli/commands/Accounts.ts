@@ -3,7 +3,7 @@ import * as Credentials from '../../store/Credentials.js';
 import * as Ledger from '../../store/Ledger.js';
 import type { SecretKind } from '../../auth/Secret.js';
 import { ServiceError } from '../../errors/ServiceError.js';
-import { type Command, UsageError, jsonOption, number, required, text } from '../Command.js';
+import { type Command, UsageError, type Values, jsonOption, number, required, text } from '../Command.js';
 
 export const accountsCreate: Command = {
   name: 'accounts create',
@@ -30,20 +30,41 @@ export const accountsList: Command = {
   },
 };
 
+const startingBalance = { create: { type: 'boolean' }, credits: { type: 'string' }, unlocks: { type: 'string' } } as const;
+
+/** A starting balance given with a new key: whole, non-negative numbers of credits and unlocks. */
+function grantOf(values: Values): { unlocks: number; credits: number } {
+  const limit = { integer: true, min: 0, max: 1_000_000_000 };
+  return { unlocks: number(values, 'unlocks', limit) ?? 0, credits: number(values, 'credits', limit) ?? 0 };
+}
+
 function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: string, use: string): Command[] {
   return [
     {
       name: `${word} create`,
-      summary: `Create ${what} for an account; the secret is printed once and stored only as a hash.`,
-      usage: `${word} create --account NAME [--label LABEL]`,
-      options: { account: { type: 'string' }, label: { type: 'string' }, ...jsonOption },
+      summary:
+        kind === 'api_key'
+          ? `Create ${what} for an account (--create makes the account if it is new; --credits/--unlocks grant a starting balance); the secret is printed once and stored only as a hash.`
+          : `Create ${what} for an account; the secret is printed once and stored only as a hash.`,
+      usage: kind === 'api_key' ? `${word} create --account NAME [--create] [--credits N] [--unlocks N] [--label LABEL] [--json]` : `${word} create --account NAME [--label LABEL] [--json]`,
+      options: { account: { type: 'string' }, label: { type: 'string' }, ...(kind === 'api_key' && startingBalance), ...jsonOption },
       run({ services, out }, { values }) {
         const db = services().db;
-        const account = Accounts.get(db, required(values, 'account'));
-        const { credential, token } = Credentials.issue(db, { kind, accountId: account.id, label: text(values, 'label') });
-        if (values.json) out.json({ ...credential, token });
+        const grant = kind === 'api_key' ? grantOf(values) : { unlocks: 0, credits: 0 };
+        const name = required(values, 'account');
+        // Account, key and starting balance land together or not at all.
+        const { account, credential, token } = db.transaction(() => {
+          const existing = Accounts.find(db, name);
+          if (!existing && !values.create) throw new ServiceError('not_found', `no account "${name}"${kind === 'api_key' ? ' (add --create to make it)' : ''}`);
+          const holder = existing ?? Accounts.create(db, { name });
+          if (grant.unlocks !== 0 || grant.credits !== 0) {
+            Ledger.move(db, { accountId: holder.id, kind: 'grant', unlocksDelta: grant.unlocks, creditsDelta: grant.credits, memo: 'starting balance with a new key' });
+          }
+          return { account: Accounts.get(db, holder.id), ...Credentials.issue(db, { kind, accountId: holder.id, label: text(values, 'label') }) };
+        })();
+        if (values.json) out.json({ ...credential, token, account: { name: account.name, unlockBalance: account.unlockBalance, creditBalance: account.creditBalance } });
         else {
-          out.line(`created ${what} ${credential.id} for ${account.name}. Shown once, store it now:`);
+          out.line(`created ${what} ${credential.id} for ${account.name} (${account.unlockBalance} unlocks, ${account.creditBalance} credits). Shown once, store it now:`);
           out.line(token);
           out.line(use);
         }

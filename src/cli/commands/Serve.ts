@@ -1,12 +1,31 @@
+import { defaultDatabasePath } from '../../config/Config.js';
 import * as Demo from '../../demo/Demo.js';
 import * as TermModel from '../../retrieval/TermModel.js';
+import type { Services } from '../../Services.js';
 import * as Credentials from '../../store/Credentials.js';
 import * as Profiles from '../../store/Profiles.js';
+import * as Access from '../../auth/Access.js';
+import * as Caller from '../../auth/Caller.js';
 import * as Scheduler from '../../sources/Scheduler.js';
 import * as Sync from '../../sources/Sync.js';
 import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
 import { type Command, UsageError, number, text } from '../Command.js';
+
+/** What an operator needs first: where the data is, where to point clients, and how to get a key with a balance. */
+function banner(input: { url: string; databasePath: string }): string[] {
+  const { url, databasePath } = input;
+  const env = databasePath === defaultDatabasePath ? '' : `DATABASE_PATH=${JSON.stringify(databasePath)} `;
+  return [
+    `profile-edge listening on ${url}`,
+    `  database  ${databasePath}`,
+    `  REST      ${url}/api/profiles  (OpenAPI ${url}/openapi.json)`,
+    `  MCP       ${url}/mcp  (one profile: ${url}/<slug>/mcp; stdio: npx profile-edge mcp)`,
+    `  agents    ${url}/SKILL.md`,
+    `  API key with 1000 credits, in another terminal:`,
+    `            ${env}npx profile-edge keys create --account my-agent --create --credits 1000`,
+  ];
+}
 
 const untilSignal = () =>
   new Promise<string>((resolve) => {
@@ -40,7 +59,7 @@ export const serve: Command = {
       throw error;
     });
     services.logger.info('listening', { url, database: config.databasePath, environment: config.environment });
-    out.line(`profile-edge listening on ${url}  (MCP: ${url}/mcp, OpenAPI: ${url}/openapi.json)`);
+    for (const line of banner({ url, databasePath: config.databasePath })) out.line(line);
     const scheduler = config.sync.schedule
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
@@ -55,6 +74,11 @@ export const serve: Command = {
   },
 };
 
+function readable(services: Services, slug: string, caller: Caller.Caller): boolean {
+  const profile = Profiles.byHandle(services.db, slug);
+  return profile !== undefined && Access.canRead(services.db, profile, caller);
+}
+
 export const mcp: Command = {
   name: 'mcp',
   summary: 'Serve MCP over stdio for a local host (Claude Desktop, editors, agents).',
@@ -63,13 +87,15 @@ export const mcp: Command = {
   async run({ services: open }, { values }) {
     const services = open();
     const slug = text(values, 'profile');
-    if (slug !== undefined && !Profiles.byHandle(services.db, slug)) throw new UsageError(`no profile "${slug}"`);
     const { apiKey, bearerToken } = services.config.stdioCredentials;
     // A wrong key fails at start, where the operator sees it, not on every call.
     if (apiKey !== undefined && !Credentials.verify(services.db, 'api_key', apiKey)) throw new UsageError('PROFILE_EDGE_API_KEY is malformed, unknown or revoked');
     if (bearerToken !== undefined && !Credentials.verify(services.db, 'bearer_token', bearerToken)) {
       throw new UsageError('PROFILE_EDGE_BEARER_TOKEN is malformed, unknown or revoked');
     }
+    // A private profile these credentials cannot read is refused exactly like an unknown one.
+    const caller = Caller.resolve(services.db, { apiKey, bearerToken, origin: 'stdio' });
+    if (slug !== undefined && !readable(services, slug, caller)) throw new UsageError(`no profile "${slug}"`);
     await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });
   },
 };

@@ -9,6 +9,7 @@ import * as Tools from '../../../tools/Tools.js';
 import { presentedOf, sendError } from './Http.js';
 import * as McpHttp from './McpHttp.js';
 import * as OpenApi from './OpenApi.js';
+import * as RequestGuard from './RequestGuard.js';
 import { expressPath, routes } from './Rest.js';
 
 const notAllowed = (allow: string) => (_req: Request, res: Response) =>
@@ -16,6 +17,7 @@ const notAllowed = (allow: string) => (_req: Request, res: Response) =>
 
 /** Maps a failure to read the request (its path or body) onto the error table. */
 function requestError(error: { type?: string; status?: number }): ServiceError | undefined {
+  if (error instanceof ServiceError) return error;
   if (error instanceof URIError) return new ServiceError('invalid_request', 'the path has malformed percent-encoding');
   if (error.type === 'entity.parse.failed') return new ServiceError('invalid_json');
   // Everything else the body parser, decompression or static files refuse is the client's doing (a 4xx).
@@ -51,7 +53,7 @@ function tooDeep(value: unknown): boolean {
  * The HTTP surface: health, the OpenAPI document, SKILL.md, the REST paths (thin mappings onto the tools) and MCP over
  * HTTP. Every failure leaves as the contract's Error body (JSON-RPC envelopes on the MCP endpoints).
  */
-export function create(services: Services): express.Express {
+export function create(services: Services, options: { listenHost?: string } = {}): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', services.config.trustProxy);
@@ -64,6 +66,8 @@ export function create(services: Services): express.Express {
     });
     next();
   });
+
+  app.use(RequestGuard.create(services.config.allowed, options.listenHost ?? services.config.host));
 
   // Every body is read as JSON whatever its content type, so `curl -d '{...}'` works without a header.
   app.use(express.json({ type: () => true, limit: services.config.maxBodyBytes }));
@@ -122,7 +126,7 @@ export function create(services: Services): express.Express {
     const error = requestError(thrown as { type?: string }) ?? toServiceError(thrown);
     if (error.code === 'internal_error') services.logger.error('request failed', { path: req.path, error: error.cause ?? error });
     if (res.headersSent) return;
-    if (/\/mcp$/.test(req.path)) {
+    if (req.method === 'POST' && /\/mcp$/.test(req.path)) {
       res.status(error.status).json({ jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
       return;
     }

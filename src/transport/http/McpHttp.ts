@@ -13,12 +13,16 @@ type JsonRpcId = string | number | null;
 
 const bindingOf = (req: Request): Binding => (req.params.slug === undefined ? { kind: 'global' } : { kind: 'profile', slug: String(req.params.slug) });
 
-/** GET: the endpoint's McpManifest. A request for an SSE stream gets 405: this server answers every POST in its body. */
+/**
+ * GET: the endpoint's McpManifest. A request for an SSE stream gets 405 with `Allow: POST`: this stateless server
+ * answers every POST in its body and opens no stream, and MCP clients read 405 as exactly that.
+ */
 export function manifest(services: Services) {
   return (req: Request, res: Response): void => {
     const accept = req.get('accept') ?? '';
     if (accept.includes('text/event-stream') && !accept.includes('application/json')) {
-      res.status(405).set('Allow', 'GET, POST').json({ error: 'method_not_allowed', message: 'This endpoint opens no SSE stream; POST JSON-RPC requests.' });
+      const error = new ServiceError('method_not_allowed', 'This endpoint opens no SSE stream (the server is stateless); POST JSON-RPC requests. GET without Accept: text/event-stream returns the manifest.');
+      sendError(res.set('Allow', 'POST'), error);
       return;
     }
     try {
@@ -59,7 +63,7 @@ async function answerWithSdk(services: Services, req: Request, res: Response, me
   const server = McpServer.create({ services, binding: bindingOf(req), presented: presentedOf(req) });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   try {
-    await server.connect(transport);
+    await McpServer.connect(server, transport);
     const headers = new Headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' });
     const version = req.get('mcp-protocol-version');
     if (version) headers.set('mcp-protocol-version', version);
@@ -75,16 +79,31 @@ async function answerWithSdk(services: Services, req: Request, res: Response, me
 }
 
 /**
- * POST: JSON-RPC. Per-profile endpoints first check the profile exists and is readable (404 otherwise). Direct tool
- * calls are answered here with the tool payload as `result`; everything else is MCP and goes through the SDK.
+ * The per-profile endpoint's gate: an unknown or unreadable profile is an HTTP 404 before any JSON-RPC. A bad
+ * credential is not refused here (hosts read any HTTP 401 as an OAuth login challenge); when it is why the profile is
+ * unreadable, the 404 says so.
+ */
+function gate(services: Services, req: Request): void {
+  const binding = bindingOf(req);
+  if (binding.kind !== 'profile') return;
+  const { caller, problem } = Caller.inspect(services.db, presentedOf(req));
+  try {
+    Access.readableProfile(services.db, binding.slug, caller);
+  } catch (error) {
+    if (problem && error instanceof ServiceError) throw new ServiceError('not_found', `${error.message}. Also: ${problem.message}`);
+    throw error;
+  }
+}
+
+/**
+ * POST: JSON-RPC. Per-profile endpoints first check the profile exists and is readable (404 otherwise). Protocol
+ * methods (initialize, ping, tools/list) need no credentials; a tool call with a bad credential reports it as a tool
+ * error. Direct tool calls are answered here with the tool payload as `result`; everything else goes through the SDK.
  */
 export function rpc(services: Services) {
   return async (req: Request, res: Response): Promise<void> => {
-    const binding = bindingOf(req);
     try {
-      // Bad credentials and unreadable profiles are refused at the HTTP level, before any JSON-RPC.
-      const caller = Caller.resolve(services.db, presentedOf(req));
-      if (binding.kind === 'profile') Access.readableProfile(services.db, binding.slug, caller);
+      gate(services, req);
     } catch (thrown) {
       sendError(res, toServiceError(thrown));
       return;

@@ -1,14 +1,45 @@
+import { STATUS_CODES } from 'node:http';
 import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ServiceError, toErrorBody } from '../../errors/ServiceError.js';
 import type { Services } from '../../Services.js';
 import * as App from './App.js';
 
+/** What Node's HTTP parser refused, as an error of the table. */
+function framingError(error: NodeJS.ErrnoException): ServiceError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return new ServiceError('headers_too_large');
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ServiceError('request_timeout');
+  const reason = typeof error.code === 'string' && error.code.startsWith('HPE_') ? ` (${error.code.slice(4).toLowerCase().replaceAll('_', ' ')})` : '';
+  return new ServiceError('invalid_request', `The request is not well-formed HTTP${reason}.`);
+}
+
+/**
+ * Requests Node's parser refuses before any handler runs (duplicate Content-Length, bad chunking, NUL in a header,
+ * oversized headers) still get the contract's Error body, then the connection closes.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // A response already under way on this connection cannot be followed by another one.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
+    socket.destroy();
+    return;
+  }
+  const failure = framingError(error);
+  const body = JSON.stringify(toErrorBody(failure));
+  socket.end(
+    `HTTP/1.1 ${failure.status} ${STATUS_CODES[failure.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Starts the HTTP server; resolves once it listens, with the address it got (port 0 picks a free one). */
 export async function listen(services: Services, options: { host: string; port: number }): Promise<{ server: Server; url: string }> {
-  const app = App.create(services);
+  const app = App.create(services, { listenHost: options.host });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.port, options.host, (error?: Error) => (error ? reject(error) : resolve(s)));
   });
   server.keepAliveTimeout = 5_000;
+  server.on('clientError', answerClientError);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;

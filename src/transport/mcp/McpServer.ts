@@ -1,9 +1,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Presented } from '../../auth/Caller.js';
-import { toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
-import type { ServiceError } from '../../errors/ServiceError.js';
+import { ServiceError, codeOfJsonRpc, toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
 import type { Services } from '../../Services.js';
 import * as Tools from '../../../tools/Tools.js';
 import type { Binding } from '../../../tools/Tools.js';
@@ -19,6 +20,46 @@ export function toolResult(payload: unknown): { content: { type: 'text'; text: s
 export function toolErrorResult(error: ServiceError): ReturnType<typeof toolResult> & { isError: true } {
   const body = { ...toErrorBody(error), status: error.status };
   return { ...toolResult(body), isError: true };
+}
+
+/**
+ * A ServiceError thrown through the SDK's protocol layer: it answers with this `code`, `message` and `data` as they
+ * are (the SDK's own McpError would put "MCP error -32602:" into the message, which clients then prefix again).
+ */
+class RpcError extends Error {
+  readonly code: number;
+  readonly data: Record<string, unknown>;
+
+  constructor(error: ServiceError) {
+    const rpc = toJsonRpcError(error);
+    super(rpc.message);
+    this.code = rpc.code;
+    this.data = rpc.data;
+  }
+}
+
+const sdkPrefix = /^(?:MCP error -?\d+: )+/;
+
+/**
+ * Gives every outgoing JSON-RPC error the shape of the one error table: `data.error` holds the stable code (also for
+ * the SDK's own protocol errors, such as -32601 for an unknown method) and the message appears once.
+ */
+export function normalizeError(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('error' in message) || typeof message.error !== 'object' || message.error === null) return message;
+  const { code, message: text, data } = message.error;
+  const plain = String(text ?? '').replace(sdkPrefix, '');
+  const known = data !== null && typeof data === 'object' && typeof (data as Record<string, unknown>).error === 'string';
+  if (known) return { ...message, error: { code, message: plain, data } };
+  const fallback = new ServiceError(codeOfJsonRpc(code), plain || undefined);
+  const body = { ...toErrorBody(fallback), status: fallback.status, ...(data !== undefined && { detail: data }) };
+  return { ...message, error: { code, message: fallback.message, data: body } };
+}
+
+/** Connects a server to a transport whose outgoing errors are normalized (stdio and HTTP alike). */
+export async function connect(server: Server, transport: Transport): Promise<void> {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => send(normalizeError(message), options);
+  await server.connect(transport);
 }
 
 /** Logs failures that are the server's fault; the caller sees only the table's message. */
@@ -46,16 +87,13 @@ export function create(options: { services: Services; binding: Binding; presente
   const callTool = z.object({ method: z.literal('tools/call'), params: z.object({ name: z.string(), arguments: z.unknown() }).passthrough() });
   server.setRequestHandler(callTool, async (request) => {
     const { name, arguments: args } = request.params;
-    if (!Tools.find(name)) throw new McpError(-32602, `unknown tool "${name}"`);
+    if (!Tools.find(name)) throw new RpcError(Tools.unknownTool(name));
     try {
       return toolResult(await Tools.invoke({ services, name, args, presented, binding }));
     } catch (thrown) {
       const error = toServiceError(thrown);
       logFailure(services, error, { tool: name, transport: 'mcp' });
-      if (error.code === 'payment_required') {
-        const rpc = toJsonRpcError(error);
-        throw new McpError(rpc.code, rpc.message, rpc.data);
-      }
+      if (error.code === 'payment_required') throw new RpcError(error);
       return toolErrorResult(error);
     }
   });
@@ -69,8 +107,7 @@ export function create(options: { services: Services; binding: Binding; presente
       } catch (thrown) {
         const error = toServiceError(thrown);
         logFailure(services, error, { tool: tool.name, transport: 'mcp' });
-        const rpc = toJsonRpcError(error);
-        throw new McpError(rpc.code, rpc.message, rpc.data);
+        throw new RpcError(error);
       }
     });
   }

@@ -15,7 +15,7 @@ export async function serve(services: Services, binding: Binding): Promise<void>
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
   });
-  await server.connect(transport);
+  await McpServer.connect(server, transport);
   services.logger.info('mcp stdio ready', { binding: binding.kind === 'profile' ? binding.slug : 'global' });
   await closed;
   await server.close();
