@@ -1,0 +1,243 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { describe, expect, test } from 'vitest';
+import { ErrorBody } from '../src/contract/Contract.js';
+import * as Config from '../src/config/Config.js';
+import * as Accounts from '../src/store/Accounts.js';
+import * as App from '../src/transport/http/App.js';
+import * as Environment from './support/Environment.js';
+import { snapshot } from './support/Snapshot.js';
+
+const served = Environment.useServed();
+
+/** A request with any Host header (fetch always sends the URL's own). */
+function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: options.method ?? 'GET', headers: options.headers }, (response) => {
+      let text = '';
+      response.on('data', (d) => (text += d));
+      response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+const unknownKey = `pek_0123456789abcdef_${'A'.repeat(43)}`;
+
+/** The SDK's Streamable HTTP client, as MCP hosts use it, with the given headers. */
+async function connect(path: string, headers: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: 'host-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}${path}`), { requestInit: { headers } }));
+  return client;
+}
+
+describe('MCP over HTTP with a bad API key', () => {
+  const badKeys: [string, string, RegExp][] = [
+    ['a malformed key', 'not-a-key', /is malformed: expected pek_/],
+    ['an empty key', '', /is present but empty/],
+    ['a well-formed unknown key', unknownKey, /unknown to this server, or it was revoked/],
+  ];
+
+  test.each(badKeys)('behavior: with %s, initialize, ping and tools/list work and a tool call says exactly what is wrong', async (_name, key, message) => {
+    const before = snapshot(served.environment.services.db);
+    const client = await connect('/mcp', { 'service-api-key': key });
+    await client.ping();
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['profile_list_channels', 'profile_quote', 'profile_query']);
+    const result = (await client.callTool({ name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } })) as any;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error: 'invalid_api_key', status: 401 });
+    expect(result.structuredContent.message).toMatch(message);
+    expect(result.structuredContent.message).not.toMatch(/missing/);
+    expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
+    await client.close();
+    expect(snapshot(served.environment.services.db)).toEqual(before);
+  });
+
+  test('behavior: a revoked key reads as unknown or revoked, never as missing', async () => {
+    const client = await connect('/mara-lindqvist/mcp', { 'service-api-key': served.environment.keys.revokedKey });
+    const result = (await client.callTool({ name: 'profile_quote', arguments: {} })) as any;
+    expect(result.structuredContent).toMatchObject({ error: 'invalid_api_key', message: expect.stringMatching(/revoked/) });
+    await client.close();
+  });
+
+  test('behavior: a missing key on a paid tool says it is missing', async () => {
+    const client = await connect('/mcp', {});
+    const result = (await client.callTool({ name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } })) as any;
+    expect(result.structuredContent).toMatchObject({ error: 'api_key_required', message: expect.stringMatching(/needs a service-api-key header/) });
+    await client.close();
+  });
+
+  test('behavior: free tools work without credentials', async () => {
+    const client = await connect('/mara-lindqvist/mcp', {});
+    const result = (await client.callTool({ name: 'profile_list_channels', arguments: {} })) as any;
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent.slug).toBe('mara-lindqvist');
+    await client.close();
+  });
+
+  test('behavior: a direct tool method with a bad key is a JSON-RPC error whose data.error is the code', async () => {
+    const response = await fetch(`${served.url}/mcp`, {
+      method: 'POST',
+      headers: { 'service-api-key': unknownKey },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'profile_quote', params: {} }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as any;
+    expect(body.error).toMatchObject({ code: -32001, data: { error: 'invalid_api_key', status: 401 } });
+  });
+
+  test('error: a private profile with a bad key is 404 that also names the key problem', async () => {
+    const response = await fetch(`${served.url}/sunniva-bratt/mcp`, {
+      method: 'POST',
+      headers: { 'service-api-key': 'nope' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(404);
+    const body = ErrorBody.parse(await response.json());
+    expect(body).toMatchObject({ error: 'not_found', message: expect.stringMatching(/^no profile "sunniva-bratt"\. Also: The service-api-key header is malformed/) });
+    // The same words for a slug that does not exist: existence never leaks.
+    const unknown = await fetch(`${served.url}/nobody-here/mcp`, { method: 'POST', headers: { 'service-api-key': 'nope' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    expect(ErrorBody.parse(await unknown.json()).message).toBe(body.message!.replace('sunniva-bratt', 'nobody-here'));
+  });
+});
+
+describe('DNS-rebinding protection', () => {
+  const post = (path: string, headers: Record<string, string>) =>
+    send(`${served.url}${path}`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+
+  test('error: a foreign Host on the loopback server is 403 on MCP, REST and health alike', async () => {
+    const before = snapshot(served.environment.services.db);
+    const rpc = await post('/mcp', { host: 'evil.example.com', origin: 'http://evil.example.com' });
+    expect(rpc.status).toBe(403);
+    expect(rpc.body.error).toMatchObject({ code: -32000, data: { error: 'forbidden_host', status: 403 } });
+    for (const path of ['/health', '/api/profiles', '/mcp', '/SKILL.md']) {
+      const response = await send(`${served.url}${path}`, { headers: { host: 'evil.example.com' } });
+      expect(response.status, path).toBe(403);
+      expect(ErrorBody.parse(response.body)).toMatchObject({ error: 'forbidden_host', message: expect.stringContaining('ALLOWED_HOSTS') });
+    }
+    const query = await send(`${served.url}/api/ask/query`, {
+      method: 'POST',
+      headers: { host: 'rebound.example.net:3000', 'service-api-key': served.environment.keys.callerKey },
+      body: JSON.stringify({ question: 'How warm should a starter be?', paymentMode: 'credits' }),
+    });
+    expect(query.status).toBe(403);
+    expect(snapshot(served.environment.services.db)).toEqual(before);
+  });
+
+  test('error: a foreign Origin is 403 even with a loopback Host', async () => {
+    for (const origin of ['http://evil.example.com', 'https://localhost.evil.example.com', 'null', 'file://']) {
+      const response = await post('/mcp', { origin });
+      expect(response.status, origin).toBe(403);
+      expect(response.body.error.data.error).toBe('forbidden_origin');
+    }
+    const rest = await fetch(`${served.url}/api/profiles`, { headers: { origin: 'http://evil.example.com' } });
+    expect(ErrorBody.parse(await rest.json()).error).toBe('forbidden_origin');
+  });
+
+  test('behavior: loopback origins and hosts, and requests without Origin, are served', async () => {
+    const port = new URL(served.url).port;
+    for (const headers of [{}, { origin: `http://localhost:5173` }, { origin: 'http://127.0.0.1' }, { origin: 'https://[::1]:8443' }, { host: `localhost:${port}` }, { host: `127.0.0.2:${port}` }]) {
+      const response = await post('/mcp', headers);
+      expect(response.status, JSON.stringify(headers)).toBe(200);
+    }
+  });
+});
+
+/** Serves the test environment's services with other allow-lists, as if started with other settings. */
+async function servedWith(env: Record<string, string>, listenHost: string): Promise<{ url: string; close(): Promise<void> }> {
+  const config = Config.load({ ...served.environment.env, ...env });
+  const app = App.create({ ...served.environment.services, config }, { listenHost });
+  const server = await new Promise<ReturnType<typeof app.listen>>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+describe('ALLOWED_ORIGINS and ALLOWED_HOSTS', () => {
+  test('behavior: a listed origin is served, any port when the entry has none, and others still refused', async () => {
+    const s = await servedWith({ ALLOWED_ORIGINS: 'https://app.example.com, http://tools.example.org:8080' }, '127.0.0.1');
+    const status = async (origin: string) => (await fetch(`${s.url}/health`, { headers: { origin } })).status;
+    expect(await status('https://app.example.com')).toBe(200);
+    expect(await status('https://app.example.com:444')).toBe(200);
+    expect(await status('http://tools.example.org:8080')).toBe(200);
+    expect(await status('http://tools.example.org:8081')).toBe(403);
+    expect(await status('http://app.example.com')).toBe(403);
+    // A configured list replaces the loopback default.
+    expect(await status('http://localhost:5173')).toBe(403);
+    await s.close();
+  });
+
+  test('behavior: * allows any origin only when the operator says so', async () => {
+    const s = await servedWith({ ALLOWED_ORIGINS: '*' }, '127.0.0.1');
+    expect((await fetch(`${s.url}/health`, { headers: { origin: 'https://anything.example' } })).status).toBe(200);
+    await s.close();
+  });
+
+  test('behavior: a server listening beyond loopback checks Host only when ALLOWED_HOSTS is set', async () => {
+    const open = await servedWith({}, '0.0.0.0');
+    expect((await send(`${open.url}/health`, { headers: { host: 'profiles.example.com' } })).status).toBe(200);
+    expect((await send(`${open.url}/health`, { headers: { origin: 'https://profiles.example.com' } })).status).toBe(403);
+    await open.close();
+    const listed = await servedWith({ ALLOWED_HOSTS: 'profiles.example.com', ALLOWED_ORIGINS: 'https://profiles.example.com' }, '0.0.0.0');
+    expect((await send(`${listed.url}/health`, { headers: { host: 'profiles.example.com' } })).status).toBe(200);
+    expect((await send(`${listed.url}/health`, { headers: { host: 'other.example.com' } })).status).toBe(403);
+    expect((await send(`${listed.url}/health`, { headers: { host: 'profiles.example.com', origin: 'https://profiles.example.com' } })).status).toBe(200);
+    await listed.close();
+  });
+
+  test.each([
+    ['ALLOWED_ORIGINS', 'app.example.com'],
+    ['ALLOWED_ORIGINS', 'https://app.example.com/path'],
+    ['ALLOWED_ORIGINS', 'ftp://files.example.com'],
+    ['ALLOWED_HOSTS', 'https://api.example.com'],
+    ['ALLOWED_HOSTS', 'api.example.com/x'],
+  ])('error: %s=%s is refused at start with a readable message', (name, value) => {
+    expect(() => Config.load({ [name]: value })).toThrow(new RegExp(`${name}: "${value.replace(/[./]/g, '\\$&')}" is not`));
+  });
+});
+
+describe('malformed HTTP framing', () => {
+  /** Sends raw bytes and reads until the server closes the connection. */
+  function raw(bytes: string): Promise<string> {
+    const { port } = new URL(served.url);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+      let received = '';
+      socket.on('data', (d) => (received += d.toString()));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+  }
+
+  test.each([
+    ['duplicate Content-Length', 'POST /api/ask/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, 'invalid_request'],
+    ['bad chunking', 'POST /api/ask/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400, 'invalid_request'],
+    ['a NUL in a header', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\0b\r\n\r\n', 400, 'invalid_request'],
+    ['oversized headers', `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+  ])('error: %s gets the Error body', async (_name, bytes, status, code) => {
+    const response = await raw(bytes);
+    const [head, body] = response.split('\r\n\r\n');
+    expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+    expect(head).toContain('Content-Type: application/json');
+    expect(ErrorBody.parse(JSON.parse(body!))).toMatchObject({ error: code, message: expect.any(String) });
+  });
+});
+
+describe('a bearer token on its own private profile', () => {
+  test('behavior: the query is charged to the bearer account, once', async () => {
+    const db = served.environment.services.db;
+    const before = Accounts.get(db, 'sunniva').creditBalance;
+    const response = await fetch(`${served.url}/api/profiles/sunniva-bratt/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${served.environment.keys.sunnivaBearer}` },
+      body: JSON.stringify({ question: 'How should discovery interviews be run?', paymentMode: 'credits' }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as any).charge).toBe('credits');
+    expect(Accounts.get(db, 'sunniva').creditBalance).toBe(before - served.environment.services.config.pricing.costCredits);
+  });
+});
