@@ -140,7 +140,7 @@ describe('DNS-rebinding protection', () => {
 
   test('behavior: loopback origins and hosts, and requests without Origin, are served', async () => {
     const port = new URL(served.url).port;
-    for (const headers of [{}, { origin: `http://localhost:5173` }, { origin: 'http://127.0.0.1' }, { origin: 'https://[::1]:8443' }, { host: `localhost:${port}` }, { host: `127.0.0.2:${port}` }]) {
+    for (const headers of <Record<string, string>[]>[{}, { origin: `http://localhost:5173` }, { origin: 'http://127.0.0.1' }, { origin: 'https://[::1]:8443' }, { host: `localhost:${port}` }, { host: `127.0.0.2:${port}` }]) {
       const response = await post('/mcp', headers);
       expect(response.status, JSON.stringify(headers)).toBe(200);
     }

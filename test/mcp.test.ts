@@ -226,7 +226,7 @@ describe('profile-edge mcp (stdio)', () => {
 
   test('error: a private --profile the credentials cannot read stops exactly like an unknown one', () => {
     const unknown = startStdio('nobody-here');
-    for (const env of [{}, { PROFILE_EDGE_API_KEY: served.environment.keys.callerKey }, { PROFILE_EDGE_BEARER_TOKEN: served.environment.keys.outsiderBearer }]) {
+    for (const env of <Record<string, string>[]>[{}, { PROFILE_EDGE_API_KEY: served.environment.keys.callerKey }, { PROFILE_EDGE_BEARER_TOKEN: served.environment.keys.outsiderBearer }]) {
       const run = startStdio('sunniva-bratt', env);
       expect(run.status).toBe(unknown.status);
       expect(run.stdout).toBe('');

@@ -11,9 +11,15 @@ function jsonSchema(schema: z.ZodTypeAny): Record<string, unknown> {
   return rest;
 }
 
+/** Every endpoint refuses foreign browser origins and, when Host names are checked, foreign Hosts (DNS rebinding). */
+const forbidden: RouteResponse = {
+  description: 'forbidden_origin or forbidden_host: the Origin or Host header is not allowed (ALLOWED_ORIGINS, ALLOWED_HOSTS).',
+  schema: ErrorBody,
+};
+
 function responses(list: Record<number, RouteResponse>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(list).map(([status, r]) => [
+    Object.entries({ ...list, 403: forbidden }).map(([status, r]) => [
       status,
       {
         description: r.description,
@@ -56,18 +62,20 @@ function mcpPaths(): Record<string, unknown> {
     summary: perProfile ? "A profile's MCP manifest." : 'The global MCP manifest.',
     ...(perProfile && { parameters: [slugParameter] }),
     security: apiKeyOrBearer,
-    responses: responses(perProfile ? { 200: manifestResponse, 401: unauthorized, 404: notReadable } : { 200: manifestResponse, 401: unauthorized }),
+    responses: responses({
+      200: manifestResponse,
+      401: unauthorized,
+      ...(perProfile ? ({ 404: notReadable } as Record<number, RouteResponse>) : {}),
+      405: { description: 'A request accepting only text/event-stream: this stateless server opens no SSE stream (Allow: POST).', schema: ErrorBody },
+    }),
   });
   const post = (perProfile: boolean) => ({
-    summary: 'MCP JSON-RPC: initialize, tools/list, tools/call, or a tool name as method.',
+    summary:
+      'MCP JSON-RPC: initialize, ping, tools/list, tools/call, or a tool name as method. Protocol methods need no credentials; a bad key is reported by the tool call (isError, or a JSON-RPC error with data.error), never as HTTP 401.',
     ...(perProfile && { parameters: [slugParameter] }),
     security: apiKeyOrBearer,
     requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(McpRequest) } } },
-    responses: responses(
-      perProfile
-        ? { 200: rpcResponse, 401: unauthorized, 404: notReadable, 405: { description: 'Method not allowed.', schema: ErrorBody } }
-        : { 200: rpcResponse, 401: unauthorized },
-    ),
+    responses: responses(perProfile ? { 200: rpcResponse, 404: notReadable, 405: { description: 'Method not allowed.', schema: ErrorBody } } : { 200: rpcResponse }),
   });
   return { '/mcp': { get: get(false), post: post(false) }, '/{slug}/mcp': { get: get(true), post: post(true) } };
 }
