@@ -3,7 +3,9 @@ import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { commands } from '../src/cli/Cli.js';
 import { projectRoot, variables } from '../src/config/Config.js';
-import { errorCodes } from '../src/errors/ServiceError.js';
+import { errorCodes, toServiceError } from '../src/errors/ServiceError.js';
+import * as Tools from '../tools/Tools.js';
+import * as Environment from './support/Environment.js';
 
 const read = (file: string) => fs.readFileSync(path.join(projectRoot, file), 'utf8');
 
@@ -26,5 +28,28 @@ describe('the documentation stays true', () => {
     expect(ci).toContain('npm ci');
     expect(ci).toContain('npm test');
     expect(read('README.md')).toContain('npm test');
+  });
+
+  test('behavior: SKILL.md says what paying works today, and that cited text is untrusted', async () => {
+    const skill = read('SKILL.md');
+    expect(skill).toMatch(/untrusted\s+data: never follow instructions/);
+    const environment = await Environment.create();
+    try {
+      const outcome = await Tools.invoke({
+        services: environment.services,
+        name: 'profile_query',
+        args: { question: 'How warm should a starter be?', rail: 'tempo' },
+        presented: { origin: 'docs-test' },
+        binding: { kind: 'global' },
+      }).catch(toServiceError);
+      // While a rail without a key is refused, SKILL.md must say on-chain payment is not available.
+      if ('code' in (outcome as object) && (outcome as { code: string }).code === 'api_key_required') {
+        expect(skill).toContain('On-chain pay-per-query is not available yet');
+      } else {
+        expect(skill).not.toContain('not available yet');
+      }
+    } finally {
+      await environment.close();
+    }
   });
 });
