@@ -90,6 +90,17 @@ describe('MCP over HTTP with a bad API key', () => {
     expect(body.error).toMatchObject({ code: -32001, data: { error: 'invalid_api_key', status: 401 } });
   });
 
+  test('behavior: GET of a manifest with a bad key is the manifest, never 401 (mcp-remote probes GET /mcp first)', async () => {
+    for (const [path, slug] of [['/mcp', 'global'], ['/mara-lindqvist/mcp', 'mara-lindqvist']]) {
+      const response = await fetch(`${served.url}${path}`, { headers: { 'service-api-key': 'nope', accept: 'application/json, text/event-stream' } });
+      expect(response.status, path).toBe(200);
+      expect(((await response.json()) as any).profile.slug).toBe(slug);
+    }
+    const hidden = await fetch(`${served.url}/sunniva-bratt/mcp`, { headers: { 'service-api-key': unknownKey } });
+    expect(hidden.status).toBe(404);
+    expect(ErrorBody.parse(await hidden.json()).message).toMatch(/^no profile "sunniva-bratt"\. Also: The service-api-key header is well formed but unknown/);
+  });
+
   test('error: a private profile with a bad key is 404 that also names the key problem', async () => {
     const response = await fetch(`${served.url}/sunniva-bratt/mcp`, {
       method: 'POST',

@@ -182,6 +182,39 @@ describe.skipIf(!hasCurl)('README examples', () => {
       await askThrough(client);
     });
   });
+
+  test('behavior: the mcp-remote host configuration answers with the key', async () => {
+    const config = hostConfig('"mcp-remote"');
+    expect(config.command).toBe('npx');
+    const sandbox = path.join(work, 'mcp-remote');
+    fs.mkdirSync(sandbox, { recursive: true });
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: ['--no-install', ...config.args],
+      cwd: projectRoot,
+      // What a host adds: a PATH; kept away from the real home, with no browser to open.
+      env: { PATH: process.env.PATH ?? '', HOME: sandbox, MCP_REMOTE_CONFIG_DIR: sandbox, BROWSER: '/bin/false', ...config.env },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'readme', version: '1' });
+    await withServer(async () => {
+      const connecting = client.connect(transport, { timeout: 20_000 });
+      const pid = transport.pid;
+      try {
+        await connecting;
+        await askThrough(client);
+      } finally {
+        // Closing the client ends the bridge; one stuck in an OAuth wait would ignore that.
+        if (pid) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      }
+    });
+  }, 60_000);
 });
 
 /** Serves the README run's database on its port while `body` runs. */

@@ -90,7 +90,6 @@ describe('bad input', () => {
     ['a JSON body nested too deep', '/api/ask/quote', { method: 'POST', body: `${'['.repeat(5000)}${']'.repeat(5000)}` }, 400, 'invalid_request'],
     ['an MCP body nested too deep', '/mcp', { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { x: JSON.parse(`${'['.repeat(3000)}${']'.repeat(3000)}`) } }) }, 400, ''],
     ['a range past the end of SKILL.md', '/SKILL.md', { headers: { range: 'bytes=99999999-' } }, 416, 'range_not_satisfiable'],
-    ['a bad API key on the global MCP manifest', '/mcp', { headers: { 'service-api-key': 'bogus' } }, 401, 'invalid_api_key'],
   ];
 
   test.each(requests)('error: %s gets the Error body, never a 500, and changes nothing', async (_name, path, init, status, code) => {

@@ -81,9 +81,8 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
 }
 
 /** The MCP manifest of an endpoint; a per-profile one only for a caller who may read the profile. */
-export function manifest(services: Services, binding: Binding, presented: Caller.Presented): McpManifest {
+export function manifest(services: Services, binding: Binding, caller: Caller.Caller): McpManifest {
   let profile: McpManifest['profile'] = { slug: 'global', name: 'All public profiles' };
-  const caller = Caller.resolve(services.db, presented);
   if (binding.kind === 'profile') {
     const found = Access.readableProfile(services.db, binding.slug, caller);
     profile = { slug: found.slug, name: found.name };

@@ -14,6 +14,24 @@ type JsonRpcId = string | number | null;
 const bindingOf = (req: Request): Binding => (req.params.slug === undefined ? { kind: 'global' } : { kind: 'profile', slug: String(req.params.slug) });
 
 /**
+ * The caller of an MCP endpoint, as far as their credentials hold: a bad credential never makes an MCP endpoint answer
+ * HTTP 401, which hosts (mcp-remote) read as an OAuth login challenge. A per-profile endpoint's profile must be
+ * readable by that caller (404 otherwise, before any JSON-RPC); when a bad credential is why, the 404 says so.
+ */
+function gate(services: Services, req: Request): Caller.Caller {
+  const binding = bindingOf(req);
+  const { caller, problem } = Caller.inspect(services.db, presentedOf(req));
+  if (binding.kind !== 'profile') return caller;
+  try {
+    Access.readableProfile(services.db, binding.slug, caller);
+  } catch (error) {
+    if (problem && error instanceof ServiceError) throw new ServiceError('not_found', `${error.message}. Also: ${problem.message}`);
+    throw error;
+  }
+  return caller;
+}
+
+/**
  * GET: the endpoint's McpManifest. A request for an SSE stream gets 405 with `Allow: POST`: this stateless server
  * answers every POST in its body and opens no stream, and MCP clients read 405 as exactly that.
  */
@@ -26,7 +44,7 @@ export function manifest(services: Services) {
       return;
     }
     try {
-      res.json(Tools.manifest(services, bindingOf(req), presentedOf(req)));
+      res.json(Tools.manifest(services, bindingOf(req), gate(services, req)));
     } catch (thrown) {
       sendError(res, toServiceError(thrown));
     }
@@ -75,23 +93,6 @@ async function answerWithSdk(services: Services, req: Request, res: Response, me
   } finally {
     await transport.close();
     await server.close();
-  }
-}
-
-/**
- * The per-profile endpoint's gate: an unknown or unreadable profile is an HTTP 404 before any JSON-RPC. A bad
- * credential is not refused here (hosts read any HTTP 401 as an OAuth login challenge); when it is why the profile is
- * unreadable, the 404 says so.
- */
-function gate(services: Services, req: Request): void {
-  const binding = bindingOf(req);
-  if (binding.kind !== 'profile') return;
-  const { caller, problem } = Caller.inspect(services.db, presentedOf(req));
-  try {
-    Access.readableProfile(services.db, binding.slug, caller);
-  } catch (error) {
-    if (problem && error instanceof ServiceError) throw new ServiceError('not_found', `${error.message}. Also: ${problem.message}`);
-    throw error;
   }
 }
 
