@@ -141,3 +141,65 @@ describe('profile-edge CLI', () => {
     }
   });
 });
+
+describe('keys create with a starting balance', () => {
+  test('behavior: --create makes the account, grants the balance and prints the key, in one step', async () => {
+    const made = await cli('keys', 'create', '--account', 'quick-buyer', '--create', '--credits', '1000', '--unlocks', '10', '--json');
+    expect(made.code).toBe(0);
+    const key = JSON.parse(made.stdout) as { token: string; account: { name: string; unlockBalance: number; creditBalance: number } };
+    expect(key.token).toMatch(/^pek_[0-9a-f]{16}_/);
+    expect(key.account).toEqual({ name: 'quick-buyer', unlockBalance: 10, creditBalance: 1000 });
+    // Again for the same account: another key, more balance, and a ledger row for each grant.
+    expect((await cli('keys', 'create', '--account', 'quick-buyer', '--create', '--credits', '5')).stdout).toContain('(10 unlocks, 1005 credits)');
+    const ledger = JSON.parse((await cli('ledger', '--account', 'quick-buyer', '--json')).stdout) as { kind: string }[];
+    expect(ledger.filter((e) => e.kind === 'grant')).toHaveLength(2);
+  });
+
+  test('error: without --create an unknown account is refused and nothing is written', async () => {
+    const refused = await cli('keys', 'create', '--account', 'typo-buyer', '--credits', '1000');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('no account "typo-buyer" (add --create to make it)');
+    expect(JSON.parse((await cli('accounts', 'list', '--json')).stdout).map((a: { name: string }) => a.name)).not.toContain('typo-buyer');
+  });
+
+  test('error: a negative starting balance is a usage error', async () => {
+    const refused = await cli('keys', 'create', '--account', 'neg-buyer', '--create', '--credits', '-5');
+    expect(refused.code).toBe(2);
+    expect(JSON.parse((await cli('accounts', 'list', '--json')).stdout).map((a: { name: string }) => a.name)).not.toContain('neg-buyer');
+  });
+});
+
+describe('serve', () => {
+  test('behavior: the banner shows the database, the URLs, and a key command that works as printed', async () => {
+    const { spawn, execFileSync } = await import('node:child_process');
+    const { projectRoot } = await import('../src/config/Config.js');
+    const database = path.join(directory, 'banner.db');
+    const bin = path.join(projectRoot, 'bin', 'profile-edge.mjs');
+    const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: database, PORT: '0', DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'silent' };
+    const child = spawn(process.execPath, [bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const banner = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        child.stdout.on('data', (d: Buffer) => {
+          text += d.toString();
+          if (text.includes('--create')) resolve(text);
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${text}`)));
+      });
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+      expect(banner).toContain(`database  ${database}`);
+      expect(banner).toContain(`${url}/mcp`);
+      expect(banner).toContain(`${url}/api/profiles`);
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      // The printed command, run as printed (npx profile-edge is this project's bin).
+      const command = /\n\s+(DATABASE_PATH=.*npx profile-edge keys create .*)\n/.exec(banner)![1]!;
+      const output = execFileSync('bash', ['-c', command.replace('npx profile-edge', `node ${JSON.stringify(bin)}`)], { env: { PATH: env.PATH, LOG_LEVEL: 'silent' }, encoding: 'utf8' });
+      const key = /^(pek_\S+)$/m.exec(output)![1]!;
+      const quote = await fetch(`${url}/api/ask/quote`, { method: 'POST', headers: { 'service-api-key': key } });
+      expect(await quote.json()).toMatchObject({ rail: 'api_key' });
+      expect(output).toContain('1000 credits');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
