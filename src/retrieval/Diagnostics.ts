@@ -1,7 +1,7 @@
 import type { RetrievalDiagnostics } from '../contract/Query.js';
 import * as Anchors from './Anchors.js';
 import type { Anchor } from './Anchors.js';
-import type { Retrieval } from './Retriever.js';
+import type { Evidence, Retrieval } from './Retriever.js';
 import { scoreFloor } from './Retriever.js';
 
 /** A best score at which, with every anchor found and a direct match, confidence is high. */
@@ -13,9 +13,9 @@ const share = (counts: Map<string, number>, total: number) => (total === 0 ? 0 :
 const round = (n: number) => Math.round(n * 1000) / 1000;
 const quoted = (a: Anchor) => `“${a.text}”`;
 
-/** How much of the question's key terms (by stem) a chunk contains. */
-function coverage(stems: string[], set: Set<string>): number {
-  return stems.length === 0 ? 0 : stems.filter((s) => set.has(s)).length / stems.length;
+/** How much of the question's key terms (by stem) a chunk contains; its profile's name counts as present. */
+function coverage(stems: string[], chunk: Evidence): number {
+  return stems.length === 0 ? 0 : stems.filter((s) => chunk.stemSet.has(s) || chunk.profileStems.has(s)).length / stems.length;
 }
 
 /**
@@ -29,7 +29,7 @@ export function diagnose(
   const reasons = [...context.scopeNotes];
   const top = run.ranked[0];
   const topScore = top?.score ?? 0;
-  const matchedIn = (a: Anchor, pool: Retrieval['ranked']) => pool.some((e) => Anchors.matches(a, e.stems, e.stemSet));
+  const matchedIn = (a: Anchor, pool: Retrieval['ranked']) => pool.some((e) => Anchors.matches(a, e));
   const anchorsInCandidates = run.anchors.filter((a) => matchedIn(a, run.ranked));
 
   let outcome: RetrievalDiagnostics['outcome'];
@@ -60,8 +60,8 @@ export function diagnose(
   const anchorsMatched = run.anchors.filter((a) => matchedIn(a, returned));
   const missingAnchors = noRelevantContent ? run.anchors : run.anchors.filter((a) => !anchorsMatched.includes(a));
   const missingEntities = run.entities.filter((a) => missingAnchors.includes(a));
-  const direct = returned.filter((e) => coverage(run.question.stems, e.stemSet) >= directCoverage);
-  const topicFill = returned.filter((e) => !direct.includes(e) && !run.anchors.some((a) => Anchors.matches(a, e.stems, e.stemSet)));
+  const direct = returned.filter((e) => coverage(run.question.stems, e) >= directCoverage);
+  const topicFill = returned.filter((e) => !direct.includes(e) && !run.anchors.some((a) => Anchors.matches(a, e)));
   const items = new Map<string, number>();
   const channels = new Map<string, number>();
   for (const e of returned) {

@@ -41,6 +41,8 @@ export type Evidence = Omit<Row, 'text' | 'tokenCount'> & {
   scoped: ScopedChannel;
   stems: string[];
   stemSet: Set<string>;
+  /** The stems that name the chunk's profile (its display name's and its slug's), shared by all its chunks. */
+  profileStems: ReadonlySet<string>;
 };
 
 export type RetrievalOptions = {
@@ -120,12 +122,43 @@ function softFeatures(
     });
 }
 
+/** The question without the given stems; unchanged when it has none of them or nothing else. */
+function without(question: Features.Question, stems: ReadonlySet<string>): Features.Question {
+  const kept = question.stems.filter((s) => !stems.has(s));
+  if (kept.length === question.stems.length || kept.length === 0) return question;
+  const idf = new Map(kept.map((s) => [s, question.idf.get(s)!]));
+  return { stems: kept, sequence: question.sequence.filter((s) => !stems.has(s)), idf, totalIdf: [...idf.values()].reduce((a, b) => a + b, 0) || 1 };
+}
+
+/**
+ * How the chunks of one profile are scored. The profile's own name is implied by where a chunk comes from, so the
+ * question's anchors that name it ("Does Owen still rebalance?") are left out of the question for a chunk that does
+ * not say the name: they count neither for nor against it, and still against other profiles' chunks.
+ */
+function profileView(options: { profile: ScopedChannel['profile']; question: Features.Question; anchors: Anchor[]; termModel?: TermModel.TermModel | undefined }) {
+  const profileStems: ReadonlySet<string> = new Set([...Text.stemsOf(options.profile.name), ...Text.stemsOf(options.profile.slug)]);
+  const implied = [...new Set(options.anchors.filter((a) => Anchors.namesProfile(a, profileStems)).flatMap((a) => a.stems))];
+  const named = without(options.question, new Set(implied));
+  const soft = softFeatures(options.termModel, options.question);
+  const namedSoft = named === options.question ? soft : softFeatures(options.termModel, named);
+  return {
+    profileStems,
+    /** The question and its soft features for a chunk of this profile. */
+    questionFor(c: Features.Candidate) {
+      const says = implied.every((s) => c.title.includes(s) || c.text.includes(s));
+      return says ? { question: options.question, soft } : { question: named, soft: namedSoft };
+    },
+  };
+}
+
 /** Reranks first-stage hits: features, the linear model, calibration. */
 function rerank(
   db: Database,
   options: {
     hits: Lexical.Hit[];
     question: Features.Question;
+    /** The question's anchors: those naming a candidate's own profile do not count against it. */
+    anchors: Anchor[];
     stats: Stats;
     channels: Map<string, ScopedChannel>;
     model: Reranker.Model;
@@ -137,14 +170,17 @@ function rerank(
 ): Evidence[] {
   const rows = hydrate(db, options.hits.map((h) => h.rowid));
   const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, Features.analyze(row.title, row.text, row.tokenCount)]));
-  const soft = softFeatures(options.termModel, options.question);
+  const views = new Map<string, ReturnType<typeof profileView>>();
   const evidence: Evidence[] = [];
   for (const hit of options.hits) {
     const row = rows.get(hit.rowid);
     const scoped = row && options.channels.get(row.channelId);
     if (!row || !scoped) continue;
     const analyzed = analyzedRows.get(hit.rowid)!;
-    const x = Features.extract(options.question, analyzed, options.stats, soft?.(analyzed));
+    let view = views.get(scoped.profile.id);
+    if (!view) views.set(scoped.profile.id, (view = profileView({ profile: scoped.profile, question: options.question, anchors: options.anchors, termModel: options.termModel })));
+    const { question, soft } = view.questionFor(analyzed);
+    const x = Features.extract(question, analyzed, options.stats, soft?.(analyzed));
     let score = Reranker.score(options.model, x);
     const similarity = options.similarity?.get(hit.rowid);
     // Vector similarity, where an embedder is configured, moves a score toward it by a configured share.
@@ -154,10 +190,8 @@ function rerank(
       score = (1 - w) * score + w * Math.max(0, (similarity - floor) / (1 - floor));
     }
     const stems = [...analyzed.title, ...analyzed.text];
-    // A name in the question may be the creator's own: their profile name and handle count as present.
-    const profileStems = [...Text.stemsOf(scoped.profile.name), ...Text.stemsOf(scoped.profile.slug)];
     const { text, tokenCount: _tokens, ...stored } = row;
-    evidence.push({ ...stored, chunkText: text, text, score, scoped, stems, stemSet: new Set([...stems, ...profileStems]) });
+    evidence.push({ ...stored, chunkText: text, text, score, scoped, stems, stemSet: new Set(stems), profileStems: view.profileStems });
   }
   return evidence.sort((a, b) => b.score - a.score || a.rowid - b.rowid);
 }
@@ -267,7 +301,7 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
   };
   const hits = searchFor(terms);
   let candidateCount = hits.length;
-  let ranked = rerank(db, { hits, question, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
+  let ranked = rerank(db, { hits, question, anchors, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 
@@ -302,7 +336,7 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
         const q = Features.question(subjectTerms, `${subject} ${shared.map((t) => t.token).join(' ')}`, stats);
         const subjectHits = searchFor(subjectTerms);
         candidateCount += subjectHits.length;
-        return rerank(db, { hits: subjectHits, question: q, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
+        return rerank(db, { hits: subjectHits, question: q, anchors, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
       });
       // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
       const merged = new Map(ranked.map((e) => [e.chunkId, e]));
