@@ -67,7 +67,7 @@ describe('MCP over HTTP with a bad API key', () => {
   test('behavior: a missing key on a paid tool says it is missing', async () => {
     const client = await connect('/mcp', {});
     const result = (await client.callTool({ name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } })) as any;
-    expect(result.structuredContent).toMatchObject({ error: 'api_key_required', message: expect.stringMatching(/needs a service-api-key header/) });
+    expect(result.structuredContent).toMatchObject({ error: 'api_key_required', message: expect.stringMatching(/needs an API key \(the service-api-key header/) });
     await client.close();
   });
 
@@ -200,14 +200,85 @@ describe('ALLOWED_ORIGINS and ALLOWED_HOSTS', () => {
     await listed.close();
   });
 
+  test('behavior: an allowed browser origin gets CORS headers, preflights included', async () => {
+    const s = await servedWith({ ALLOWED_ORIGINS: 'https://app.example.com' }, '127.0.0.1');
+    const preflight = await fetch(`${s.url}/api/ask/query`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, service-api-key' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET,POST');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('service-api-key');
+    const actual = await fetch(`${s.url}/api/profiles?limit=1`, { headers: { origin: 'https://app.example.com' } });
+    expect(actual.status).toBe(200);
+    expect(actual.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(actual.headers.get('vary')).toContain('Origin');
+    // A refused origin gets no CORS headers, and its preflight is refused too.
+    const refused = await fetch(`${s.url}/api/ask/query`, { method: 'OPTIONS', headers: { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    await s.close();
+  });
+
+  test('behavior: *. entries match any subdomain, not the bare name; ports and case are read as browsers send them', async () => {
+    const s = await servedWith({ ALLOWED_ORIGINS: 'https://*.example.com, HTTP://Tools.Example.org:80', ALLOWED_HOSTS: '*.example.com, api.example.net:8443' }, '127.0.0.1');
+    const origin = async (value: string) => (await send(`${s.url}/health`, { headers: { origin: value } })).status;
+    expect(await origin('https://app.example.com')).toBe(200);
+    expect(await origin('https://a.b.example.com:444')).toBe(200);
+    expect(await origin('https://example.com')).toBe(403);
+    expect(await origin('https://evilexample.com')).toBe(403);
+    expect(await origin('http://tools.example.org')).toBe(200);
+    expect(await origin('http://tools.example.org:8080')).toBe(403);
+    const host = async (value: string) => (await send(`${s.url}/health`, { headers: { host: value } })).status;
+    expect(await host('api.example.com')).toBe(200);
+    expect(await host('API.Example.com.')).toBe(200);
+    expect(await host('example.com')).toBe(403);
+    expect(await host('api.example.net:8443')).toBe(200);
+    expect(await host('api.example.net:8080')).toBe(403);
+    // Loopback names are always served, so local health checks keep working.
+    expect(await host(`127.0.0.1:${new URL(s.url).port}`)).toBe(200);
+    expect(await host('localhost')).toBe(200);
+    await s.close();
+  });
+
   test.each([
     ['ALLOWED_ORIGINS', 'app.example.com'],
+    ['ALLOWED_ORIGINS', 'https://app.*.com'],
+    ['ALLOWED_HOSTS', 'api.*.example.com'],
     ['ALLOWED_ORIGINS', 'https://app.example.com/path'],
     ['ALLOWED_ORIGINS', 'ftp://files.example.com'],
     ['ALLOWED_HOSTS', 'https://api.example.com'],
     ['ALLOWED_HOSTS', 'api.example.com/x'],
   ])('error: %s=%s is refused at start with a readable message', (name, value) => {
-    expect(() => Config.load({ [name]: value })).toThrow(new RegExp(`${name}: "${value.replace(/[./]/g, '\\$&')}" is not`));
+    expect(() => Config.load({ [name]: value })).toThrow(new RegExp(`${name}: "${value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" is not`));
+  });
+});
+
+describe('JSON-RPC shapes real clients send', () => {
+  const rpc = async (body: string) => {
+    const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  test.each([
+    ['initialize without params', '{"jsonrpc":"2.0","id":1,"method":"initialize"}', /^invalid initialize request: params/],
+    ['tools/call with a numeric name', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}', /^invalid tools\/call request: params\.name/],
+    ['tools/call without params', '{"jsonrpc":"2.0","id":1,"method":"tools/call"}', /^invalid tools\/call request: params/],
+    ['tools/list with a numeric cursor', '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}', /^invalid tools\/list request: params\.cursor/],
+    ['a direct call whose params are a string', '{"jsonrpc":"2.0","id":1,"method":"profile_quote","params":"x"}', /invalid|object/],
+  ])('error: %s is invalid params (-32602), not an internal error', async (_name, body, message) => {
+    const answer = await rpc(body);
+    expect(answer.body.error).toMatchObject({ code: -32602, data: { error: 'invalid_request', status: 400 } });
+    expect(answer.body.error.message).toMatch(message);
+  });
+
+  test('behavior: a batch is answered with an array, even of one', async () => {
+    const one = await rpc('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
+    expect(one.body).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
+    const two = await rpc('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"nope"}]');
+    expect(two.body).toHaveLength(2);
+    expect(two.body.find((a: { id: number }) => a.id === 2).error).toMatchObject({ code: -32601, data: { error: 'method_not_found' } });
   });
 });
 
@@ -228,6 +299,7 @@ describe('malformed HTTP framing', () => {
     ['duplicate Content-Length', 'POST /api/ask/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, 'invalid_request'],
     ['bad chunking', 'POST /api/ask/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400, 'invalid_request'],
     ['a NUL in a header', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\0b\r\n\r\n', 400, 'invalid_request'],
+    ['an HTTP/1.1 request without Host', 'GET /health HTTP/1.1\r\n\r\n', 400, 'invalid_request'],
     ['oversized headers', `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
   ])('error: %s gets the Error body', async (_name, bytes, status, code) => {
     const response = await raw(bytes);
@@ -236,6 +308,18 @@ describe('malformed HTTP framing', () => {
     expect(head).toContain('Content-Type: application/json');
     expect(ErrorBody.parse(JSON.parse(body!))).toMatchObject({ error: code, message: expect.any(String) });
   });
+});
+
+test('behavior: an HTTP/1.0 request without Host is served (no browser omits Host)', async () => {
+  const { port } = new URL(served.url);
+  const response = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.end('GET /health HTTP/1.0\r\n\r\n'));
+    let received = '';
+    socket.on('data', (d) => (received += d.toString()));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+  expect(response).toMatch(/^HTTP\/1.1 200 /);
 });
 
 describe('a bearer token on its own private profile', () => {

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -143,16 +145,23 @@ describe('POST /mcp JSON-RPC', () => {
   });
 
   test.each([
-    ['malformed JSON', '{"jsonrpc":', 400, -32700],
-    ['a JSON string', '"hello"', 400, -32700],
-    ['an empty body', '', 400, -32700],
-    ['an object that is no JSON-RPC message', '{"hello":1}', 400, -32700],
-  ])('error: %s gets a JSON-RPC error envelope and changes nothing', async (_name, raw, status, code) => {
+    ['malformed JSON', '{"jsonrpc":', 400, -32700, 'invalid_json'],
+    ['a JSON string', '"hello"', 400, -32600, 'invalid_request'],
+    ['an empty body', '', 400, -32600, 'invalid_request'],
+    ['an empty object', '{}', 400, -32600, 'invalid_request'],
+    ['an object that is no JSON-RPC message', '{"hello":1}', 400, -32600, 'invalid_request'],
+    ['a method that is not a string', '{"jsonrpc":"2.0","id":1,"method":5}', 400, -32600, 'invalid_request'],
+    ['a null id on a request', '{"jsonrpc":"2.0","id":null,"method":"ping"}', 400, -32600, 'invalid_request'],
+    ['another JSON-RPC version', '{"jsonrpc":"1.0","id":1,"method":"ping"}', 400, -32600, 'invalid_request'],
+    ['an empty batch', '[]', 400, -32600, 'invalid_request'],
+    ['a batch with a number in it', '[5]', 400, -32600, 'invalid_request'],
+  ])('error: %s gets a JSON-RPC error envelope with the stable code and changes nothing', async (_name, raw, status, code, error) => {
     const before = snapshot(served.environment.services.db);
     const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
     expect(response.status).toBe(status);
     const body = (await response.json()) as any;
-    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code } });
+    expect(body).toMatchObject({ jsonrpc: '2.0', error: { code, data: { error } } });
+    expect(body.error.message).toBe(body.error.data.message);
     expect(snapshot(served.environment.services.db)).toEqual(before);
   });
 
@@ -197,16 +206,57 @@ describe('profile-edge mcp (stdio)', () => {
     await client.close();
   });
 
-  test('error: an invalid PROFILE_EDGE_API_KEY stops at start with a clear message', () => {
-    const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp'], {
+  test('behavior: with a bad PROFILE_EDGE_API_KEY the server starts, warns, and each tool call says what is wrong', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: Transports.cli.command,
+      args: [...Transports.cli.args, 'mcp'],
       env: { PATH: process.env.PATH ?? '', ...served.environment.env, PROFILE_EDGE_API_KEY: served.environment.keys.revokedKey },
+      cwd: served.environment.directory,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    await client.connect(transport);
+    expect((await client.listTools()).tools).toHaveLength(3);
+    const result = (await client.callTool({ name: 'profile_quote', arguments: {} })) as any;
+    expect(result.structuredContent).toMatchObject({ error: 'invalid_api_key', message: 'PROFILE_EDGE_API_KEY is well formed but unknown to this server, or it was revoked.' });
+    await client.close();
+    expect(stderr).toContain('warning: PROFILE_EDGE_API_KEY is well formed but unknown to this server, or it was revoked.');
+    expect(stderr).not.toContain(served.environment.keys.revokedKey);
+  });
+
+  test('error: a DATABASE_PATH with no database stops at start instead of serving an empty one', () => {
+    const missing = path.join(served.environment.directory, 'nowhere', 'profile-edge.db');
+    const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp'], {
+      env: { PATH: process.env.PATH ?? '', ...served.environment.env, DATABASE_PATH: missing },
       cwd: served.environment.directory,
       encoding: 'utf8',
       input: '',
     });
     expect(run.status).toBe(2);
-    expect(run.stderr).toContain('PROFILE_EDGE_API_KEY is malformed, unknown or revoked');
-    expect(run.stderr).not.toContain(served.environment.keys.revokedKey);
+    expect(run.stderr).toContain(`no database at ${missing}`);
+    expect(fs.existsSync(path.dirname(missing))).toBe(false);
+  });
+
+  test('behavior: lines that are not JSON-RPC messages are answered, not left hanging', () => {
+    const lines = ['{bad', '{"method":5}', '42', '[{"jsonrpc":"2.0","id":1,"method":"ping"}]', '{"jsonrpc":"2.0","id":7,"method":"initialize"}', '{"jsonrpc":"2.0","id":8,"method":"ping"}'];
+    const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp'], {
+      env: { PATH: process.env.PATH ?? '', ...served.environment.env },
+      cwd: served.environment.directory,
+      encoding: 'utf8',
+      input: `${lines.join('\n')}\n`,
+    });
+    const answers = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(answers.map((a) => [a.id, a.error?.code, a.error?.data?.error])).toEqual([
+      [null, -32700, 'invalid_json'],
+      [null, -32600, 'invalid_request'],
+      [null, -32600, 'invalid_request'],
+      [null, -32600, 'invalid_request'],
+      [7, -32602, 'invalid_request'],
+      [8, undefined, undefined],
+    ]);
+    expect(answers[4].error.message).toMatch(/^invalid initialize request: params/);
   });
 
   const startStdio = (slug: string, env: Record<string, string> = {}) =>

@@ -68,7 +68,10 @@ describe('GET /SKILL.md', () => {
 describe('bad input', () => {
   const requests: [string, string, RequestInit, number, string][] = [
     ['malformed JSON', '/api/ask/quote', { method: 'POST', body: '{"rail":' }, 400, 'invalid_json'],
-    ['a JSON string body', '/api/ask/quote', { method: 'POST', body: '"tempo"' }, 400, 'invalid_json'],
+    ['a JSON string body', '/api/ask/quote', { method: 'POST', body: '"tempo"' }, 400, 'invalid_request'],
+    ['a JSON number body', '/api/ask/query', { method: 'POST', body: '42' }, 400, 'invalid_request'],
+    ['a JSON array body', '/api/ask/query', { method: 'POST', body: '[1,2]' }, 400, 'invalid_request'],
+    ['a directory path under /skill', '/skill', {}, 404, 'not_found'],
     ['a JSON array body', '/api/ask/quote', { method: 'POST', body: '["tempo"]' }, 400, 'invalid_request'],
     ['a null rail', '/api/ask/quote', { method: 'POST', body: '{"rail":null}' }, 400, 'invalid_rail'],
     ['an oversize body', '/api/ask/quote', { method: 'POST', body: JSON.stringify({ rail: 'x'.repeat(100_000) }) }, 413, 'payload_too_large'],

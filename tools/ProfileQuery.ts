@@ -10,11 +10,8 @@ import * as Diagnostics from '../src/retrieval/Diagnostics.js';
 import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
-import type { Caller } from '../src/auth/Caller.js';
-import type { Services } from '../src/Services.js';
+import * as Payer from '../src/payments/Payer.js';
 import * as Ids from '../src/store/Ids.js';
-import * as Profiles from '../src/store/Profiles.js';
-import type { Profile } from '../src/store/Profiles.js';
 import { type Binding, define } from './Tool.js';
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
@@ -97,16 +94,6 @@ function retrievalBlock(run: Retrieval, diagnostics: RetrievalDiagnostics, retur
   };
 }
 
-/**
- * The account a query is charged to: the API key's owner; without a key, on a profile's own endpoint, the bearer
- * token's account when it owns the profile or is on its team (their own profile, charged to them).
- */
-function payerOf(services: Services, caller: Caller, profile: Profile | undefined): string | undefined {
-  if (caller.apiKey) return caller.apiKey.accountId;
-  if (caller.bearer && profile && Profiles.isTeam(services.db, profile, caller.bearer.accountId)) return caller.bearer.accountId;
-  return undefined;
-}
-
 export const profileQuery = define({
   name: 'profile_query',
   description: (binding: Binding) =>
@@ -118,15 +105,15 @@ export const profileQuery = define({
     scope: 'invalid_scope',
   },
   async run(input, { services, caller, binding, profile }) {
-    const account = payerOf(services, caller, profile);
+    const account = Payer.accountOf(services.db, caller, profile);
     if (!account) {
       throw new ServiceError(
         'api_key_required',
         caller.bearer
           ? 'a bearer token pays only for queries on the endpoints of a profile its account owns or is a team member of; send a service-api-key header with paymentMode'
           : input.rail
-            ? `on-chain payment (${input.rail}) is not available on this server yet; send a service-api-key header with paymentMode`
-            : 'profile_query needs a service-api-key header and paymentMode (unlocks or credits)',
+            ? `on-chain payment (${input.rail}) is not available on this server yet; send an API key (the service-api-key header) with paymentMode`
+            : 'profile_query needs an API key (the service-api-key header; PROFILE_EDGE_API_KEY for stdio) and paymentMode (unlocks or credits)',
       );
     }
     if (!input.paymentMode) throw new ServiceError('missing_payment_mode', caller.apiKey ? undefined : 'paymentMode (unlocks or credits) is required: the query is charged to your account.');

@@ -44,7 +44,7 @@ function describeIssues(error: z.ZodError): string {
 /** Validates tool arguments against the tool's strict schema; the first offending field picks the error code. */
 export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown {
   if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) {
-    throw new ServiceError('invalid_request', 'tool arguments must be a JSON object');
+    throw new ServiceError('invalid_request', 'the arguments must be a JSON object (the request body over REST, the arguments or params over MCP)');
   }
   const parsed = tool.input(binding).safeParse(args ?? {});
   if (parsed.success) return parsed.data;

@@ -10,7 +10,11 @@ export type Presented = {
   bearerToken?: string | undefined;
   /** Identifies an anonymous caller for rate limiting: a client address, or `stdio`. */
   origin: string;
+  /** How the caller passed each secret, for messages (default: the HTTP headers). */
+  names?: { apiKey: string; bearerToken: string };
 };
+
+const headerNames = { apiKey: 'The service-api-key header', bearerToken: 'The bearer token' };
 
 /** Who is calling, after their credentials were checked. */
 export type Caller = {
@@ -20,14 +24,14 @@ export type Caller = {
   rateKey: string;
 };
 
-const described: Record<SecretKind, { code: 'invalid_api_key' | 'invalid_bearer_token'; what: string; form: string }> = {
-  api_key: { code: 'invalid_api_key', what: 'The service-api-key header', form: 'pek_<16 hex digits>_<43 characters>' },
-  bearer_token: { code: 'invalid_bearer_token', what: 'The bearer token', form: 'peb_<16 hex digits>_<43 characters>' },
+const described: Record<SecretKind, { code: 'invalid_api_key' | 'invalid_bearer_token'; form: string }> = {
+  api_key: { code: 'invalid_api_key', form: 'pek_<16 hex digits>_<43 characters>' },
+  bearer_token: { code: 'invalid_bearer_token', form: 'peb_<16 hex digits>_<43 characters>' },
 };
 
 /** Verifies one presented secret; the error says exactly what is wrong: empty, malformed, or unknown or revoked. */
-function verified(db: Database, kind: SecretKind, token: string): Credentials.Credential {
-  const { code, what, form } = described[kind];
+function verified(db: Database, kind: SecretKind, token: string, what: string): Credentials.Credential {
+  const { code, form } = described[kind];
   if (token === '') throw new ServiceError(code, `${what} is present but empty.`);
   if (!Secret.parse(kind, token)) {
     const hint = kind === 'bearer_token' && Secret.parse('api_key', token) ? ' (an API key goes in the service-api-key header)' : '';
@@ -45,12 +49,12 @@ function verified(db: Database, kind: SecretKind, token: string): Credentials.Cr
 export function resolve(db: Database, presented: Presented): Caller {
   const caller: Caller = { rateKey: `origin:${presented.origin}` };
   if (presented.bearerToken !== undefined) {
-    const token = verified(db, 'bearer_token', presented.bearerToken);
+    const token = verified(db, 'bearer_token', presented.bearerToken, (presented.names ?? headerNames).bearerToken);
     caller.bearer = { id: token.id, accountId: token.accountId };
     caller.rateKey = `account:${token.accountId}`;
   }
   if (presented.apiKey !== undefined) {
-    const key = verified(db, 'api_key', presented.apiKey);
+    const key = verified(db, 'api_key', presented.apiKey, (presented.names ?? headerNames).apiKey);
     caller.apiKey = { id: key.id, accountId: key.accountId };
     caller.rateKey = `key:${key.id}`;
   }

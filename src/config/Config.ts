@@ -16,36 +16,42 @@ const optionalText = z.string().trim().transform((v) => (v === '' ? undefined : 
 /** A comma-separated list; empty entries are dropped. */
 const list = z.string().transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean));
 
-/** `*`, or origins as browsers send them (`scheme://host[:port]`, no path); an entry without a port matches any port. */
+/** A host name pattern: a name, `*.` and a name (any subdomain), or a bracketed IPv6 address; lowercased. */
+const hostPattern = String.raw`(\*\.)?([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])\.?`;
+const originEntry = new RegExp(`^(https?)://${hostPattern}(?::(\\d{1,5}))?/?$`, 'i');
+const hostEntry = new RegExp(`^${hostPattern}(?::(\\d{1,5}))?$`, 'i');
+
+/** `*`, or origins as browsers send them (`scheme://host[:port]`, `*.` for any subdomain); no port means any port. */
 const originList = list.transform((entries, ctx) => {
   if (entries.includes('*')) return '*' as const;
-  return entries.map((entry) => {
-    const url = URL.canParse(entry) ? new URL(entry) : undefined;
-    if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || entry.replace(/\/$/, '') !== `${url.protocol}//${url.host}`.replace(/\/$/, '')) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is not an origin like https://app.example.com or http://localhost:5173 (or * for any)` });
+  return entries.map((entry): AllowedOrigin => {
+    const m = originEntry.exec(entry);
+    if (!m) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is not an origin like https://app.example.com, https://*.example.com or http://localhost:5173 (or * for any)` });
       return z.NEVER;
     }
-    return { protocol: url.protocol, hostname: url.hostname, port: url.port || undefined };
+    return { protocol: `${m[1]!.toLowerCase()}:`, subdomains: m[2] !== undefined, hostname: m[3]!.toLowerCase(), port: m[4] };
   });
 });
 
-/** `*`, or host names as sent in the Host header (`name[:port]`, IPv6 in brackets); no port matches any port. */
+/** `*`, or Host header values (`name[:port]`, `*.` for any subdomain, IPv6 in brackets); no port means any port. */
 const hostList = list.transform((entries, ctx) => {
   if (entries.includes('*')) return '*' as const;
-  return entries.map((entry) => {
-    const url = URL.canParse(`http://${entry}`) ? new URL(`http://${entry}`) : undefined;
-    if (!url || url.pathname !== '/' || url.username || url.search || `${url.host}` !== entry.toLowerCase().replace(/:80$/, '')) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is not a host like api.example.com or api.example.com:8443 (or * for any)` });
+  return entries.map((entry): AllowedHost => {
+    const m = hostEntry.exec(entry);
+    if (!m) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is not a host like api.example.com, *.example.com or api.example.com:8443 (or * for any)` });
       return z.NEVER;
     }
-    return { hostname: url.hostname, port: url.port || undefined };
+    return { subdomains: m[1] !== undefined, hostname: m[2]!.toLowerCase(), port: m[3] };
   });
 });
 
 /** Every environment variable the service reads, with its default. `.env.example` lists the same set. */
 const Environment = z.object({
   ENVIRONMENT: z.enum(['development', 'production', 'test']).default('development'),
-  HOST: z.string().min(1).default('127.0.0.1'),
+  // An IPv6 address may be written as in a URL ([::1]); listen() takes it bare.
+  HOST: z.string().trim().min(1).transform((v) => v.replace(/^\[(.*)\]$/, '$1')).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATABASE_PATH: z.string().min(1).default(defaultDatabasePath),
   DEMO_DATA: flag.optional(),
@@ -165,11 +171,11 @@ export type Config = {
   stdioCredentials: { apiKey: string | undefined; bearerToken: string | undefined };
 };
 
-/** One allowed browser origin; no port means any port. */
-export type AllowedOrigin = { protocol: string; hostname: string; port: string | undefined };
+/** One allowed browser origin: `subdomains` matches any name under `hostname`; no port means any port. */
+export type AllowedOrigin = { protocol: string; subdomains: boolean; hostname: string; port: string | undefined };
 
-/** One allowed Host header value; no port means any port. */
-export type AllowedHost = { hostname: string; port: string | undefined };
+/** One allowed Host header value: `subdomains` matches any name under `hostname`; no port means any port. */
+export type AllowedHost = { subdomains: boolean; hostname: string; port: string | undefined };
 
 /** The channel kinds that sync from a remote source (uploads do not). */
 export type SyncedKind = 'youtube' | 'podcast_rss' | 'rss' | 'notion' | 'subtext';

@@ -26,7 +26,8 @@ export const maxQuestionLength = 4_000;
 
 export const QueryRequest = z
   .object({
-    question: nonEmpty.max(maxQuestionLength),
+    // Whitespace alone is no question: it is refused before anything is charged.
+    question: z.string().trim().min(1).max(maxQuestionLength),
     mode: ResponseMode.optional(),
     scope: QueryScope.optional(),
     channelIds: z.array(z.string()).optional(),

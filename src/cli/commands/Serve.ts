@@ -1,8 +1,8 @@
+import fs from 'node:fs';
 import { defaultDatabasePath } from '../../config/Config.js';
 import * as Demo from '../../demo/Demo.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import type { Services } from '../../Services.js';
-import * as Credentials from '../../store/Credentials.js';
 import * as Profiles from '../../store/Profiles.js';
 import * as Access from '../../auth/Access.js';
 import * as Caller from '../../auth/Caller.js';
@@ -13,16 +13,19 @@ import * as Stdio from '../../transport/mcp/Stdio.js';
 import { type Command, UsageError, number, text } from '../Command.js';
 
 /** What an operator needs first: where the data is, where to point clients, and how to get a key with a balance. */
-function banner(input: { url: string; databasePath: string }): string[] {
-  const { url, databasePath } = input;
+function banner(input: { url: string; host: string; databasePath: string }): string[] {
+  const { databasePath } = input;
+  // Listening on every interface: show the address this machine itself can use.
+  const everywhere = input.host === '0.0.0.0' || input.host === '::';
+  const url = everywhere ? input.url.replace(/\/\/[^/]+:/, '//127.0.0.1:') : input.url;
   const env = databasePath === defaultDatabasePath ? '' : `DATABASE_PATH=${JSON.stringify(databasePath)} `;
   return [
-    `profile-edge listening on ${url}`,
+    `profile-edge listening on ${url}${everywhere ? ` (all interfaces, ${input.host})` : ''}`,
     `  database  ${databasePath}`,
     `  REST      ${url}/api/profiles  (OpenAPI ${url}/openapi.json)`,
     `  MCP       ${url}/mcp  (one profile: ${url}/<slug>/mcp; stdio: npx profile-edge mcp)`,
     `  agents    ${url}/SKILL.md`,
-    `  API key with 1000 credits, in another terminal:`,
+    `  API key with 1000 credits, in another terminal in the project directory:`,
     `            ${env}npx profile-edge keys create --account my-agent --create --credits 1000`,
   ];
 }
@@ -42,7 +45,7 @@ export const serve: Command = {
   options: { host: { type: 'string' }, port: { type: 'string' } },
   async run({ config, services: open, out }, { values }) {
     const port = number(values, 'port', { min: 0, max: 65535, integer: true }) ?? config.port;
-    const host = text(values, 'host') ?? config.host;
+    const host = (text(values, 'host') ?? config.host).replace(/^\[(.*)\]$/, '$1');
     const services = open();
     if (config.demoData) {
       const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
@@ -53,13 +56,13 @@ export const serve: Command = {
       services.logger.warn('no term model: ranking without soft term matching until `profile-edge reindex`');
     }
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE' || error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
+      if (['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '')) {
         throw new UsageError(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set PORT or --port)' : error.message}`);
       }
       throw error;
     });
     services.logger.info('listening', { url, database: config.databasePath, environment: config.environment });
-    for (const line of banner({ url, databasePath: config.databasePath })) out.line(line);
+    for (const line of banner({ url, host, databasePath: config.databasePath })) out.line(line);
     const scheduler = config.sync.schedule
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
@@ -84,18 +87,19 @@ export const mcp: Command = {
   summary: 'Serve MCP over stdio for a local host (Claude Desktop, editors, agents).',
   usage: 'mcp [--profile SLUG]   (credentials: PROFILE_EDGE_API_KEY, PROFILE_EDGE_BEARER_TOKEN)',
   options: { profile: { type: 'string' } },
-  async run({ services: open }, { values }) {
+  async run({ config, services: open, out }, { values }) {
+    // A mistyped DATABASE_PATH would otherwise create an empty database and serve nothing.
+    if (config.databasePath !== ':memory:' && !fs.existsSync(config.databasePath)) {
+      throw new UsageError(`no database at ${config.databasePath}: set DATABASE_PATH to the one \`profile-edge serve\` uses (it creates and loads it on first start)`);
+    }
     const services = open();
     const slug = text(values, 'profile');
-    const { apiKey, bearerToken } = services.config.stdioCredentials;
-    // A wrong key fails at start, where the operator sees it, not on every call.
-    if (apiKey !== undefined && !Credentials.verify(services.db, 'api_key', apiKey)) throw new UsageError('PROFILE_EDGE_API_KEY is malformed, unknown or revoked');
-    if (bearerToken !== undefined && !Credentials.verify(services.db, 'bearer_token', bearerToken)) {
-      throw new UsageError('PROFILE_EDGE_BEARER_TOKEN is malformed, unknown or revoked');
-    }
+    // A bad key or token does not stop the server: the host connects, and each tool call that needs it says what is
+    // wrong, as over HTTP. The operator sees it here too.
+    const { caller, problem } = Caller.inspect(services.db, Stdio.presentedBy(services));
+    if (problem) out.error(`warning: ${problem.message} Tool calls will report it.`);
     // A private profile these credentials cannot read is refused exactly like an unknown one.
-    const caller = Caller.resolve(services.db, { apiKey, bearerToken, origin: 'stdio' });
-    if (slug !== undefined && !readable(services, slug, caller)) throw new UsageError(`no profile "${slug}"`);
+    if (slug !== undefined && !readable(services, slug, caller)) throw new UsageError(`no profile "${slug}"${problem ? `. Also: ${problem.message}` : ''}`);
     await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });
   },
 };

@@ -67,10 +67,11 @@ export function create(services: Services, options: { listenHost?: string } = {}
     next();
   });
 
-  app.use(RequestGuard.create(services.config.allowed, options.listenHost ?? services.config.host));
+  app.use(...RequestGuard.create(services.config.allowed, options.listenHost ?? services.config.host));
 
   // Every body is read as JSON whatever its content type, so `curl -d '{...}'` works without a header.
-  app.use(express.json({ type: () => true, limit: services.config.maxBodyBytes }));
+  // Not strict: a body of 42 or "x" is JSON, and is refused for its shape, not as unreadable.
+  app.use(express.json({ type: () => true, limit: services.config.maxBodyBytes, strict: false }));
   app.use((req, _res, next) => next(tooDeep(req.body) ? new ServiceError('invalid_request', `the body nests deeper than ${maxDepth} levels`) : undefined));
 
   app.route('/health').get((_req, res) => {
@@ -90,7 +91,7 @@ export function create(services: Services, options: { listenHost?: string } = {}
     res.type('text/markdown; charset=utf-8').sendFile(path.join(projectRoot, 'SKILL.md'));
   }).all(notAllowed('GET'));
   const skillDir = path.join(projectRoot, 'skill');
-  if (fs.existsSync(skillDir)) app.use('/skill', express.static(skillDir, { dotfiles: 'ignore', index: false, fallthrough: true }));
+  if (fs.existsSync(skillDir)) app.use('/skill', express.static(skillDir, { dotfiles: 'ignore', index: false, redirect: false, fallthrough: true }));
 
   const byPath = new Map<string, typeof routes>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);

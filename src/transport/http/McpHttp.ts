@@ -1,5 +1,7 @@
 import type { Request, Response } from 'express';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import * as Access from '../../auth/Access.js';
 import * as Caller from '../../auth/Caller.js';
 import { ServiceError, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
@@ -76,6 +78,19 @@ async function answerDirectCall(services: Services, req: Request, res: Response,
   }
 }
 
+/** A body that is JSON but no JSON-RPC message: -32600, with the stable code. */
+function invalidMessage(res: Response, id: JsonRpcId, message: string): void {
+  const error = toJsonRpcError(new ServiceError('invalid_request', message));
+  res.status(400).json({ jsonrpc: '2.0', id, error: { ...error, code: -32600 } });
+}
+
+/** The first few schema issues, readable. */
+const describe = (issues: { path: PropertyKey[]; message: string }[]) =>
+  issues
+    .slice(0, 3)
+    .map((i) => `${i.path.map(String).join('.') || 'message'}: ${i.message}`)
+    .join('; ');
+
 /** Hands a standard MCP message to the SDK's stateless Streamable HTTP transport and relays its JSON answer. */
 async function answerWithSdk(services: Services, req: Request, res: Response, message: unknown): Promise<void> {
   const server = McpServer.create({ services, binding: bindingOf(req), presented: presentedOf(req) });
@@ -89,7 +104,16 @@ async function answerWithSdk(services: Services, req: Request, res: Response, me
     const response = await transport.handleRequest(request, { parsedBody: message });
     res.status(response.status);
     response.headers.forEach((value, name) => res.setHeader(name, value));
-    res.send(Buffer.from(await response.arrayBuffer()));
+    const raw = Buffer.from(await response.arrayBuffer());
+    if (!response.headers.get('content-type')?.includes('application/json')) {
+      res.send(raw);
+      return;
+    }
+    // Errors the transport writes itself (not through `send`) get the same shape; a batch is answered with an array.
+    const answered = JSON.parse(raw.toString('utf8')) as JSONRPCMessage | JSONRPCMessage[];
+    const normalized = Array.isArray(answered) ? answered.map(McpServer.normalizeError) : McpServer.normalizeError(answered);
+    res.removeHeader('content-length');
+    res.json(Array.isArray(message) && !Array.isArray(normalized) ? [normalized] : normalized);
   } finally {
     await transport.close();
     await server.close();
@@ -111,8 +135,7 @@ export function rpc(services: Services) {
     }
     const body: unknown = req.body;
     if (body === undefined || body === null || typeof body !== 'object') {
-      const error = new ServiceError('invalid_request', 'POST a JSON-RPC request object');
-      res.status(400).json({ jsonrpc: '2.0', id: null, error: { ...toJsonRpcError(error), code: -32600 } });
+      invalidMessage(res, null, 'POST a JSON-RPC request object');
       return;
     }
     if (!Array.isArray(body)) {
@@ -120,7 +143,21 @@ export function rpc(services: Services) {
       const id = (['string', 'number'].includes(typeof message.id) ? message.id : null) as JsonRpcId;
       const call = directCall(message);
       if (call) return answerDirectCall(services, req, res, call, id);
-      if (message.jsonrpc === undefined) message.jsonrpc = '2.0';
+    }
+    const messages = (Array.isArray(body) ? body : [body]) as unknown[];
+    if (messages.length === 0) {
+      invalidMessage(res, null, 'an empty batch');
+      return;
+    }
+    for (const [index, message] of messages.entries()) {
+      if (message !== null && typeof message === 'object' && !Array.isArray(message) && !('jsonrpc' in message)) (message as Record<string, unknown>).jsonrpc = '2.0';
+      const parsed = JSONRPCMessageSchema.safeParse(message);
+      if (!parsed.success) {
+        const where = Array.isArray(body) ? `batch entry ${index}: ` : '';
+        const id = (message as { id?: unknown } | null)?.id;
+        invalidMessage(res, typeof id === 'string' || typeof id === 'number' ? id : null, `${where}not a JSON-RPC 2.0 request, notification or response (${describe(parsed.error.issues)})`);
+        return;
+      }
     }
     try {
       await answerWithSdk(services, req, res, body);

@@ -1,10 +1,11 @@
-import type { NextFunction, Request, Response } from 'express';
+import cors from 'cors';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AllowedHost, AllowedOrigin, Config } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
 
 /** True for names that resolve to this machine without DNS: localhost (and *.localhost), 127.0.0.0/8 and ::1. */
 export function isLoopback(hostname: string): boolean {
-  const name = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  const name = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127(?:\.\d{1,3}){3}$/.test(name);
 }
 
@@ -18,36 +19,62 @@ export function rules(allowed: Config['allowed'], listenHost: string): Rules {
   };
 }
 
-const portMatches = (allowed: string | undefined, port: string) => allowed === undefined || allowed === port;
+/** A URL's host name and effective port, parsed by the URL parser (linear in the input, whatever a client sends). */
+function parts(url: URL): { hostname: string; port: string } {
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return { hostname: url.hostname.replace(/\.$/, ''), port };
+}
+
+const nameMatches = (rule: { subdomains: boolean; hostname: string }, hostname: string) =>
+  rule.subdomains ? hostname.endsWith(`.${rule.hostname}`) : hostname === rule.hostname;
 
 function originAllowed(rule: Rules['origins'], origin: string): boolean {
   if (rule === '*') return true;
   const url = URL.canParse(origin) ? new URL(origin) : undefined;
   if (!url || !/^https?:$/.test(url.protocol)) return false;
-  if (rule === 'loopback') return isLoopback(url.hostname);
-  return rule.some((o) => o.protocol === url.protocol && o.hostname === url.hostname && portMatches(o.port, url.port));
+  const { hostname, port } = parts(url);
+  if (rule === 'loopback') return isLoopback(hostname);
+  return rule.some((o) => o.protocol === url.protocol && nameMatches(o, hostname) && (o.port === undefined || o.port === port));
 }
 
-function hostAllowed(rule: Rules['hosts'], host: string | undefined): boolean {
+function hostAllowed(rule: Rules['hosts'], host: string): boolean {
   if (rule === '*') return true;
-  const url = host && URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : undefined;
-  if (!url || url.pathname !== '/' || url.username) return false;
-  if (rule === 'loopback') return isLoopback(url.hostname);
-  return rule.some((h) => h.hostname === url.hostname && portMatches(h.port, url.port));
+  const url = URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : undefined;
+  if (!url || url.pathname !== '/' || url.username || url.password) return false;
+  // Loopback names are always served: a rebinding page can only make a browser send its own name.
+  if (isLoopback(url.hostname)) return true;
+  if (rule === 'loopback') return false;
+  const { hostname } = parts(url);
+  // Without a port in the Host header the client used the scheme's default, which a proxy may have been.
+  return rule.some((h) => nameMatches(h, hostname) && (h.port === undefined || h.port === (url.port || h.port)));
 }
+
+/** Headers a browser client may send, and read back, across origins. */
+const corsOptions: cors.CorsOptions = {
+  origin: true,
+  methods: ['GET', 'POST'],
+  allowedHeaders: ['content-type', 'service-api-key', 'authorization', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id', 'payment-signature'],
+  exposedHeaders: ['www-authenticate', 'payment-required', 'payment-receipt', 'payment-response', 'retry-after', 'mcp-session-id'],
+  maxAge: 600,
+};
 
 /**
  * DNS-rebinding protection for every endpoint: a request whose `Origin` is not allowed, or whose `Host` is not (when
  * Host names are checked), is refused with 403 before its body is read. Requests without `Origin` (curl, server-side
- * agents, MCP hosts outside a browser) pass the origin check.
+ * agents, MCP hosts outside a browser) pass the origin check. Allowed browser origins get CORS headers, preflights
+ * included, so a web app on an allowed origin can call the service.
  */
-export function create(allowed: Config['allowed'], listenHost: string) {
+export function create(allowed: Config['allowed'], listenHost: string): RequestHandler[] {
   const active = rules(allowed, listenHost);
-  return (req: Request, _res: Response, next: NextFunction): void => {
+  const guard = (req: Request, _res: Response, next: NextFunction): void => {
     const host = req.get('host');
+    if (host === undefined) {
+      // HTTP/1.0 has no Host; HTTP/1.1 must send one (and no browser omits it, so it cannot be a rebinding).
+      next(req.httpVersionMajor === 1 && req.httpVersionMinor === 0 ? undefined : new ServiceError('invalid_request', 'HTTP/1.1 requests need a Host header.'));
+      return;
+    }
     if (!hostAllowed(active.hosts, host)) {
-      const shown = host === undefined ? 'no Host header' : `Host "${host.slice(0, 200)}"`;
-      next(new ServiceError('forbidden_host', `${shown} is not served here (DNS-rebinding protection); an operator can allow it with ALLOWED_HOSTS.`));
+      next(new ServiceError('forbidden_host', `Host "${host.slice(0, 200)}" is not served here (DNS-rebinding protection); an operator can allow it with ALLOWED_HOSTS.`));
       return;
     }
     const origin = req.get('origin');
@@ -57,4 +84,5 @@ export function create(allowed: Config['allowed'], listenHost: string) {
     }
     next();
   };
+  return [guard, cors(corsOptions)];
 }

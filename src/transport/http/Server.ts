@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ServiceError, toErrorBody } from '../../errors/ServiceError.js';
@@ -35,8 +35,14 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 /** Starts the HTTP server; resolves once it listens, with the address it got (port 0 picks a free one). */
 export async function listen(services: Services, options: { host: string; port: number }): Promise<{ server: Server; url: string }> {
   const app = App.create(services, { listenHost: options.host });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port, options.host, (error?: Error) => (error ? reject(error) : resolve(s)));
+  // Node's own refusal of a request without Host is a bare 400; the guard answers it with the Error body instead.
+  const server = createServer({ requireHostHeader: false }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   server.keepAliveTimeout = 5_000;
   server.on('clientError', answerClientError);

@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Presented } from '../../auth/Caller.js';
 import { ServiceError, codeOfJsonRpc, toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
@@ -55,11 +55,46 @@ export function normalizeError(message: JSONRPCMessage): JSONRPCMessage {
   return { ...message, error: { code, message: fallback.message, data: body } };
 }
 
-/** Connects a server to a transport whose outgoing errors are normalized (stdio and HTTP alike). */
+/** Anything with zod's `safeParse` (the SDK's schemas are zod 4, ours zod 3). */
+type Checkable = { safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } };
+
+// Loose where the tool handler checks more itself, so `arguments` of the wrong type read as the tool's own error.
+const callTool = z.object({ method: z.literal('tools/call'), params: z.object({ name: z.string(), arguments: z.unknown() }).passthrough() });
+const directCall = (name: string) => z.object({ method: z.literal(name), params: z.record(z.unknown()).optional() });
+
+/** What each method's handler parses: checked before the SDK sees a request, which would answer a miss with -32603. */
+const requestSchemas = new Map<string, Checkable>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', callTool],
+  ...Tools.all.map((t): [string, Checkable] => [t.name, directCall(t.name)]),
+]);
+
+/** An invalid-params error response for a request its handler's schema refuses, or undefined when it is fine. */
+function refusal(message: JSONRPCMessage): JSONRPCMessage | undefined {
+  if (!('method' in message) || !('id' in message)) return undefined;
+  const parsed = requestSchemas.get(message.method)?.safeParse(message);
+  if (!parsed || parsed.success) return undefined;
+  const issues = (parsed.error?.issues ?? []).slice(0, 5).map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message}`);
+  const error = new ServiceError('invalid_request', `invalid ${message.method} request: ${issues.join('; ')}`);
+  return { jsonrpc: '2.0', id: message.id, error: toJsonRpcError(error) };
+}
+
+/**
+ * Connects a server to a transport (stdio and HTTP alike) so that requests with malformed params are refused as
+ * invalid params, and every outgoing error is normalized.
+ */
 export async function connect(server: Server, transport: Transport): Promise<void> {
   const send = transport.send.bind(transport);
   transport.send = (message, options) => send(normalizeError(message), options);
   await server.connect(transport);
+  const receive = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const refused = refusal(message);
+    if (refused && 'id' in refused) void transport.send(refused, { relatedRequestId: refused.id });
+    else receive?.(message, extra);
+  };
 }
 
 /** Logs failures that are the server's fault; the caller sees only the table's message. */
@@ -85,8 +120,6 @@ export function create(options: { services: Services; binding: Binding; presente
     tools: Tools.all.map((t) => ({ name: t.name, description: t.description(binding), inputSchema: Tools.inputJsonSchema(t, binding) as { type: 'object' } })),
   }));
 
-  // A loose schema here lets the SDK answer malformed calls with -32602 instead of an internal error.
-  const callTool = z.object({ method: z.literal('tools/call'), params: z.object({ name: z.string(), arguments: z.unknown() }).passthrough() });
   server.setRequestHandler(callTool, async (request) => {
     const { name, arguments: args } = request.params;
     if (!Tools.find(name)) throw new RpcError(Tools.unknownTool(name));
@@ -101,8 +134,7 @@ export function create(options: { services: Services; binding: Binding; presente
   });
 
   for (const tool of Tools.all) {
-    const schema = z.object({ method: z.literal(tool.name), params: z.record(z.unknown()).optional() });
-    server.setRequestHandler(schema, async (request) => {
+    server.setRequestHandler(directCall(tool.name), async (request) => {
       const { _meta: _ignored, ...args } = request.params ?? {};
       try {
         return (await Tools.invoke({ services, name: tool.name, args, presented, binding })) as Record<string, unknown>;

@@ -1,21 +1,39 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ServiceError, toJsonRpcError } from '../../errors/ServiceError.js';
+import type { Presented } from '../../auth/Caller.js';
 import type { Services } from '../../Services.js';
 import type { Binding } from '../../../tools/Tools.js';
 import * as McpServer from './McpServer.js';
+
+/** The credentials this process acts with, named as the operator set them. */
+export function presentedBy(services: Services): Presented {
+  const { apiKey, bearerToken } = services.config.stdioCredentials;
+  return { apiKey, bearerToken, origin: 'stdio', names: { apiKey: 'PROFILE_EDGE_API_KEY', bearerToken: 'PROFILE_EDGE_BEARER_TOKEN' } };
+}
 
 /**
  * Serves MCP over stdin/stdout for a local host. The process acts with the credentials configured for it
  * (PROFILE_EDGE_API_KEY, PROFILE_EDGE_BEARER_TOKEN), checked on every call like any other transport's.
  */
 export async function serve(services: Services, binding: Binding): Promise<void> {
-  const { apiKey, bearerToken } = services.config.stdioCredentials;
-  const server = McpServer.create({ services, binding, presented: { apiKey, bearerToken, origin: 'stdio' } });
+  const server = McpServer.create({ services, binding, presented: presentedBy(services) });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
   });
   await McpServer.connect(server, transport);
+  // A line that is not JSON, or not a JSON-RPC message, is answered (id null) instead of leaving the client waiting.
+  const onerror = transport.onerror;
+  transport.onerror = (error) => {
+    const unreadable = error instanceof SyntaxError ? 'invalid_json' : error.name === 'ZodError' || 'issues' in error ? 'invalid_request' : undefined;
+    if (unreadable) {
+      const refusal = toJsonRpcError(new ServiceError(unreadable, unreadable === 'invalid_json' ? 'The line is not valid JSON.' : 'The line is not a JSON-RPC 2.0 message (one object per line; no batches).'));
+      void transport.send({ jsonrpc: '2.0', id: null, error: { ...refusal, code: unreadable === 'invalid_json' ? -32700 : -32600 } } as unknown as JSONRPCMessage);
+    }
+    onerror?.(error);
+  };
   services.logger.info('mcp stdio ready', { binding: binding.kind === 'profile' ? binding.slug : 'global' });
   await closed;
   await server.close();
