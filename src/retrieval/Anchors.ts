@@ -70,6 +70,12 @@ const commonStems = new Set(
 /** Endings of derived English words ("Brewing", "Mostly", "Hydration"): no evidence of a name either. */
 const derived = /(?:ings?|ly|ness|ments?|t?ions?|ities|ity|isms?|ful|less|[ai]ble|ous)$/;
 
+/** Titles before a name: dropped from it, and evidence that the next capitalized word is one ("Ms. Lindqvist"). */
+const honorifics = new Set(words('mr mrs ms mx dr prof sir dame rev fr st'));
+
+/** Abbreviations whose period ends no sentence, and which are no names themselves ("Ep. 41", "vs. index funds"). */
+const abbreviations = new Set(words('ep eps no nos vol vols fig figs ch chap pp pg sec art approx ca cf vs etc jr sr inc ltd co corp dept est min max mt ft'));
+
 /** Words that join the parts of a name: "Bank of England", "Ludwig van Beethoven", "Ursula von der Leyen". */
 const connectors = new Set(words('of the de del della der den van von la le da di du dos das'));
 
@@ -79,7 +85,7 @@ const connectors = new Set(words('of the de del della der den van von la le da d
  * Every repetition starts with a character the one before cannot take, so matching is linear.
  */
 const tokenPattern =
-  /(?<number>\p{Nd}+(?:[.,:/‐-]\p{Nd}+)*)(?<unit>[%‰]|°?\p{L}[\p{L}\p{M}\p{N}]*)?|[\p{L}\p{M}\p{N}]+(?:(?:['’‐-]|(?<=\p{N})[.,:/](?=\p{N}))[\p{L}\p{M}\p{N}]+)*|\n|[^\s\p{L}\p{M}\p{N}]/gu;
+  /(?<number>\p{Nd}+(?:[.,:/‐-]\p{Nd}+)*)(?<unit>[%‰]|°?\p{L}[\p{L}\p{M}\p{N}]*)?|[\p{L}\p{M}\p{N}]+(?:(?:['’‐&-]|(?<=\p{N})[.,:/](?=\p{N}))[\p{L}\p{M}\p{N}]+)*|\n|[^\s\p{L}\p{M}\p{N}]/gu;
 
 /** Marks after which a new clause starts: sentence ends, clause punctuation, quotes, brackets, dashes, bullets. */
 const clauseMarks = new Set([...'.?!;:,()[]{}"“”„«»‘’\'—–-•*·…¿¡#>|\n']);
@@ -120,10 +126,12 @@ function titleCased(tokens: RegExpMatchArray[]): boolean {
 
 /**
  * A run of capitalized words as a name. Where capitals are weak evidence (a clause start, title case) ordinary words
- * are trimmed from both ends ("Home brewing" is no name, "Also Owen" is "Owen"); a lone acronym is a key term, not an
- * anchor, since content often spells it out ("HELOC", "a home equity line").
+ * are trimmed from both ends ("Home brewing" is no name, "Also Owen" is "Owen"), and a single word left is a name only
+ * with evidence of its own (a possessive, a title before it, digits or inner capitals): "Naps, good or bad?" and
+ * "Rye bread, how long?" ask nothing of a name. A lone acronym is a key term, not an anchor, since content often
+ * spells it out ("HELOC", "a home equity line"); a lone letter ("250 °C") is none either.
  */
-function nameOf(run: string[], weak: boolean): string | undefined {
+function nameOf(run: string[], weak: boolean, evidence: boolean): string | undefined {
   let first = 0;
   let last = run.length - 1;
   if (weak) {
@@ -132,7 +140,12 @@ function nameOf(run: string[], weak: boolean): string | undefined {
   }
   while (first <= last && connectors.has(run[first]!.toLowerCase())) first++;
   const name = run.slice(first, last + 1);
-  if (name.length === 0 || (name.length === 1 && /^\p{Lu}{2,}s?$/u.test(name[0]!))) return undefined;
+  if (name.length === 0) return undefined;
+  if (name.length === 1) {
+    const word = name[0]!;
+    if (/^[\p{Lu}&]{2,}s?$/u.test(word) || /^\p{L}$/u.test(word)) return undefined;
+    if (weak && !evidence && !identifier(word)) return undefined;
+  }
   return name.join(' ');
 }
 
@@ -160,12 +173,16 @@ function scan(text: string): { names: Anchor[]; numbers: Anchor[] } {
   let lineStart = true;
   let run: string[] = [];
   let runWeak = false;
+  let runEvidence = false;
+  let titled = false;
+  let skipPeriod = -1;
   let connecting: string[] = [];
   const endRun = () => {
-    const name = run.length > 0 ? nameOf(run, runWeak) : undefined;
+    const name = run.length > 0 ? nameOf(run, runWeak, runEvidence) : undefined;
     const anchor = name === undefined ? undefined : anchorOf(name, 'name');
     if (anchor) names.push(anchor);
     run = [];
+    runEvidence = false;
     connecting = [];
   };
 
@@ -185,12 +202,23 @@ function scan(text: string): { names: Anchor[]; numbers: Anchor[] } {
       return;
     }
     if (!/^[\p{L}\p{M}\p{N}]/u.test(token)) {
+      // The period of "Ms." or "Ep." ends no sentence.
+      if (i === skipPeriod) return;
       endRun();
+      titled = false;
       if (clauseMarks.has(token)) clauseStart = true;
       return;
     }
     const bare = stripPossessive(token);
     const lower = bare.toLowerCase().replace(/’/g, "'");
+    const next = tokens[i + 1];
+    const period = next?.[0] === '.' && next.index === t.index! + token.length;
+    if ((honorifics.has(lower) || abbreviations.has(lower)) && (period || honorifics.has(lower))) {
+      endRun();
+      if (period) skipPeriod = i + 1;
+      titled = honorifics.has(lower);
+      return;
+    }
     if (run.length > 0 && connectors.has(lower) && connecting.length < 3) {
       connecting.push(bare);
       return;
@@ -199,15 +227,23 @@ function scan(text: string): { names: Anchor[]; numbers: Anchor[] } {
     if (nameLike(bare) && !asking && !Text.stopwords.has(lower) && !(clauseStart && leadWords.has(lower))) {
       // A name has at most eight words: a longer run is several names, and the work stays bounded.
       if (run.length >= 8) endRun();
-      if (run.length === 0) runWeak = clauseStart || weakCapitals;
+      if (run.length === 0) {
+        runWeak = (clauseStart || weakCapitals) && !titled;
+        runEvidence = titled;
+      }
+      titled = false;
       run.push(...connecting, bare);
       connecting = [];
       // A possessive closes a name: "Owen's Rule" is Owen's.
-      if (bare !== token) endRun();
+      if (bare !== token) {
+        runEvidence = true;
+        endRun();
+      }
       clauseStart = false;
       return;
     }
     endRun();
+    titled = false;
     // After a word that asks, capitals are deliberate; after "So", "And" or "The" the clause has not really begun.
     clauseStart = clauseStart && !asking && (leadWords.has(lower) || Text.stopwords.has(lower));
   });

@@ -58,7 +58,8 @@ export function diagnose(
   if (noRelevantContent) returned = [];
 
   const anchorsMatched = run.anchors.filter((a) => matchedIn(a, returned));
-  const missingAnchors = noRelevantContent ? run.anchors : run.anchors.filter((a) => !anchorsMatched.includes(a));
+  // With nothing returned, an anchor the candidates do contain (the expert's own name included) is not "missing".
+  const missingAnchors = noRelevantContent ? run.anchors.filter((a) => !anchorsInCandidates.includes(a)) : run.anchors.filter((a) => !anchorsMatched.includes(a));
   const missingEntities = run.entities.filter((a) => missingAnchors.includes(a));
   const direct = returned.filter((e) => coverage(run.question.stems, e) >= directCoverage);
   const topicFill = returned.filter((e) => !direct.includes(e) && !run.anchors.some((a) => Anchors.matches(a, e)));

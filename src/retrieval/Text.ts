@@ -40,12 +40,18 @@ export function stemsOf(text: string): string[] {
   return tokens(text).map(stem);
 }
 
-/** The distinct query terms of a question: tokens that are not stopwords, with their stems, in first-seen order. */
+/** Titles before a name ("Ms. Lindqvist"): content rarely writes them, so a question's title asks for nothing. */
+export const titles = new Set(['mr', 'mrs', 'ms', 'mx', 'dr', 'prof']);
+
+/**
+ * The distinct query terms of a question: tokens that are not stopwords or titles, with their stems, in first-seen
+ * order.
+ */
 export function queryTerms(question: string): { token: string; stem: string }[] {
   const seen = new Set<string>();
   const terms: { token: string; stem: string }[] = [];
   for (const token of tokens(question)) {
-    if (stopwords.has(token)) continue;
+    if (stopwords.has(token) || titles.has(token)) continue;
     const s = stem(token);
     if (seen.has(s)) continue;
     seen.add(s);

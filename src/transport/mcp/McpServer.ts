@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Presented } from '../../auth/Caller.js';
 import { ServiceError, codeOfJsonRpc, toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
@@ -58,7 +58,7 @@ export function normalizeError(message: JSONRPCMessage): JSONRPCMessage {
 /** Anything with zod's `safeParse` (the SDK's schemas are zod 4, ours zod 3). */
 type Checkable = { safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } };
 
-// Loose where the tool handler checks more itself, so `arguments` of the wrong type read as the tool's own error.
+// The handler's own view of tools/call: the SDK has already checked the request against CallToolRequestSchema.
 const callTool = z.object({ method: z.literal('tools/call'), params: z.object({ name: z.string(), arguments: z.unknown() }).passthrough() });
 const directCall = (name: string) => z.object({ method: z.literal(name), params: z.record(z.unknown()).optional() });
 
@@ -67,7 +67,8 @@ const requestSchemas = new Map<string, Checkable>([
   ['initialize', InitializeRequestSchema],
   ['ping', PingRequestSchema],
   ['tools/list', ListToolsRequestSchema],
-  ['tools/call', callTool],
+  // The SDK checks tools/call against its own schema before our handler runs (and answers a miss with a zod dump).
+  ['tools/call', CallToolRequestSchema],
   ...Tools.all.map((t): [string, Checkable] => [t.name, directCall(t.name)]),
 ]);
 
