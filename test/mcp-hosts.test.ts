@@ -124,7 +124,7 @@ describe('DNS-rebinding protection', () => {
     const before = snapshot(served.environment.services.db);
     const rpc = await post('/mcp', { host: 'evil.example.com', origin: 'http://evil.example.com' });
     expect(rpc.status).toBe(403);
-    expect(rpc.body.error).toMatchObject({ code: -32000, data: { error: 'forbidden_host', status: 403 } });
+    expect(ErrorBody.parse(rpc.body)).toMatchObject({ error: 'forbidden_host', message: expect.stringContaining('evil.example.com') });
     for (const path of ['/health', '/api/profiles', '/mcp', '/SKILL.md']) {
       const response = await send(`${served.url}${path}`, { headers: { host: 'evil.example.com' } });
       expect(response.status, path).toBe(403);
@@ -143,7 +143,7 @@ describe('DNS-rebinding protection', () => {
     for (const origin of ['http://evil.example.com', 'https://localhost.evil.example.com', 'null', 'file://']) {
       const response = await post('/mcp', { origin });
       expect(response.status, origin).toBe(403);
-      expect(response.body.error.data.error).toBe('forbidden_origin');
+      expect(ErrorBody.parse(response.body).error).toBe('forbidden_origin');
     }
     const rest = await fetch(`${served.url}/api/profiles`, { headers: { origin: 'http://evil.example.com' } });
     expect(ErrorBody.parse(await rest.json()).error).toBe('forbidden_origin');
@@ -300,6 +300,7 @@ describe('malformed HTTP framing', () => {
     ['bad chunking', 'POST /api/ask/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400, 'invalid_request'],
     ['a NUL in a header', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\0b\r\n\r\n', 400, 'invalid_request'],
     ['an HTTP/1.1 request without Host', 'GET /health HTTP/1.1\r\n\r\n', 400, 'invalid_request'],
+    ['an HTTP/1.1 request with an empty Host', 'GET /health HTTP/1.1\r\nHost:\r\n\r\n', 400, 'invalid_request'],
     ['oversized headers', `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
   ])('error: %s gets the Error body', async (_name, bytes, status, code) => {
     const response = await raw(bytes);

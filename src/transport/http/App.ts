@@ -127,7 +127,10 @@ export function create(services: Services, options: { listenHost?: string } = {}
     const error = requestError(thrown as { type?: string }) ?? toServiceError(thrown);
     if (error.code === 'internal_error') services.logger.error('request failed', { path: req.path, error: error.cause ?? error });
     if (res.headersSent) return;
-    if (req.method === 'POST' && /\/mcp$/.test(req.path)) {
+    // A JSON-RPC envelope answers what went wrong with the message; a refusal of the request itself (Origin, Host)
+    // comes before any JSON-RPC and is the Error body, like the per-profile 404.
+    const refusal = error.code === 'forbidden_origin' || error.code === 'forbidden_host';
+    if (req.method === 'POST' && /\/mcp$/.test(req.path) && !refusal) {
       res.status(error.status).json({ jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
       return;
     }

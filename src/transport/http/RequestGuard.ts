@@ -68,7 +68,7 @@ export function create(allowed: Config['allowed'], listenHost: string): RequestH
   const active = rules(allowed, listenHost);
   const guard = (req: Request, _res: Response, next: NextFunction): void => {
     const host = req.get('host');
-    if (host === undefined) {
+    if (host === undefined || host === '') {
       // HTTP/1.0 has no Host; HTTP/1.1 must send one (and no browser omits it, so it cannot be a rebinding).
       next(req.httpVersionMajor === 1 && req.httpVersionMinor === 0 ? undefined : new ServiceError('invalid_request', 'HTTP/1.1 requests need a Host header.'));
       return;
