@@ -59,8 +59,33 @@ describe('MCP over HTTP with a bad API key', () => {
 
   test('behavior: a revoked key reads as unknown or revoked, never as missing', async () => {
     const client = await connect('/mara-lindqvist/mcp', { 'service-api-key': served.environment.keys.revokedKey });
-    const result = (await client.callTool({ name: 'profile_quote', arguments: {} })) as any;
+    const result = (await client.callTool({ name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } })) as any;
     expect(result.structuredContent).toMatchObject({ error: 'invalid_api_key', message: expect.stringMatching(/revoked/) });
+    await client.close();
+  });
+
+  test('behavior: a free tool answers despite a bad key, and says what is wrong with it', async () => {
+    const before = snapshot(served.environment.services.db);
+    const client = await connect('/mara-lindqvist/mcp', { 'service-api-key': served.environment.keys.revokedKey });
+    const listed = (await client.callTool({ name: 'profile_list_channels', arguments: {} })) as any;
+    expect(listed.isError).toBeFalsy();
+    expect(listed.structuredContent.slug).toBe('mara-lindqvist');
+    expect(JSON.parse(listed.content[0].text)).toEqual(listed.structuredContent);
+    expect(listed.content[1].text).toMatch(/^Note: The service-api-key header is well formed but unknown to this server, or it was revoked\. It was ignored/);
+    expect(listed._meta['profile-edge/credential']).toMatchObject({ error: 'invalid_api_key' });
+    // A quote without the key it meant to send needs a rail, and the note says why.
+    const quoted = (await client.callTool({ name: 'profile_quote', arguments: {} })) as any;
+    expect(quoted.structuredContent).toMatchObject({ error: 'missing_rail' });
+    expect(quoted.content[1].text).toMatch(/^Note: The service-api-key header/);
+    await client.close();
+    expect(snapshot(served.environment.services.db)).toEqual(before);
+  });
+
+  test('behavior: a free tool on a private profile with a bad key is the anonymous answer (404), with the note', async () => {
+    const client = await connect('/mcp', { 'service-api-key': 'nope' });
+    const result = (await client.callTool({ name: 'profile_list_channels', arguments: { slug: 'sunniva-bratt' } })) as any;
+    expect(result.structuredContent).toMatchObject({ error: 'not_found', status: 404 });
+    expect(result.content[1].text).toMatch(/malformed/);
     await client.close();
   });
 

@@ -107,10 +107,13 @@ describe('mcp-remote 0.15.1 (Claude Desktop’s bridge)', () => {
     expect(oauthTraces()).toEqual([]);
   }, 30_000);
 
-  test('behavior: a revoked key reads as revoked, and free tools need no key at all', async () => {
+  test('behavior: a revoked key reads as revoked; free tools answer with a note, or with no key at all', async () => {
     await throughMcpRemote('/mcp', served.environment.keys.revokedKey, async (client) => {
-      const result = (await client.callTool({ name: 'profile_quote', arguments: {} })) as any;
-      expect(result.structuredContent).toMatchObject({ error: 'invalid_api_key', message: expect.stringMatching(/revoked/) });
+      const paid = (await client.callTool({ name: 'profile_query', arguments: question })) as any;
+      expect(paid.structuredContent).toMatchObject({ error: 'invalid_api_key', message: expect.stringMatching(/revoked/) });
+      const free = (await client.callTool({ name: 'profile_list_channels', arguments: { limit: 1 } })) as any;
+      expect(free.isError).toBeFalsy();
+      expect(free.content[1].text).toMatch(/revoked/);
     });
     await throughMcpRemote('/mcp', undefined, async (client) => {
       const result = (await client.callTool({ name: 'profile_list_channels', arguments: { limit: 1 } })) as any;

@@ -219,8 +219,11 @@ describe('profile-edge mcp (stdio)', () => {
     transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     await client.connect(transport);
     expect((await client.listTools()).tools).toHaveLength(3);
-    const result = (await client.callTool({ name: 'profile_quote', arguments: {} })) as any;
+    const result = (await client.callTool({ name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } })) as any;
     expect(result.structuredContent).toMatchObject({ error: 'invalid_api_key', message: 'PROFILE_EDGE_API_KEY is well formed but unknown to this server, or it was revoked.' });
+    const free = (await client.callTool({ name: 'profile_list_channels', arguments: { limit: 1 } })) as any;
+    expect(free.isError).toBeFalsy();
+    expect(free.content[1].text).toMatch(/^Note: PROFILE_EDGE_API_KEY is well formed but unknown/);
     await client.close();
     expect(stderr).toContain('warning: PROFILE_EDGE_API_KEY is well formed but unknown to this server, or it was revoked.');
     expect(stderr).not.toContain(served.environment.keys.revokedKey);

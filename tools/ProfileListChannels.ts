@@ -71,6 +71,7 @@ const globalInput = z
 
 export const profileListChannels = define({
   name: 'profile_list_channels',
+  free: true,
   description: (binding: Binding) =>
     binding.kind === 'profile'
       ? `List the channels (video, podcast, feed, notes, upload) indexed for the profile "${binding.slug}", with their access level, status and price per million profile tokens. Free.`

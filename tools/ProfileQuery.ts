@@ -96,6 +96,7 @@ function retrievalBlock(run: Retrieval, diagnostics: RetrievalDiagnostics, retur
 
 export const profileQuery = define({
   name: 'profile_query',
+  free: false,
   description: (binding: Binding) =>
     `Ask a question of ${binding.kind === 'profile' ? `the indexed content of "${binding.slug}"` : 'participating experts’ indexed content (global, one profile, a collection, or up to 20 handles; @mentions narrow the scope)'}. Returns a grounded answer with profileUrl citations (mode "synthesized", default) or ranked chunks, source groups and claims (mode "raw"), always with a retrieval confidence and diagnostics. Paid: send the service-api-key header and paymentMode (unlocks or credits); a query that finds nothing relevant is refunded.`,
   input: () => QueryRequest,

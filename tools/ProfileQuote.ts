@@ -7,6 +7,7 @@ import { type Binding, define } from './Tool.js';
 
 export const profileQuote = define({
   name: 'profile_quote',
+  free: true,
   description: (binding: Binding) =>
     `Free, static price of one ${binding.kind === 'profile' ? `query to "${binding.slug}"` : 'query'}. With an API key: the unlock and credit cost (rail is ignored). Without one: pass rail (tempo or x402_base) for the on-chain price, receiving address, USDC contract and chain id. Optional: you may query directly.`,
   input: () => z.object({ rail: Rail.optional().describe('On-chain rail; ignored when an API key is present.') }).strict(),

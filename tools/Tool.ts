@@ -20,6 +20,8 @@ export type ToolContext = {
 /** One MCP tool: its contract (a strict input schema per binding) and its handler. */
 export type Tool = {
   name: ToolName;
+  /** True when the tool never charges: over MCP it answers despite a bad credential, with a note saying what is wrong. */
+  free: boolean;
   description(binding: Binding): string;
   input(binding: Binding): z.ZodTypeAny;
   /** Error codes for invalid input, by top-level field (default `invalid_request`); a function can look at the issue. */

@@ -64,6 +64,12 @@ export type Invocation = {
   args: unknown;
   presented: Caller.Presented;
   binding: Binding;
+  /**
+   * What a bad credential does: `refuse` fails the call (REST: 401); `note` lets a free tool answer as if it had not
+   * been sent and hands the problem to `onNote` (MCP tools/call, where a host cannot show an HTTP error).
+   */
+  badCredentials?: 'refuse' | 'note';
+  onNote?: (problem: ServiceError) => void;
 };
 
 /**
@@ -74,7 +80,11 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   const { services, binding } = invocation;
   const tool = find(invocation.name);
   if (!tool) throw unknownTool(invocation.name);
-  const caller = Caller.resolve(services.db, invocation.presented);
+  const { caller, problem } = Caller.inspect(services.db, invocation.presented);
+  if (problem) {
+    if (invocation.badCredentials !== 'note' || !tool.free) throw problem;
+    invocation.onNote?.(problem);
+  }
   const profile = binding.kind === 'profile' ? Access.readableProfile(services.db, binding.slug, caller) : undefined;
   const input = parseInput(tool, binding, invocation.args);
   return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile });

@@ -30,11 +30,13 @@ const described: Record<SecretKind, { code: 'invalid_api_key' | 'invalid_bearer_
 };
 
 /** Verifies one presented secret; the error says exactly what is wrong: empty, malformed, or unknown or revoked. */
-function verified(db: Database, kind: SecretKind, token: string, what: string): Credentials.Credential {
+function verified(db: Database, kind: SecretKind, token: string, names: NonNullable<Presented['names']>): Credentials.Credential {
   const { code, form } = described[kind];
+  const what = kind === 'api_key' ? names.apiKey : names.bearerToken;
   if (token === '') throw new ServiceError(code, `${what} is present but empty.`);
   if (!Secret.parse(kind, token)) {
-    const hint = kind === 'bearer_token' && Secret.parse('api_key', token) ? ' (an API key goes in the service-api-key header)' : '';
+    const apiKeyPlace = names.apiKey.replace(/^The /, 'the ');
+    const hint = kind === 'bearer_token' && Secret.parse('api_key', token) ? ` (an API key goes in ${apiKeyPlace})` : '';
     throw new ServiceError(code, `${what} is malformed: expected ${form}${hint}.`);
   }
   const found = Credentials.verify(db, kind, token);
@@ -49,12 +51,12 @@ function verified(db: Database, kind: SecretKind, token: string, what: string): 
 export function resolve(db: Database, presented: Presented): Caller {
   const caller: Caller = { rateKey: `origin:${presented.origin}` };
   if (presented.bearerToken !== undefined) {
-    const token = verified(db, 'bearer_token', presented.bearerToken, (presented.names ?? headerNames).bearerToken);
+    const token = verified(db, 'bearer_token', presented.bearerToken, presented.names ?? headerNames);
     caller.bearer = { id: token.id, accountId: token.accountId };
     caller.rateKey = `account:${token.accountId}`;
   }
   if (presented.apiKey !== undefined) {
-    const key = verified(db, 'api_key', presented.apiKey, (presented.names ?? headerNames).apiKey);
+    const key = verified(db, 'api_key', presented.apiKey, presented.names ?? headerNames);
     caller.apiKey = { id: key.id, accountId: key.accountId };
     caller.rateKey = `key:${key.id}`;
   }

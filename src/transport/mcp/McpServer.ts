@@ -98,6 +98,16 @@ export async function connect(server: Server, transport: Transport): Promise<voi
   };
 }
 
+/**
+ * A free tool's result despite a bad credential, saying what is wrong with it: a second text block the model reads,
+ * and `_meta` for clients. The payload itself stays the contract's.
+ */
+function withNote<R extends ReturnType<typeof toolResult>>(result: R, note: ServiceError | undefined): R & { _meta?: Record<string, unknown> } {
+  if (!note) return result;
+  const text = `Note: ${note.message} It was ignored for this free call; paid calls fail until it is fixed.`;
+  return { ...result, content: [...result.content, { type: 'text', text }], _meta: { 'profile-edge/credential': { error: note.code, message: note.message } } };
+}
+
 /** Logs failures that are the server's fault; the caller sees only the table's message. */
 export function logFailure(services: Services, error: ServiceError, context: Record<string, unknown>): void {
   if (error.code === 'internal_error') services.logger.error('tool failed', { ...context, error: error.cause ?? error });
@@ -124,13 +134,15 @@ export function create(options: { services: Services; binding: Binding; presente
   server.setRequestHandler(callTool, async (request) => {
     const { name, arguments: args } = request.params;
     if (!Tools.find(name)) throw new RpcError(Tools.unknownTool(name));
+    let note: ServiceError | undefined;
     try {
-      return toolResult(await Tools.invoke({ services, name, args, presented, binding }));
+      const payload = await Tools.invoke({ services, name, args, presented, binding, badCredentials: 'note', onNote: (problem) => (note = problem) });
+      return withNote(toolResult(payload), note);
     } catch (thrown) {
       const error = toServiceError(thrown);
       logFailure(services, error, { tool: name, transport: 'mcp' });
       if (error.code === 'payment_required') throw new RpcError(error);
-      return toolErrorResult(error);
+      return withNote(toolErrorResult(error), note);
     }
   });
 
