@@ -4,13 +4,13 @@ import * as SourceLinks from '../src/answer/SourceLinks.js';
 import { profileUrl } from '../src/answer/Synthesizer.js';
 import { QueryRequest } from '../src/contract/Query.js';
 import type { EvidenceSourceGroup, QueryResponse, RawChunk, RawQueryResponse, RetrievalDiagnostics } from '../src/contract/Query.js';
-import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Charging from '../src/payments/Charging.js';
 import * as Diagnostics from '../src/retrieval/Diagnostics.js';
 import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
-import * as Payer from '../src/payments/Payer.js';
+import * as Gate from '../src/payments/Gate.js';
+import type { Services } from '../src/Services.js';
 import * as Ids from '../src/store/Ids.js';
 import { type Binding, define } from './Tool.js';
 
@@ -94,6 +94,70 @@ function retrievalBlock(run: Retrieval, diagnostics: RetrievalDiagnostics, retur
   };
 }
 
+type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: Evidence[] };
+
+/** Preflight retrieval: ranked evidence and its diagnostics, before anyone pays. */
+async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest): Promise<Preflight> {
+  const { db, config } = services;
+  const run = await Retriever.retrieve(db, services.stats.current(), {
+    question: scope.retrievalText,
+    channels: scope.channels,
+    mode: input.queryMode,
+    termModel: services.termModel(),
+    vectors: services.vectors,
+    vectorWeight: config.embedding.weight,
+    minSimilarity: config.embedding.minSimilarity,
+  });
+  const { diagnostics, returned } = Diagnostics.diagnose(run, { scopeKind: scope.kind, scopeNotes: scope.notes, channelCount: scope.channels.size });
+  return { run, diagnostics, returned };
+}
+
+/** What the caller receives, with the text each creator is paid for: returned text in raw mode, cited chunks in synthesized. */
+type Answer = { response: QueryResponse | RawQueryResponse; used: { e: Evidence; text: string }[] };
+
+/** The answer phase: ranked chunks, source groups and claims (raw), or a synthesized answer with citations. */
+async function answer(
+  services: Services,
+  input: { input: QueryRequest; scope: Scope.ResolvedScope; preflight: Preflight; queryId: string; charge: Gate.ChargeKind },
+): Promise<Answer> {
+  const { run, diagnostics, returned } = input.preflight;
+  const common = { confidence: diagnostics.confidence, confidenceReasons: diagnostics.confidenceReasons, queryId: input.queryId, charge: input.charge, scope: input.scope.scope };
+  if (input.input.mode === 'raw') {
+    const claims = Claims.extract(returned, run.question);
+    const groups = sourceGroups(returned, claims);
+    return {
+      response: {
+        mode: 'raw',
+        chunks: returned.map(rawChunk),
+        ...common,
+        retrieval: { ...retrievalBlock(run, diagnostics, returned), sourceGroupCount: groups.length, claimCount: claims.length },
+        sourceGroups: groups,
+        claims,
+      },
+      used: returned.map((e) => ({ e, text: e.text })),
+    };
+  }
+  const { answer: text, citations } = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question });
+  return {
+    response: { answer: returned.length === 0 ? Extractive.nothingFound : text, citations, ...common, retrieval: retrievalBlock(run, diagnostics, returned) },
+    used: returned.filter((e) => citations.some((c) => c.chunkId === e.chunkId)).map((e) => ({ e, text: e.chunkText })),
+  };
+}
+
+/** Each creator's share of an answer: profile tokens used times the channel's rate. */
+function creditCreators(services: Services, queryId: string, used: Answer['used']): void {
+  Charging.creditCreators(services.db, {
+    queryId,
+    usage: used.map(({ e, text }) => ({
+      channelId: e.channelId,
+      profileId: e.scoped.profile.id,
+      ownerAccountId: e.scoped.profile.ownerAccountId,
+      profileTokens: Math.ceil(text.length / 4),
+      ratePerMillionTokens: e.scoped.channel.ratePerMillionTokens,
+    })),
+  });
+}
+
 export const profileQuery = define({
   name: 'profile_query',
   free: false,
@@ -104,21 +168,17 @@ export const profileQuery = define({
     // Absent or empty is a missing question; any other type or an overlong one is a malformed request.
     question: (issue) => (issue.code === 'too_small' || (issue.code === 'invalid_type' && ['undefined', 'null'].includes(issue.received)) ? 'missing_question' : 'invalid_request'),
     scope: 'invalid_scope',
+    // SPEC.md's earlier contract variant, answered with where to go instead.
+    paymentProof: 'invalid_payment_proof',
+    quoteNonce: 'invalid_payment_proof',
   },
+  /**
+   * A paid question as a row of phases: who pays, scope, preflight retrieval, the payment hold, the answer, then
+   * capture (relevant content) or release (nothing relevant, or a failure), and the response.
+   */
   async run(input, { services, caller, binding, profile }) {
-    const account = Payer.accountOf(services.db, caller, profile);
-    if (!account) {
-      throw new ServiceError(
-        'api_key_required',
-        caller.bearer
-          ? 'a bearer token pays only for queries on the endpoints of a profile its account owns or is a team member of; send a service-api-key header with paymentMode'
-          : input.rail
-            ? `on-chain payment (${input.rail}) is not available on this server yet; send an API key (the service-api-key header) with paymentMode`
-            : 'profile_query needs an API key (the service-api-key header; PROFILE_EDGE_API_KEY for stdio) and paymentMode (unlocks or credits)',
-      );
-    }
-    if (!input.paymentMode) throw new ServiceError('missing_payment_mode', caller.apiKey ? undefined : 'paymentMode (unlocks or credits) is required: the query is charged to your account.');
     const { db, config } = services;
+    const payment = Gate.payerFor({ db, config, caller, profile, request: input });
     const scope = Scope.resolve(db, {
       question: input.question,
       scope: binding.kind === 'global' ? input.scope : undefined,
@@ -126,68 +186,24 @@ export const profileQuery = define({
       channelIds: input.channelIds,
       caller,
     });
+    const preflight = await retrieve(services, scope, input);
     const queryId = Ids.random('q');
-    Charging.charge(db, { config, accountId: account, mode: input.paymentMode, queryId, memo: input.question.slice(0, 200) });
+    const hold = payment.authorize({ queryId, memo: input.question.slice(0, 200) });
     try {
-      const stats = services.stats.current();
-      const run = await Retriever.retrieve(db, stats, { question: scope.retrievalText, channels: scope.channels, mode: input.queryMode, termModel: services.termModel(), vectors: services.vectors, vectorWeight: config.embedding.weight, minSimilarity: config.embedding.minSimilarity });
-      const { diagnostics, returned } = Diagnostics.diagnose(run, { scopeKind: scope.kind, scopeNotes: scope.notes, channelCount: scope.channels.size });
-      const charge = input.paymentMode === 'unlocks' ? ('unlock' as const) : ('credits' as const);
-      const question = run.question;
-      let response: QueryResponse | RawQueryResponse;
-      // What the caller receives, and so what each creator is paid for: returned text in raw mode, cited chunks in synthesized.
-      let used: { e: Evidence; text: string }[];
-      if (input.mode === 'raw') {
-        const claims = Claims.extract(returned, question);
-        const groups = sourceGroups(returned, claims);
-        used = returned.map((e) => ({ e, text: e.text }));
-        response = {
-          mode: 'raw',
-          chunks: returned.map(rawChunk),
-          confidence: diagnostics.confidence,
-          confidenceReasons: diagnostics.confidenceReasons,
-          retrieval: { ...retrievalBlock(run, diagnostics, returned), sourceGroupCount: groups.length, claimCount: claims.length },
-          queryId,
-          charge,
-          scope: scope.scope,
-          sourceGroups: groups,
-          claims,
-        };
+      const { response, used } = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
+      if (preflight.diagnostics.noRelevantContent) {
+        hold.release(`no relevant content (${preflight.diagnostics.outcome})`);
       } else {
-        const { answer, citations } = await services.synthesizer.synthesize({ question: input.question, evidence: returned, terms: question });
-        used = returned.filter((e) => citations.some((c) => c.chunkId === e.chunkId)).map((e) => ({ e, text: e.chunkText }));
-        response = {
-          answer: returned.length === 0 ? Extractive.nothingFound : answer,
-          citations,
-          confidence: diagnostics.confidence,
-          confidenceReasons: diagnostics.confidenceReasons,
-          retrieval: retrievalBlock(run, diagnostics, returned),
-          queryId,
-          charge,
-          scope: scope.scope,
-        };
-      }
-      if (diagnostics.noRelevantContent) {
-        Charging.reverse(db, { config, accountId: account, mode: input.paymentMode, queryId, reason: `no relevant content (${diagnostics.outcome})` });
-      } else {
-        Charging.creditCreators(db, {
-          queryId,
-          usage: used.map(({ e, text }) => ({
-            channelId: e.channelId,
-            profileId: e.scoped.profile.id,
-            ownerAccountId: e.scoped.profile.ownerAccountId,
-            profileTokens: Math.ceil(text.length / 4),
-            ratePerMillionTokens: e.scoped.channel.ratePerMillionTokens,
-          })),
-        });
+        hold.capture();
+        creditCreators(services, queryId, used);
       }
       return response;
     } catch (error) {
-      // A query that fails after the charge costs nothing; a failed reversal is logged, never hides the cause.
+      // A query that fails after the hold costs nothing; a failed release is logged, never hides the cause.
       try {
-        Charging.reverse(db, { config, accountId: account, mode: input.paymentMode, queryId, reason: 'query failed' });
-      } catch (reversal) {
-        services.logger.error('charge reversal failed', { queryId, error: reversal });
+        hold.release('query failed');
+      } catch (release) {
+        services.logger.error('payment release failed', { queryId, error: release });
       }
       throw error;
     }

@@ -49,6 +49,12 @@ export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown
   const parsed = tool.input(binding).safeParse(args ?? {});
   if (parsed.success) return parsed.data;
   const first = parsed.error.issues[0]!;
+  // An unknown field with a rule of its own (an earlier contract's field) is refused with that rule's code and words.
+  const known = first.code === 'unrecognized_keys' ? first.keys.find((k) => tool.fieldErrors?.[k] !== undefined) : undefined;
+  if (known !== undefined) {
+    const rule = tool.fieldErrors![known]!;
+    throw new ServiceError(typeof rule === 'function' ? rule(first) : rule);
+  }
   const field = first.path[0];
   const rule = typeof field === 'string' ? tool.fieldErrors?.[field] : undefined;
   const code = (typeof rule === 'function' ? rule(first) : rule) ?? 'invalid_request';

@@ -14,6 +14,11 @@ const table = {
   invalid_rail: { status: 400, jsonRpc: -32602, message: 'rail must be tempo or x402_base.' },
   missing_question: { status: 400, jsonRpc: -32602, message: 'question is required.' },
   invalid_scope: { status: 400, jsonRpc: -32602, message: 'The scope is invalid.' },
+  invalid_payment_proof: {
+    status: 400,
+    jsonRpc: -32602,
+    message: 'paymentProof and quoteNonce belong to an earlier flow this server does not accept: pay with an API key (service-api-key and paymentMode); on-chain payment uses 402 challenges and credentials, not quote nonces.',
+  },
   missing_payment_mode: { status: 400, jsonRpc: -32602, message: 'paymentMode (unlocks or credits) is required with an API key.' },
   invalid_api_key: { status: 401, jsonRpc: -32001, message: 'The service-api-key header is malformed, unknown or revoked.' },
   api_key_required: { status: 401, jsonRpc: -32001, message: 'This call needs a service-api-key header: on-chain payment is not available on this server yet.' },
