@@ -284,3 +284,37 @@ describe('the demo question set', () => {
     expect(r.chunks).toEqual([]);
   });
 });
+
+describe('start-up reconciliation', () => {
+  test('behavior: a charge a crash left with neither an answer nor a reversal is given back once, saying why', async () => {
+    const { Balance, Charging } = { Balance: await import('../src/payments/Balance.js'), Charging: await import('../src/payments/Charging.js') };
+    const { accountId } = buyer({ credits: 30 });
+    const config = served.environment.services.config;
+    // Three holds as a crash would leave them: one answered, one released, one cut off in between.
+    const answered = Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_answered_test', memo: 'a' });
+    answered.capture();
+    Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_released_test', memo: 'b' }).release('no relevant content');
+    Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_orphan_test', memo: 'c' });
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(10);
+    // A query in flight is not an orphan: nothing happens until it is older than any query runs.
+    expect(Charging.reconcile(db())).toBe(0);
+    const later = Date.now() + Charging.orphanAfterMs + 1_000;
+    expect(Charging.reconcile(db(), { now: later })).toBe(1);
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(20);
+    const reversal = Ledger.entries(db(), { accountId }).find((e) => e.kind === 'query_reversal' && e.queryId === 'q_orphan_test')!;
+    expect(reversal).toMatchObject({ creditsDelta: 10, memo: expect.stringMatching(/^reconciled at start: .*never answered nor reversed/) });
+    // Once is enough: the next start finds nothing.
+    expect(Charging.reconcile(db(), { now: later })).toBe(0);
+  });
+
+  test('behavior: a served answer leaves a query_answered row with its earnings, so a restart never reverses it', async () => {
+    const { key, accountId } = buyer({ credits: 10 });
+    const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?' }, { key });
+    const kinds = Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === r.queryId).map((e) => e.kind);
+    expect(kinds).toContain('query_answered');
+    expect(kinds).toContain('creator_earning');
+    const { Charging } = { Charging: await import('../src/payments/Charging.js') };
+    Charging.reconcile(db(), { now: Date.now() + Charging.orphanAfterMs + 1_000 });
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(0);
+  });
+});

@@ -13,7 +13,7 @@ export function hold(input: { db: Database; config: Config; accountId: string; m
   Charging.charge(db, { config, accountId, mode, queryId, memo: input.memo });
   return {
     charge: mode === 'unlocks' ? 'unlock' : 'credits',
-    capture: () => undefined,
+    capture: () => Charging.markAnswered(db, { accountId, queryId }),
     release: (reason) => void Charging.reverse(db, { config, accountId, mode, queryId, reason }),
   };
 }

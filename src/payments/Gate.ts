@@ -13,7 +13,7 @@ export type ChargeKind = 'unlock' | 'credits' | 'onchain';
 /** Money set aside for one answer: kept when the answer has relevant content, given back otherwise. */
 export type Hold = {
   charge: ChargeKind;
-  /** The answer was given: the payment stands. */
+  /** The answer was given: the payment stands (call it in the transaction that credits the creators). */
   capture(): void;
   /** No answer worth paying for, or the query failed: the payment is undone, and the ledger says why. */
   release(reason: string): void;

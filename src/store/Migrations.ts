@@ -2,12 +2,14 @@ import type { Database } from 'better-sqlite3';
 import { foundation } from './migrations/001_foundation.js';
 import { pages } from './migrations/002_pages.js';
 import { listings } from './migrations/003_listings.js';
+import { answerMarkers } from './migrations/004_answer_markers.js';
 
 /** Numbered schema migrations; a later issue appends, never edits an applied one. */
 export const migrations: readonly { version: number; name: string; sql: string }[] = [
   { version: 1, name: 'foundation', sql: foundation },
   { version: 2, name: 'pages', sql: pages },
   { version: 3, name: 'listings', sql: listings },
+  { version: 4, name: 'answer_markers', sql: answerMarkers },
 ];
 
 /** Applies every migration newer than the database, each in its own transaction. Returns the versions applied. */

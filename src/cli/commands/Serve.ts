@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { defaultDatabasePath } from '../../config/Config.js';
 import * as Demo from '../../demo/Demo.js';
+import * as Charging from '../../payments/Charging.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import type { Services } from '../../Services.js';
 import * as Profiles from '../../store/Profiles.js';
@@ -47,6 +48,7 @@ export const serve: Command = {
     const port = number(values, 'port', { min: 0, max: 65535, integer: true }) ?? config.port;
     const host = (text(values, 'host') ?? config.host).replace(/^\[(.*)\]$/, '$1');
     const services = open();
+    reconcile(services);
     if (config.demoData) {
       const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
@@ -77,6 +79,12 @@ export const serve: Command = {
   },
 };
 
+/** Gives back what a crash left charged but never answered (see Charging.reconcile), and says so in the log. */
+function reconcile(services: Services): void {
+  const reversed = Charging.reconcile(services.db);
+  if (reversed > 0) services.logger.warn('reversed charges a stopped server left unanswered', { count: reversed });
+}
+
 function readable(services: Services, slug: string, caller: Caller.Caller): boolean {
   const profile = Profiles.byHandle(services.db, slug);
   return profile !== undefined && Access.canRead(services.db, profile, caller);
@@ -93,6 +101,7 @@ export const mcp: Command = {
       throw new UsageError(`no database at ${config.databasePath}: set DATABASE_PATH to the one \`profile-edge serve\` uses (it creates and loads it on first start)`);
     }
     const services = open();
+    reconcile(services);
     const slug = text(values, 'profile');
     // A bad key or token does not stop the server: the host connects, and each tool call that needs it says what is
     // wrong, as over HTTP. The operator sees it here too.
