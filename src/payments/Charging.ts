@@ -46,6 +46,11 @@ export const orphanAfterMs = 10 * 60_000;
 export function reconcile(db: Database, options: { now?: number } = {}): number {
   const since = Number(Store.getMeta(db, 'answer_markers_since') ?? Number.POSITIVE_INFINITY);
   const cutoff = (options.now ?? Date.now()) - orphanAfterMs;
+  // One write transaction for finding and reversing: two processes starting at once cannot both reverse a charge.
+  return db.transaction(() => reverseOrphans(db, since, cutoff)).immediate();
+}
+
+function reverseOrphans(db: Database, since: number, cutoff: number): number {
   const orphans = db
     .prepare(
       `SELECT c.account_id AS accountId, c.unlocks_delta AS unlocksDelta, c.credits_delta AS creditsDelta, c.query_id AS queryId, c.created_at AS createdAt
