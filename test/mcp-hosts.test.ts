@@ -298,6 +298,37 @@ describe('JSON-RPC shapes real clients send', () => {
     expect(answer.body.error.message).toMatch(message);
   });
 
+  test('error: a batch that repeats a request id is refused whole, so no request runs unanswered', async () => {
+    const before = snapshot(served.environment.services.db);
+    const body = JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } } },
+    ]);
+    const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'service-api-key': served.environment.keys.callerKey }, body });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as any).error).toMatchObject({ code: -32600, data: { error: 'invalid_request', message: expect.stringContaining('used twice') } });
+    expect(snapshot(served.environment.services.db)).toEqual(before);
+  });
+
+  test('behavior: a JSON-RPC notification naming a tool is not run, so nothing is charged', async () => {
+    const before = snapshot(served.environment.services.db);
+    const response = await fetch(`${served.url}/mcp`, {
+      method: 'POST',
+      headers: { 'service-api-key': served.environment.keys.callerKey },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'profile_query', params: { question: 'How warm should a starter be?', paymentMode: 'credits' } }),
+    });
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+    expect(snapshot(served.environment.services.db)).toEqual(before);
+  });
+
+  test('behavior: both bad credentials are named', async () => {
+    const client = await connect('/mcp', { 'service-api-key': 'nope', authorization: 'Bearer nope' });
+    const result = (await client.callTool({ name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } })) as any;
+    expect(result.structuredContent.message).toMatch(/^The bearer token is malformed.*The service-api-key header is malformed/);
+    await client.close();
+  });
+
   test('behavior: a batch is answered with an array, even of one', async () => {
     const one = await rpc('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
     expect(one.body).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
@@ -336,16 +367,29 @@ describe('malformed HTTP framing', () => {
   });
 });
 
-test('behavior: an HTTP/1.0 request without Host is served (no browser omits Host)', async () => {
+/** Sends raw bytes on one connection and reads until the server closes it. */
+function rawExchange(bytes: string): Promise<string> {
   const { port } = new URL(served.url);
-  const response = await new Promise<string>((resolve, reject) => {
-    const socket = net.connect(Number(port), '127.0.0.1', () => socket.end('GET /health HTTP/1.0\r\n\r\n'));
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.end(bytes));
     let received = '';
     socket.on('data', (d) => (received += d.toString()));
     socket.on('close', () => resolve(received));
     socket.on('error', reject);
   });
-  expect(response).toMatch(/^HTTP\/1.1 200 /);
+}
+
+test('behavior: an HTTP/1.0 request without Host is served (no browser omits Host), but its Origin is still checked', async () => {
+  expect(await rawExchange('GET /health HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1.1 200 /);
+  expect(await rawExchange('GET /health HTTP/1.0\r\nOrigin: http://evil.example.com\r\n\r\n')).toMatch(/^HTTP\/1.1 403 [\s\S]*forbidden_origin/);
+});
+
+test('behavior: a malformed request pipelined after a good one closes the connection instead of answering in its place', async () => {
+  // The first request is answered asynchronously (a tool call), so its response is still pending when the second fails.
+  const first = 'POST /api/ask/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n{"rail":"tempo"}\n';
+  const response = await rawExchange(`${first}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\0b\r\n\r\n`);
+  expect(response).not.toContain('not well-formed');
+  if (response !== '') expect(response).toMatch(/^HTTP\/1.1 200 [\s\S]*"rail":"tempo"/);
 });
 
 describe('a bearer token on its own private profile', () => {

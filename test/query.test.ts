@@ -307,6 +307,23 @@ describe('start-up reconciliation', () => {
     expect(Charging.reconcile(db(), { now: later })).toBe(0);
   });
 
+  test('behavior: a query still running when its charge was reconciled is never reversed twice nor answered free', async () => {
+    const { Balance, Charging } = { Balance: await import('../src/payments/Balance.js'), Charging: await import('../src/payments/Charging.js') };
+    const { accountId } = buyer({ credits: 100 });
+    const config = served.environment.services.config;
+    const failing = Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_slow_fail_test', memo: 'a' });
+    const answering = Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_slow_answer_test', memo: 'b' });
+    // Another process starts while both are still running, past the window.
+    expect(Charging.reconcile(db(), { now: Date.now() + Charging.orphanAfterMs + 1_000 })).toBe(2);
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(100);
+    failing.release('query failed');
+    expect(() => answering.capture()).toThrow(/already given back; ask again/);
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(100);
+    const rows = Ledger.entries(db(), { accountId }).filter((e) => e.queryId?.startsWith('q_slow_'));
+    expect(rows.filter((e) => e.kind === 'query_reversal')).toHaveLength(2);
+    expect(rows.filter((e) => e.kind === 'query_answered')).toHaveLength(0);
+  });
+
   test('behavior: a served answer leaves a query_answered row with its earnings, so a restart never reverses it', async () => {
     const { key, accountId } = buyer({ credits: 10 });
     const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?' }, { key });

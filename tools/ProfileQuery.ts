@@ -194,8 +194,11 @@ export const profileQuery = define({
       if (preflight.diagnostics.noRelevantContent) {
         hold.release(`no relevant content (${preflight.diagnostics.outcome})`);
       } else {
-        hold.capture();
-        creditCreators(services, queryId, used);
+        // The creators' shares and the mark that the charge stands land together, or neither does.
+        services.db.transaction(() => {
+          creditCreators(services, queryId, used);
+          hold.capture();
+        })();
       }
       return response;
     } catch (error) {

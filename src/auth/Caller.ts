@@ -73,7 +73,9 @@ export function inspect(db: Database, presented: Presented): { caller: Caller; p
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
     const usable = { ...presented, apiKey: error.code === 'invalid_api_key' ? undefined : presented.apiKey, bearerToken: error.code === 'invalid_bearer_token' ? undefined : presented.bearerToken };
-    return { ...inspect(db, usable), problem: error };
+    const rest = inspect(db, usable);
+    // Both secrets bad: say both, so fixing one does not hide the other.
+    return { caller: rest.caller, problem: rest.problem ? new ServiceError(error.code, `${error.message} ${rest.problem.message}`) : error };
   }
 }
 

@@ -14,6 +14,6 @@ export function hold(input: { db: Database; config: Config; accountId: string; m
   return {
     charge: mode === 'unlocks' ? 'unlock' : 'credits',
     capture: () => Charging.markAnswered(db, { accountId, queryId }),
-    release: (reason) => void Charging.reverse(db, { config, accountId, mode, queryId, reason }),
+    release: (reason) => void Charging.reverse(db, { accountId, queryId, reason }),
   };
 }

@@ -1,6 +1,7 @@
 import type { Config } from '../config/Config.js';
 import type { PaymentMode } from '../contract/Query.js';
 import type { Database } from '../store/Database.js';
+import { ServiceError } from '../errors/ServiceError.js';
 import * as Store from '../store/Database.js';
 import * as Ledger from '../store/Ledger.js';
 
@@ -17,22 +18,46 @@ export function charge(db: Database, input: { config: Config; accountId: string;
   return Ledger.move(db, { accountId: input.accountId, kind: 'query_charge', ...cost(input.config, input.mode), queryId: input.queryId, memo: input.memo });
 }
 
-/** Gives a query's charge back, recorded as its own ledger row: when nothing relevant was found, or the query failed. */
-export function reverse(db: Database, input: { config: Config; accountId: string; mode: PaymentMode; queryId: string; reason: string }): number {
-  const debit = cost(input.config, input.mode);
-  return Ledger.move(db, {
-    accountId: input.accountId,
-    kind: 'query_reversal',
-    unlocksDelta: -debit.unlocksDelta,
-    creditsDelta: -debit.creditsDelta,
-    queryId: input.queryId,
-    memo: input.reason,
-  });
+/** Where a charged query stands in the ledger: open, answered (the charge stands), or reversed. */
+function standing(db: Database, queryId: string): 'open' | 'answered' | 'reversed' {
+  const kinds = db.prepare(`SELECT kind FROM ledger WHERE query_id = ? AND kind IN ('query_answered', 'query_reversal')`).pluck().all(queryId) as string[];
+  return kinds.includes('query_reversal') ? 'reversed' : kinds.includes('query_answered') ? 'answered' : 'open';
 }
 
-/** Records that a charged query was answered: the charge stands, and start-up reconciliation leaves it alone. */
+/**
+ * Gives a query's charge back, recorded as its own ledger row: when nothing relevant was found, or the query failed.
+ * It gives back what the charge took, once: a query already answered or reversed (by start-up reconciliation, say)
+ * is left as it is. Returns the reversal's ledger id, or undefined when there was nothing to reverse.
+ */
+export function reverse(db: Database, input: { accountId: string; queryId: string; reason: string }): number | undefined {
+  return db.transaction(() => {
+    const charge = db
+      .prepare(`SELECT unlocks_delta AS unlocksDelta, credits_delta AS creditsDelta FROM ledger WHERE query_id = ? AND account_id = ? AND kind = 'query_charge'`)
+      .get(input.queryId, input.accountId) as { unlocksDelta: number; creditsDelta: number } | undefined;
+    if (!charge || standing(db, input.queryId) !== 'open') return undefined;
+    return Ledger.move(db, {
+      accountId: input.accountId,
+      kind: 'query_reversal',
+      unlocksDelta: -charge.unlocksDelta,
+      creditsDelta: -charge.creditsDelta,
+      queryId: input.queryId,
+      memo: input.reason,
+    });
+  }).immediate();
+}
+
+/**
+ * Records that a charged query was answered: the charge stands, and start-up reconciliation leaves it alone. A charge
+ * already given back (a query that ran past the reconciliation window) is not answered after all: 503, so the caller
+ * asks again rather than get an answer for free.
+ */
 export function markAnswered(db: Database, input: { accountId: string; queryId: string }): void {
-  Ledger.append(db, { kind: 'query_answered', accountId: input.accountId, queryId: input.queryId, memo: 'answered; the charge stands' });
+  db.transaction(() => {
+    if (standing(db, input.queryId) === 'reversed') {
+      throw new ServiceError('service_unavailable', 'This query ran so long that its charge was already given back; ask again.');
+    }
+    Ledger.append(db, { kind: 'query_answered', accountId: input.accountId, queryId: input.queryId, memo: 'answered; the charge stands' });
+  }).immediate();
 }
 
 /** How old an unfinished charge must be before it counts as orphaned: no query runs this long. */

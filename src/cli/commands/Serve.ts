@@ -72,7 +72,11 @@ export const serve: Command = {
           onReport: (r) => r.created + r.updated + r.removed > 0 && TermModel.buildIfSmall(services.db, serveRebuildLimit),
         })
       : undefined;
+    // A server restarted within minutes of a crash reconciles later, while it runs.
+    const reconciling = setInterval(() => reconcile(services), Charging.orphanAfterMs / 2);
+    reconciling.unref();
     const signal = await untilSignal();
+    clearInterval(reconciling);
     services.logger.info('shutting down', { signal });
     await HttpServer.close(server);
     await scheduler?.stop();
@@ -81,8 +85,13 @@ export const serve: Command = {
 
 /** Gives back what a crash left charged but never answered (see Charging.reconcile), and says so in the log. */
 function reconcile(services: Services): void {
-  const reversed = Charging.reconcile(services.db);
-  if (reversed > 0) services.logger.warn('reversed charges a stopped server left unanswered', { count: reversed });
+  try {
+    const reversed = Charging.reconcile(services.db);
+    if (reversed > 0) services.logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
+  } catch (error) {
+    // A busy database waits for the next round; it must not stop the server.
+    services.logger.error('reconciliation failed', { error });
+  }
 }
 
 function readable(services: Services, slug: string, caller: Caller.Caller): boolean {

@@ -142,6 +142,12 @@ export function rpc(services: Services) {
       const message = body as Record<string, unknown>;
       const id = (['string', 'number'].includes(typeof message.id) ? message.id : null) as JsonRpcId;
       const call = directCall(message);
+      // A JSON-RPC notification gets no answer, so a tool is not run (or paid for) for one; plain compatibility
+      // calls without `jsonrpc` are still answered, with id null.
+      if (call && message.jsonrpc !== undefined && !('id' in message)) {
+        res.status(202).end();
+        return;
+      }
       if (call) return answerDirectCall(services, req, res, call, id);
     }
     const messages = (Array.isArray(body) ? body : [body]) as unknown[];
@@ -149,6 +155,7 @@ export function rpc(services: Services) {
       invalidMessage(res, null, 'an empty batch');
       return;
     }
+    const ids = new Set<unknown>();
     for (const [index, message] of messages.entries()) {
       if (message !== null && typeof message === 'object' && !Array.isArray(message) && !('jsonrpc' in message)) (message as Record<string, unknown>).jsonrpc = '2.0';
       const parsed = JSONRPCMessageSchema.safeParse(message);
@@ -157,6 +164,14 @@ export function rpc(services: Services) {
         const id = (message as { id?: unknown } | null)?.id;
         invalidMessage(res, typeof id === 'string' || typeof id === 'number' ? id : null, `${where}not a JSON-RPC 2.0 request, notification or response (${describe(parsed.error.issues)})`);
         return;
+      }
+      // The transport answers a batch once each id has one response: a repeated id would run a request unanswered.
+      if ('method' in parsed.data && 'id' in parsed.data) {
+        if (ids.has(parsed.data.id)) {
+          invalidMessage(res, null, `batch entry ${index}: the id ${JSON.stringify(parsed.data.id)} is used twice`);
+          return;
+        }
+        ids.add(parsed.data.id);
       }
     }
     try {

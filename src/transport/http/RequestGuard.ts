@@ -68,12 +68,13 @@ export function create(allowed: Config['allowed'], listenHost: string): RequestH
   const active = rules(allowed, listenHost);
   const guard = (req: Request, _res: Response, next: NextFunction): void => {
     const host = req.get('host');
-    if (host === undefined || host === '') {
-      // HTTP/1.0 has no Host; HTTP/1.1 must send one (and no browser omits it, so it cannot be a rebinding).
-      next(req.httpVersionMajor === 1 && req.httpVersionMinor === 0 ? undefined : new ServiceError('invalid_request', 'HTTP/1.1 requests need a Host header.'));
+    const noHost = host === undefined || host === '';
+    // HTTP/1.0 may omit Host (no browser does, so it cannot be a rebinding); HTTP/1.1 must send one.
+    if (noHost && !(req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
+      next(new ServiceError('invalid_request', 'HTTP/1.1 requests need a Host header.'));
       return;
     }
-    if (!hostAllowed(active.hosts, host)) {
+    if (!noHost && !hostAllowed(active.hosts, host)) {
       next(new ServiceError('forbidden_host', `Host "${host.slice(0, 200)}" is not served here (DNS-rebinding protection); an operator can allow it with ALLOWED_HOSTS.`));
       return;
     }

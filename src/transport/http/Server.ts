@@ -18,8 +18,10 @@ function framingError(error: NodeJS.ErrnoException): ServiceError {
  * oversized headers) still get the contract's Error body, then the connection closes.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  // A response already under way on this connection cannot be followed by another one.
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  // A complete earlier request still being answered on this connection (pipelining) would take this reply for its
+  // own: close instead. A request whose own body failed to parse (bad chunking) is answered.
+  const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean; req?: { complete?: boolean } } })._httpMessage;
+  const inFlight = pending != null && (pending.headersSent === true || pending.req?.complete === true);
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
     socket.destroy();
     return;
