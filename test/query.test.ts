@@ -302,7 +302,7 @@ describe('start-up reconciliation', () => {
     expect(Charging.reconcile(db(), { now: later })).toBe(1);
     expect(Accounts.get(db(), accountId).creditBalance).toBe(20);
     const reversal = Ledger.entries(db(), { accountId }).find((e) => e.kind === 'query_reversal' && e.queryId === 'q_orphan_test')!;
-    expect(reversal).toMatchObject({ creditsDelta: 10, memo: expect.stringMatching(/^reconciled at start: .*never answered nor reversed/) });
+    expect(reversal).toMatchObject({ creditsDelta: 10, memo: expect.stringMatching(/^reconciled: charged .*, neither answered nor reversed within 10 minutes/) });
     // Once is enough: the next start finds nothing.
     expect(Charging.reconcile(db(), { now: later })).toBe(0);
   });

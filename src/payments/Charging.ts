@@ -64,7 +64,7 @@ export function markAnswered(db: Database, input: { accountId: string; queryId: 
 export const orphanAfterMs = 10 * 60_000;
 
 /**
- * Reverses balance charges a crash left behind: a `query_charge` with neither a `query_answered` nor a
+ * Reverses balance charges a crash (or a query that never finished) left behind: a `query_charge` with neither a `query_answered` nor a
  * `query_reversal` row, older than `orphanAfterMs` and made since answers were marked. The reversal gives back what
  * the row took (not today's price) and says why. Returns how many were reversed.
  */
@@ -91,7 +91,7 @@ function reverseOrphans(db: Database, since: number, cutoff: number): number {
       unlocksDelta: -o.unlocksDelta,
       creditsDelta: -o.creditsDelta,
       queryId: o.queryId,
-      memo: `reconciled at start: charged ${new Date(o.createdAt).toISOString()} but never answered nor reversed (the server stopped mid-query)`,
+      memo: `reconciled: charged ${new Date(o.createdAt).toISOString()}, neither answered nor reversed within ${orphanAfterMs / 60_000} minutes (the query stopped mid-way)`,
     });
   }
   return orphans.length;
