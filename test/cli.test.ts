@@ -203,3 +203,45 @@ describe('serve', () => {
     }
   });
 });
+
+describe('serve and reconciliation', () => {
+  test('behavior: a charge a killed server left unanswered is reversed when serve starts again', async () => {
+    const { spawn } = await import('node:child_process');
+    const { projectRoot } = await import('../src/config/Config.js');
+    const database = path.join(directory, 'crashed.db');
+    const bin = path.join(projectRoot, 'bin', 'profile-edge.mjs');
+    const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: database, PORT: '0', DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn' };
+    // The state a kill -9 between the debit and the answer leaves: a charge 11 minutes old with nothing after it.
+    const previous = process.env.DATABASE_PATH;
+    process.env.DATABASE_PATH = database;
+    const made = await cli('keys', 'create', '--account', 'crashed-buyer', '--create', '--credits', '30', '--json').finally(() => (process.env.DATABASE_PATH = previous));
+    expect(made.code).toBe(0);
+    const { db } = Store.open(database);
+    const account = db.prepare("SELECT id FROM accounts WHERE name = 'crashed-buyer'").get() as { id: string };
+    db.prepare("UPDATE meta SET value = '0' WHERE key = 'answer_markers_since'").run();
+    db.prepare('UPDATE accounts SET credit_balance = credit_balance - 10 WHERE id = ?').run(account.id);
+    db.prepare("INSERT INTO ledger (created_at, account_id, kind, credits_delta, query_id, memo) VALUES (?, ?, 'query_charge', -10, 'q_killed', 'killed')").run(Date.now() - 11 * 60_000, account.id);
+    db.close();
+    const child = spawn(process.execPath, [bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => d.toString().includes('listening on') && resolve());
+        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      const after = Store.open(database).db;
+      const rows = after.prepare("SELECT kind, credits_delta AS credits FROM ledger WHERE query_id = 'q_killed' ORDER BY id").all();
+      const balance = (after.prepare('SELECT credit_balance AS b FROM accounts WHERE id = ?').get(account.id) as { b: number }).b;
+      after.close();
+      expect(rows).toEqual([
+        { kind: 'query_charge', credits: -10 },
+        { kind: 'query_reversal', credits: 10 },
+      ]);
+      expect(balance).toBe(30);
+      expect(stderr).toContain('reversed charges left unanswered by a stopped query');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
