@@ -2,6 +2,7 @@ import type { Config } from './config/Config.js';
 import type { Logger } from './log/Logger.js';
 import * as Log from './log/Logger.js';
 import * as RateLimiter from './payments/RateLimiter.js';
+import * as Rails from './payments/Rails.js';
 import * as Extractive from './answer/Extractive.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
 import * as Stats from './retrieval/Stats.js';
@@ -21,6 +22,8 @@ export type Services = {
   db: Database;
   logger: Logger;
   quoteLimiter: RateLimiter.RateLimiter;
+  /** The on-chain rails payment is taken on (those with a receiving address). */
+  rails: Rails.Rails;
   /** Collection statistics for ranking, reused while the store is unchanged. */
   stats: ReturnType<typeof Stats.create>;
   synthesizer: Synthesizer;
@@ -59,6 +62,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
       return termModel.model;
     },
     quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
+    rails: Rails.fromConfig(config, db),
     stats: Stats.create(db),
     synthesizer: Extractive.create(),
     embedder,

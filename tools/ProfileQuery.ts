@@ -176,9 +176,9 @@ export const profileQuery = define({
    * A paid question as a row of phases: who pays, scope, preflight retrieval, the payment hold, the answer, then
    * capture (relevant content) or release (nothing relevant, or a failure), and the response.
    */
-  async run(input, { services, caller, binding, profile }) {
+  async run(input, { services, caller, binding, profile, payment: channel }) {
     const { db, config } = services;
-    const payment = Gate.payerFor({ db, config, caller, profile, request: input });
+    const payment = Gate.payerFor({ db, config, logger: services.logger, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential });
     const scope = Scope.resolve(db, {
       question: input.question,
       scope: binding.kind === 'global' ? input.scope : undefined,
@@ -188,21 +188,26 @@ export const profileQuery = define({
     });
     const preflight = await retrieve(services, scope, input);
     const queryId = Ids.random('q');
-    const hold = payment.authorize({ queryId, memo: input.question.slice(0, 200) });
+    const relevant = !preflight.diagnostics.noRelevantContent;
+    const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
     try {
       const { response, used } = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
-      if (preflight.diagnostics.noRelevantContent) {
+      if (!relevant) {
         hold.release(`no relevant content (${preflight.diagnostics.outcome})`);
-      } else {
-        // The creators' shares and the mark that the charge stands land together, or neither does.
-        services.db.transaction(() => {
-          creditCreators(services, queryId, used);
-          hold.capture();
-        })();
+        return response;
       }
-      return response;
+      const receipt = await hold.settle();
+      // The creators' shares and the mark that the payment stands land together, or neither does.
+      services.db.transaction(() => {
+        creditCreators(services, queryId, used);
+        hold.capture();
+      })();
+      if (!receipt) return response;
+      channel.receipt(receipt);
+      return { ...response, rail: receipt.rail, txHash: receipt.txHash, receipt: receipt.receipt };
     } catch (error) {
-      // A query that fails after the hold costs nothing; a failed release is logged, never hides the cause.
+      // A query that fails after the hold costs nothing (money that already moved becomes a credit); a failed
+      // release is logged, never hides the cause.
       try {
         hold.release('query failed');
       } catch (release) {

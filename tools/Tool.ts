@@ -2,6 +2,7 @@ import type { ZodIssue, z } from 'zod';
 import type { Caller } from '../src/auth/Caller.js';
 import type { ToolName } from '../src/contract/Mcp.js';
 import type { ErrorCode } from '../src/errors/ServiceError.js';
+import type { InboundCredential, OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
 import type { Profile } from '../src/store/Profiles.js';
 
@@ -15,7 +16,12 @@ export type ToolContext = {
   binding: Binding;
   /** The bound profile, already checked readable by the caller; absent on the global endpoint. */
   profile: Profile | undefined;
+  /** An on-chain payment credential the transport found, and where the receipt of a paid answer goes back to it. */
+  payment: PaymentChannel;
 };
+
+/** What a transport hands a paid tool: the credential it found, and a sink for the receipt it must send back. */
+export type PaymentChannel = { credential: InboundCredential | undefined; receipt(receipt: OutboundReceipt): void };
 
 /** One MCP tool: its contract (a strict input schema per binding) and its handler. */
 export type Tool = {

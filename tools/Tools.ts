@@ -8,9 +8,9 @@ import type { Services } from '../src/Services.js';
 import { profileListChannels } from './ProfileListChannels.js';
 import { profileQuery } from './ProfileQuery.js';
 import { profileQuote } from './ProfileQuote.js';
-import type { Binding, Tool } from './Tool.js';
+import type { Binding, PaymentChannel, Tool } from './Tool.js';
 
-export type { Binding, Tool, ToolContext } from './Tool.js';
+export type { Binding, PaymentChannel, Tool, ToolContext } from './Tool.js';
 
 /** The tools this server offers, in the order they are listed. Only working tools are here. */
 export const all: readonly Tool[] = [profileListChannels, profileQuote, profileQuery];
@@ -76,6 +76,8 @@ export type Invocation = {
    */
   badCredentials?: 'refuse' | 'note';
   onNote?: (problem: ServiceError) => void;
+  /** An on-chain payment credential (a header, or MCP `_meta`), and where a paid answer's receipt goes. */
+  payment?: Partial<PaymentChannel>;
 };
 
 /**
@@ -93,7 +95,8 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   }
   const profile = binding.kind === 'profile' ? Access.readableProfile(services.db, binding.slug, caller) : undefined;
   const input = parseInput(tool, binding, invocation.args);
-  return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile });
+  const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined) };
+  return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment });
 }
 
 /** The MCP manifest of an endpoint; a per-profile one only for a caller who may read the profile. */

@@ -12,6 +12,12 @@ export const defaultDatabasePath = path.join(projectRoot, 'data', 'profile-edge.
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const optionalText = z.string().trim().transform((v) => (v === '' ? undefined : v)).optional();
+const httpUrl = z.string().trim().url().refine((v) => /^https?:\/\//i.test(v), 'must be an http(s) URL').transform((v) => v.replace(/\/+$/, ''));
+const privateKey = z
+  .string()
+  .trim()
+  .regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be a 32-byte hex private key')
+  .transform((v) => (v.startsWith('0x') ? v : `0x${v}`) as `0x${string}`);
 
 /** A comma-separated list; empty entries are dropped. */
 const list = z.string().transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean));
@@ -73,9 +79,19 @@ const Environment = z.object({
   TEMPO_NETWORK: z.enum(['mainnet', 'testnet']).default('mainnet'),
   TEMPO_PAY_TO: address.optional(),
   TEMPO_CURRENCY: address.optional(),
+  TEMPO_RPC_URL: httpUrl.optional(),
+  TEMPO_FEE_PAYER_KEY: privateKey.optional(),
   X402_BASE_NETWORK: z.enum(['mainnet', 'sepolia']).default('mainnet'),
+  X402_BASE_CHAIN_ID: z.coerce.number().int().min(1).optional(),
+  X402_BASE_RPC_URL: httpUrl.optional(),
   X402_BASE_PAY_TO: address.optional(),
   X402_BASE_CURRENCY: address.optional(),
+  X402_BASE_CURRENCY_NAME: optionalText,
+  X402_BASE_CURRENCY_VERSION: optionalText,
+  X402_FACILITATOR_URL: httpUrl.default('https://x402.org/facilitator'),
+  PAYMENT_SECRET: optionalText.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
+  PAYMENT_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
+  PROFILE_EDGE_CRASH_AT: z.enum(['after_settle']).optional(),
   EMBEDDER: z.enum(['none', 'openai', 'transformers']).default('none'),
   EMBEDDING_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
   EMBEDDING_API_KEY: optionalText,
@@ -119,14 +135,21 @@ const Environment = z.object({
 /** The names of every environment variable the service reads. */
 export const variables = Object.keys(Environment.shape);
 
-/** One on-chain rail as configured: where money goes and in which token. */
+/** One on-chain rail as configured: where money goes, in which token, on which chain and through which node. */
 export type RailConfig = {
   rail: Rail;
   chain: string;
   chainId: number;
   currency: string;
   payTo: string | undefined;
+  rpcUrl: string;
 };
+
+/** Tempo (MPP): the fee payer that sponsors the payer's gas, when configured. Never logged. */
+export type TempoConfig = RailConfig & { rail: 'tempo'; feePayerKey: `0x${string}` | undefined };
+
+/** Base over x402: the token's EIP-712 domain (what payers sign) and the facilitator that verifies and settles. */
+export type X402Config = RailConfig & { rail: 'x402_base'; currencyName: string; currencyVersion: string; facilitatorUrl: string };
 
 export type Config = {
   environment: 'development' | 'production' | 'test';
@@ -150,7 +173,12 @@ export type Config = {
     costCredits: number;
   };
   quoteRateLimitPerMinute: number;
-  rails: Record<Rail, RailConfig>;
+  rails: { tempo: TempoConfig; x402_base: X402Config };
+  /**
+   * On-chain payments: the secret challenges are bound with (undefined: a development server keeps a generated one in
+   * its database; production refuses to take on-chain payment), how long a challenge lasts, and a crash point for tests.
+   */
+  payments: { secret: string | undefined; challengeTtlSeconds: number; crashAt: 'after_settle' | undefined };
   /** How chunks and questions become vectors; `none` is lexical retrieval only (the offline default). */
   embedding:
     | { provider: 'none'; weight: number; minSimilarity: number }
@@ -183,16 +211,17 @@ export type SyncedKind = 'youtube' | 'podcast_rss' | 'rss' | 'notion' | 'subtext
 /** Minutes between syncs of one channel, by kind, unless SYNC_INTERVAL_MINUTES says otherwise. */
 export const defaultSyncIntervals: Record<SyncedKind, number> = { youtube: 60, podcast_rss: 60, rss: 60, notion: 30, subtext: 30 };
 
-/** USDC and chain ids per rail and network; the currency can be overridden per rail. */
+/** USDC, chain ids and public RPC endpoints per rail and network; each can be overridden per rail. */
 const networks = {
   tempo: {
-    mainnet: { chain: 'tempo', chainId: 4217, currency: '0x20C000000000000000000000b9537d11c60E8b50' },
+    mainnet: { chain: 'tempo', chainId: 4217, currency: '0x20C000000000000000000000b9537d11c60E8b50', rpcUrl: 'https://rpc.tempo.xyz' },
     // The Moderato test network has no USDC; pathUSD is its canonical test stablecoin.
-    testnet: { chain: 'tempo-moderato', chainId: 42431, currency: '0x20c0000000000000000000000000000000000000' },
+    testnet: { chain: 'tempo-moderato', chainId: 42431, currency: '0x20c0000000000000000000000000000000000000', rpcUrl: 'https://rpc.moderato.tempo.xyz' },
   },
   x402_base: {
-    mainnet: { chain: 'base', chainId: 8453, currency: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' },
-    sepolia: { chain: 'base-sepolia', chainId: 84532, currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e' },
+    // The EIP-712 domain of each network's USDC, which payers sign transfer authorizations for.
+    mainnet: { chain: 'base', chainId: 8453, currency: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', rpcUrl: 'https://mainnet.base.org', currencyName: 'USD Coin', currencyVersion: '2' },
+    sepolia: { chain: 'base-sepolia', chainId: 84532, currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', rpcUrl: 'https://sepolia.base.org', currencyName: 'USDC', currencyVersion: '2' },
   },
 } as const;
 
@@ -207,6 +236,14 @@ function requireTranscribeKey(baseUrl: string, key: string | undefined): string 
     throw new ConfigError('invalid configuration:\n  TRANSCRIBE_API_KEY: required when TRANSCRIBER=openai uses api.openai.com');
   }
   return key;
+}
+
+/** Production takes on-chain payment only with a configured secret: a generated one would change on every deploy. */
+function requirePaymentSecret(e: { ENVIRONMENT: string; PAYMENT_SECRET?: string; TEMPO_PAY_TO?: string; X402_BASE_PAY_TO?: string }): string | undefined {
+  if (e.ENVIRONMENT === 'production' && !e.PAYMENT_SECRET && (e.TEMPO_PAY_TO || e.X402_BASE_PAY_TO)) {
+    throw new ConfigError('invalid configuration:\n  PAYMENT_SECRET: required in production when an on-chain rail is configured (at least 32 bytes, e.g. openssl rand -hex 32)');
+  }
+  return e.PAYMENT_SECRET;
 }
 
 function requireModelDir(dir: string | undefined): string {
@@ -247,9 +284,27 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     },
     quoteRateLimitPerMinute: e.QUOTE_RATE_LIMIT_PER_MINUTE,
     rails: {
-      tempo: { rail: 'tempo', ...tempo, currency: e.TEMPO_CURRENCY ?? tempo.currency, payTo: e.TEMPO_PAY_TO },
-      x402_base: { rail: 'x402_base', ...base, currency: e.X402_BASE_CURRENCY ?? base.currency, payTo: e.X402_BASE_PAY_TO },
+      tempo: {
+        rail: 'tempo',
+        ...tempo,
+        currency: e.TEMPO_CURRENCY ?? tempo.currency,
+        payTo: e.TEMPO_PAY_TO,
+        rpcUrl: e.TEMPO_RPC_URL ?? tempo.rpcUrl,
+        feePayerKey: e.TEMPO_FEE_PAYER_KEY,
+      },
+      x402_base: {
+        rail: 'x402_base',
+        ...base,
+        chainId: e.X402_BASE_CHAIN_ID ?? base.chainId,
+        currency: e.X402_BASE_CURRENCY ?? base.currency,
+        currencyName: e.X402_BASE_CURRENCY_NAME ?? base.currencyName,
+        currencyVersion: e.X402_BASE_CURRENCY_VERSION ?? base.currencyVersion,
+        payTo: e.X402_BASE_PAY_TO,
+        rpcUrl: e.X402_BASE_RPC_URL ?? base.rpcUrl,
+        facilitatorUrl: e.X402_FACILITATOR_URL,
+      },
     },
+    payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
     embedding:
       e.EMBEDDER === 'openai'
         ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY }

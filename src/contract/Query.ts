@@ -33,7 +33,7 @@ export const QueryRequest = z
     channelIds: z.array(z.string()).optional(),
     paymentMode: PaymentMode.optional(),
     rail: Rail.optional(),
-    walletAddress: z.string().optional(),
+    walletAddress: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address').optional(),
     _meta: z.record(z.unknown()).optional(),
     queryMode: QueryMode.optional(),
   })

@@ -17,11 +17,11 @@ const table = {
   invalid_payment_proof: {
     status: 400,
     jsonRpc: -32602,
-    message: 'paymentProof and quoteNonce belong to an earlier flow this server does not accept: pay with an API key (service-api-key and paymentMode); on-chain payment uses 402 challenges and credentials, not quote nonces.',
+    message: 'paymentProof and quoteNonce belong to an earlier flow this server does not accept: send rail (tempo or x402_base) without them, pay the 402 challenge, and retry with its credential (Authorization: Payment, PAYMENT-SIGNATURE, or MCP params._meta["org.paymentauth/credential"]); or pay with an API key (service-api-key and paymentMode).',
   },
   missing_payment_mode: { status: 400, jsonRpc: -32602, message: 'paymentMode (unlocks or credits) is required with an API key.' },
   invalid_api_key: { status: 401, jsonRpc: -32001, message: 'The service-api-key header is malformed, unknown or revoked.' },
-  api_key_required: { status: 401, jsonRpc: -32001, message: 'This call needs a service-api-key header: on-chain payment is not available on this server yet.' },
+  api_key_required: { status: 401, jsonRpc: -32001, message: 'This call needs a payment: a service-api-key header with paymentMode, or rail (tempo or x402_base) to pay on-chain.' },
   invalid_bearer_token: { status: 401, jsonRpc: -32001, message: 'The bearer token is malformed, unknown or revoked.' },
   payment_required: { status: 402, jsonRpc: -32042, message: 'Payment is required.' },
   insufficient_balance: { status: 402, jsonRpc: -32002, message: 'The account balance does not cover this query.' },

@@ -1,5 +1,5 @@
 import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import * as Dom from './Dom.js';
 import type { Block, Document } from './Document.js';
 import { squash } from './Document.js';
 
@@ -19,7 +19,7 @@ type Node = { nodeType: number; nodeName: string; textContent: string | null; ch
  * and navigation are dropped.
  */
 export function fromHtml(html: string): Document {
-  const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`);
+  const { document } = Dom.parse(`<!doctype html><html><body>${html}</body></html>`);
   return fromNode(document.body as unknown as Node, (document.title as string) || undefined);
 }
 
@@ -30,7 +30,7 @@ export function fromHtml(html: string): Document {
 export function articleFromPage(html: string): Document & { byline?: string | undefined; publishedTime?: string | undefined; canonical?: string | undefined } {
   // A fragment (no <body>) is wrapped, or the DOM would have nothing in its body.
   if (!/<body[\s>]/i.test(html)) html = `<!doctype html><html><body>${html}</body></html>`;
-  const { document } = parseHTML(html);
+  const { document } = Dom.parse(html);
   const title = (document.title as string | undefined)?.trim() || undefined;
   const canonical = (document.querySelector('link[rel="canonical"]') as { getAttribute(name: string): string | null } | null)?.getAttribute('href') ?? undefined;
   let article: ReturnType<Readability['parse']> = null;
@@ -40,7 +40,7 @@ export function articleFromPage(html: string): Document & { byline?: string | un
     article = null;
   }
   if (!article?.content) {
-    const { document: again } = parseHTML(html);
+    const { document: again } = Dom.parse(html);
     return { ...fromNode(again.body as unknown as Node, title), canonical };
   }
   const body = fromHtml(article.content);

@@ -1,4 +1,4 @@
-import { parseHTML } from 'linkedom';
+import * as Dom from './Dom.js';
 import { parseText } from 'media-captions';
 import { z } from 'zod';
 import { type Block, type Document, decodeEntities, squash } from './Document.js';
@@ -118,7 +118,7 @@ export function clockSeconds(value: string): number | undefined {
  * said. Each paragraph ends where the next begins.
  */
 export function fromHtmlTranscript(content: string): Document {
-  const { document } = parseHTML(`<!doctype html><html><body>${content}</body></html>`);
+  const { document } = Dom.parse(`<!doctype html><html><body>${content}</body></html>`);
   const blocks: Extract<Block, { kind: 'cue' }>[] = [];
   let speaker: string | undefined;
   let start: number | undefined;

@@ -13,6 +13,8 @@ export function hold(input: { db: Database; config: Config; accountId: string; m
   Charging.charge(db, { config, accountId, mode, queryId, memo: input.memo });
   return {
     charge: mode === 'unlocks' ? 'unlock' : 'credits',
+    // The debit above was the payment itself.
+    settle: async () => undefined,
     capture: () => Charging.markAnswered(db, { accountId, queryId }),
     release: (reason) => void Charging.reverse(db, { accountId, queryId, reason }),
   };

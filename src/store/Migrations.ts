@@ -3,6 +3,7 @@ import { foundation } from './migrations/001_foundation.js';
 import { pages } from './migrations/002_pages.js';
 import { listings } from './migrations/003_listings.js';
 import { answerMarkers } from './migrations/004_answer_markers.js';
+import { onchainPayments } from './migrations/005_onchain_payments.js';
 
 /** Numbered schema migrations; a later issue appends, never edits an applied one. */
 export const migrations: readonly { version: number; name: string; sql: string }[] = [
@@ -10,6 +11,7 @@ export const migrations: readonly { version: number; name: string; sql: string }
   { version: 2, name: 'pages', sql: pages },
   { version: 3, name: 'listings', sql: listings },
   { version: 4, name: 'answer_markers', sql: answerMarkers },
+  { version: 5, name: 'onchain_payments', sql: onchainPayments },
 ];
 
 /** Applies every migration newer than the database, each in its own transaction. Returns the versions applied. */

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { defaultDatabasePath } from '../../config/Config.js';
 import * as Demo from '../../demo/Demo.js';
 import * as Charging from '../../payments/Charging.js';
+import * as Onchain from '../../payments/Onchain.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import type { Services } from '../../Services.js';
 import * as Profiles from '../../store/Profiles.js';
@@ -48,7 +49,7 @@ export const serve: Command = {
     const port = number(values, 'port', { min: 0, max: 65535, integer: true }) ?? config.port;
     const host = (text(values, 'host') ?? config.host).replace(/^\[(.*)\]$/, '$1');
     const services = open();
-    reconcile(services);
+    await reconcile(services);
     if (config.demoData) {
       const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
@@ -73,7 +74,7 @@ export const serve: Command = {
         })
       : undefined;
     // A server restarted within minutes of a crash reconciles later, while it runs.
-    const reconciling = setInterval(() => reconcile(services), Charging.orphanAfterMs / 2);
+    const reconciling = setInterval(() => void reconcile(services), Charging.orphanAfterMs / 2);
     reconciling.unref();
     const signal = await untilSignal();
     clearInterval(reconciling);
@@ -83,13 +84,19 @@ export const serve: Command = {
   },
 };
 
-/** Gives back what a crash left charged but never answered (see Charging.reconcile), and says so in the log. */
-function reconcile(services: Services): void {
+/**
+ * Gives back what a crash left charged but never answered (see Charging.reconcile), credits wallets whose on-chain
+ * payment moved without an answer (see Onchain.reconcile), and says so in the log.
+ */
+async function reconcile(services: Services): Promise<void> {
   try {
     const reversed = Charging.reconcile(services.db);
     if (reversed > 0) services.logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
+    const { released, credited } = await Onchain.reconcile(services.db, services.rails, { olderThanMs: Charging.orphanAfterMs });
+    if (credited > 0) services.logger.warn('credited wallets whose on-chain payment got no answer (a stopped query)', { count: credited });
+    if (released > 0) services.logger.info('released on-chain payments a stopped query never settled', { count: released });
   } catch (error) {
-    // A busy database waits for the next round; it must not stop the server.
+    // A busy database (or an unreachable chain) waits for the next round; it must not stop the server.
     services.logger.error('reconciliation failed', { error });
   }
 }
@@ -110,7 +117,7 @@ export const mcp: Command = {
       throw new UsageError(`no database at ${config.databasePath}: set DATABASE_PATH to the one \`profile-edge serve\` uses (it creates and loads it on first start)`);
     }
     const services = open();
-    reconcile(services);
+    await reconcile(services);
     const slug = text(values, 'profile');
     // A bad key or token does not stop the server: the host connects, and each tool call that needs it says what is
     // wrong, as over HTTP. The operator sees it here too.

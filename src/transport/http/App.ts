@@ -7,6 +7,7 @@ import { ServiceError, toJsonRpcError, toServiceError } from '../../errors/Servi
 import type { Services } from '../../Services.js';
 import * as Tools from '../../../tools/Tools.js';
 import { presentedOf, sendError } from './Http.js';
+import * as Credentials from '../../payments/Credentials.js';
 import * as McpHttp from './McpHttp.js';
 import * as OpenApi from './OpenApi.js';
 import * as RequestGuard from './RequestGuard.js';
@@ -100,12 +101,17 @@ export function create(services: Services, options: { listenHost?: string } = {}
     for (const route of group) {
       chain[route.method](async (req: Request, res: Response) => {
         try {
+          const args = route.args(req);
           const payload = await Tools.invoke({
             services,
             name: route.tool,
-            args: route.args(req),
+            args,
             presented: presentedOf(req),
             binding: route.binding(req),
+            payment: {
+              credential: Credentials.fromHeaders((name) => req.get(name)) ?? Credentials.fromMeta((args as { _meta?: unknown } | undefined)?._meta),
+              receipt: (receipt) => res.set(receipt.headers),
+            },
           });
           res.json(payload);
         } catch (thrown) {

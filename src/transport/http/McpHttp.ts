@@ -10,6 +10,7 @@ import * as Tools from '../../../tools/Tools.js';
 import type { Binding } from '../../../tools/Tools.js';
 import * as McpServer from '../mcp/McpServer.js';
 import { presentedOf, sendError } from './Http.js';
+import * as Credentials from '../../payments/Credentials.js';
 
 type JsonRpcId = string | number | null;
 
@@ -60,6 +61,11 @@ function directCall(body: Record<string, unknown>): { name: string; args: unknow
   return undefined;
 }
 
+/** MCP request metadata of a direct call's params, if any. */
+function metaOf(args: unknown): unknown {
+  return args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>)._meta : undefined;
+}
+
 /** Splits MCP request metadata from tool arguments: `_meta` is never a tool argument of a direct call. */
 function withoutMeta(args: unknown): unknown {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return args;
@@ -69,8 +75,16 @@ function withoutMeta(args: unknown): unknown {
 
 async function answerDirectCall(services: Services, req: Request, res: Response, call: { name: string; args: unknown }, id: JsonRpcId): Promise<void> {
   try {
-    const result = await Tools.invoke({ services, name: call.name, args: withoutMeta(call.args), presented: presentedOf(req), binding: bindingOf(req) });
-    res.json({ jsonrpc: '2.0', id, result });
+    let meta: Record<string, unknown> | undefined;
+    const result = await Tools.invoke({
+      services,
+      name: call.name,
+      args: withoutMeta(call.args),
+      presented: presentedOf(req),
+      binding: bindingOf(req),
+      payment: { credential: Credentials.fromMeta(metaOf(call.args)), receipt: (receipt) => (meta = { [Credentials.mcpReceiptKey]: receipt.mcp }) },
+    });
+    res.json({ jsonrpc: '2.0', id, result: meta ? { ...(result as Record<string, unknown>), _meta: meta } : result });
   } catch (thrown) {
     const error = toServiceError(thrown);
     McpServer.logFailure(services, error, { tool: call.name, transport: 'mcp-http' });

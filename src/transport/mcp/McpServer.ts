@@ -4,6 +4,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolRequestSchema, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Presented } from '../../auth/Caller.js';
+import * as Credentials from '../../payments/Credentials.js';
 import { ServiceError, codeOfJsonRpc, toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
 import type { Services } from '../../Services.js';
 import * as Tools from '../../../tools/Tools.js';
@@ -132,12 +133,23 @@ export function create(options: { services: Services; binding: Binding; presente
   }));
 
   server.setRequestHandler(callTool, async (request) => {
-    const { name, arguments: args } = request.params;
+    const { name, arguments: args, _meta: meta } = request.params;
     if (!Tools.find(name)) throw new RpcError(Tools.unknownTool(name));
     let note: ServiceError | undefined;
+    let receipt: unknown;
     try {
-      const payload = await Tools.invoke({ services, name, args, presented, binding, badCredentials: 'note', onNote: (problem) => (note = problem) });
-      return withNote(toolResult(payload), note);
+      const payload = await Tools.invoke({
+        services,
+        name,
+        args,
+        presented,
+        binding,
+        badCredentials: 'note',
+        onNote: (problem) => (note = problem),
+        payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp) },
+      });
+      const result = withNote(toolResult(payload), note);
+      return receipt === undefined ? result : { ...result, _meta: { ...result._meta, [Credentials.mcpReceiptKey]: receipt } };
     } catch (thrown) {
       const error = toServiceError(thrown);
       logFailure(services, error, { tool: name, transport: 'mcp' });
@@ -148,9 +160,18 @@ export function create(options: { services: Services; binding: Binding; presente
 
   for (const tool of Tools.all) {
     server.setRequestHandler(directCall(tool.name), async (request) => {
-      const { _meta: _ignored, ...args } = request.params ?? {};
+      const { _meta: meta, ...args } = request.params ?? {};
+      let receipt: unknown;
       try {
-        return (await Tools.invoke({ services, name: tool.name, args, presented, binding })) as Record<string, unknown>;
+        const payload = (await Tools.invoke({
+          services,
+          name: tool.name,
+          args,
+          presented,
+          binding,
+          payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp) },
+        })) as Record<string, unknown>;
+        return receipt === undefined ? payload : { ...payload, _meta: { [Credentials.mcpReceiptKey]: receipt } };
       } catch (thrown) {
         const error = toServiceError(thrown);
         logFailure(services, error, { tool: tool.name, transport: 'mcp' });

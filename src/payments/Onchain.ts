@@ -1,0 +1,187 @@
+import type { Rail } from '../contract/Quote.js';
+import { ServiceError } from '../errors/ServiceError.js';
+import type { Logger } from '../log/Logger.js';
+import type { Database } from '../store/Database.js';
+import * as Payments from '../store/Payments.js';
+import type { Hold, Payment } from './Gate.js';
+import * as Pricing from './Pricing.js';
+import type { Config } from '../config/Config.js';
+import { CredentialRejected } from './Rail.js';
+import type { InboundCredential, OutboundReceipt, PaymentRail, Terms, Verified } from './Rail.js';
+import type { Rails } from './Rails.js';
+
+/** A point in the flow where a test can have the process killed, to show what a crash there leaves behind. */
+function crashPoint(config: Config, at: 'after_settle'): void {
+  if (config.payments.crashAt === at) process.kill(process.pid, 'SIGKILL');
+}
+
+/** A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused. */
+async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config: Config; reason?: string; creditAvailable?: boolean }): Promise<ServiceError> {
+  const { rail, terms, config } = input;
+  const challenge = await rail.challenge(terms);
+  const price = `${terms.amountMillicents / Pricing.millicentsPerUsd} USD`;
+  const how = rail.rail === 'tempo' ? 'pay the WWW-Authenticate challenge and retry with Authorization: Payment' : 'pay the PAYMENT-REQUIRED challenge and retry with PAYMENT-SIGNATURE';
+  const message = `${input.reason ? `${input.reason} ` : ''}Payment of ${price} on ${rail.rail} is required: ${how} (over MCP: params._meta["org.paymentauth/credential"]).`;
+  return new ServiceError('payment_required', message, {
+    details: {
+      supportedRails: Pricing.supportedRails(config),
+      challenges: [challenge.mcp],
+      ...(input.creditAvailable && { creditAvailable: true }),
+    },
+    headers: challenge.headers,
+  });
+}
+
+/**
+ * The on-chain payer behind the gate. Without a credential: 422 when nothing relevant was found (do not pay), else a
+ * 402 with the rail's challenge. With one: verify it for these terms, spend it once, and hold it; the money moves in
+ * `settle`, only once the answer is ready, or a credit of the same wallet is spent instead.
+ */
+export function payment(input: {
+  db: Database;
+  config: Config;
+  logger: Logger;
+  rails: Rails;
+  rail: Rail;
+  terms: Terms;
+  credential: InboundCredential | undefined;
+  walletAddress: string | undefined;
+}): Payment {
+  const { db, config, logger, terms, credential } = input;
+  return {
+    async authorize({ queryId, relevant }): Promise<Hold> {
+      const rail = await input.rails.get(input.rail);
+      if (!rail) throw Pricing.unavailable(config, input.rail);
+      const wallet = input.walletAddress?.toLowerCase();
+      const creditAvailable = wallet !== undefined && Payments.openCredit(db, input.rail, wallet) !== undefined;
+      if (!credential) {
+        if (!relevant) throw new ServiceError('no_relevant_content', 'No indexed content is relevant enough to price this question; nothing was charged. Do not pay.');
+        throw await paymentRequired({ rail, terms, config, creditAvailable });
+      }
+      if (!rail.accepts(credential)) {
+        throw await paymentRequired({ rail, terms, config, reason: `The credential sent is not a ${rail.rail} payment credential.` });
+      }
+      let verified: Verified;
+      try {
+        verified = await rail.verify(credential, terms);
+      } catch (error) {
+        if (!(error instanceof CredentialRejected)) throw error;
+        throw await paymentRequired({ rail, terms, config, reason: `The payment credential was refused: ${error.message}` });
+      }
+      if (!relevant && !verified.paid) {
+        throw new ServiceError('no_relevant_content', 'No indexed content is relevant enough to answer this question; your payment was not settled. Do not pay.');
+      }
+      if (!Payments.reserve(db, { id: verified.challengeId, spendKey: verified.spendKey, rail: rail.rail, wallet: verified.wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
+        throw await paymentRequired({ rail, terms, config, reason: 'This payment credential was already used: each pays for one answer.' });
+      }
+      if (!relevant) {
+        // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
+        const row = Payments.get(db, verified.challengeId)!;
+        Payments.advance(db, row.id, ['verified'], 'settled', { txHash: verified.paid!.txHash });
+        const creditId = Payments.grantCredit(db, row, 'no relevant content after the payer broadcast the payment');
+        throw new ServiceError(
+          'no_relevant_content',
+          `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: send walletAddress ${verified.wallet} with your next ${rail.rail} query to spend it instead of a new transfer.`,
+          { details: { creditId } },
+        );
+      }
+      const credit = !verified.paid && wallet === verified.wallet ? Payments.openCredit(db, rail.rail, verified.wallet) : undefined;
+      const usesCredit = credit !== undefined && Payments.consumeCredit(db, credit.id, verified.challengeId);
+      return hold({ db, config, logger, rail, terms, verified, creditId: usesCredit ? credit.id : undefined });
+    },
+  };
+}
+
+function hold(input: { db: Database; config: Config; logger: Logger; rail: PaymentRail; terms: Terms; verified: Verified; creditId: string | undefined }): Hold {
+  const { db, config, rail, terms, verified, creditId } = input;
+  const id = verified.challengeId;
+  let receipt: OutboundReceipt | undefined;
+  return {
+    charge: 'onchain',
+    async settle() {
+      if (creditId) {
+        Payments.advance(db, id, ['verified'], 'settled', { txHash: creditId, note: `paid with credit ${creditId}` });
+        receipt = rail.receipt({ txHash: creditId, receipt: { credit: creditId } }, terms);
+      } else if (verified.paid) {
+        Payments.advance(db, id, ['verified'], 'settled', { txHash: verified.paid.txHash });
+        receipt = rail.receipt({ txHash: verified.paid.txHash, receipt: {} }, terms);
+      } else {
+        // From here until `settled`, money may be moving: a crash now is resolved at start by asking the chain.
+        Payments.advance(db, id, ['verified'], 'settling');
+        let settlement;
+        try {
+          settlement = await rail.settle(verified, terms);
+        } catch (error) {
+          Payments.advance(db, id, ['settling'], 'released', { note: `settlement failed: ${error instanceof Error ? error.message : String(error)}` });
+          if (error instanceof CredentialRejected) {
+            throw await paymentRequired({ rail, terms, config, reason: `The payment could not be settled: ${error.message}` });
+          }
+          throw error;
+        }
+        receipt = rail.receipt(settlement, terms);
+        Payments.advance(db, id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) });
+      }
+      crashPoint(config, 'after_settle');
+      return receipt;
+    },
+    capture() {
+      if (!Payments.advance(db, id, ['settled'], 'answered')) {
+        throw new ServiceError('service_unavailable', 'This payment was already turned into a credit while the answer was prepared; ask again with walletAddress to spend it.');
+      }
+    },
+    release(reason) {
+      const row = Payments.get(db, id);
+      if (!row) return;
+      if (row.state === 'verified') {
+        Payments.advance(db, id, ['verified'], 'released', { note: reason });
+        if (creditId) Payments.restoreCredit(db, creditId, id);
+      } else if (row.state === 'settled' || row.state === 'settling') {
+        if (creditId) {
+          Payments.advance(db, id, ['settled'], 'released', { note: reason });
+          Payments.restoreCredit(db, creditId, id);
+        } else {
+          // The money moved and no answer went out: the wallet is owed one.
+          const credit = Payments.grantCredit(db, row, `${reason} after payment ${row.txHash ?? ''}`.trim());
+          input.logger.warn('paid query not answered: credited the wallet', { queryId: row.queryId, rail: row.rail, credit });
+        }
+      }
+    },
+  };
+}
+
+/**
+ * Settles what a crash left part-way, for payments untouched for `olderThanMs`: a credential verified but never settled
+ * is released (no money moved); one that was settling is looked up on its chain; money that moved without an answer
+ * becomes a credit for the wallet. Returns how many payments were resolved, and how many became credits.
+ */
+export async function reconcile(db: Database, rails: Rails, options: { olderThanMs: number; now?: number }): Promise<{ released: number; credited: number }> {
+  const cutoff = (options.now ?? Date.now()) - options.olderThanMs;
+  let released = 0;
+  let credited = 0;
+  for (const row of Payments.unfinished(db, cutoff)) {
+    if (row.state === 'verified') {
+      if (Payments.advance(db, row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) released += 1;
+      if (row.creditId) Payments.restoreCredit(db, row.creditId, row.id);
+      continue;
+    }
+    if (row.state === 'settling') {
+      const rail = await rails.get(row.rail);
+      const landed = rail?.landed ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet }) : undefined;
+      if (rail?.landed && !landed) {
+        if (Payments.advance(db, row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) released += 1;
+        continue;
+      }
+      Payments.advance(db, row.id, ['settling'], 'settled', { txHash: landed?.txHash ?? row.spendKey });
+    }
+    if (row.creditId) {
+      // A credit was spent on an answer that never went out: it is the wallet's again.
+      Payments.advance(db, row.id, ['settled'], 'released', { note: 'reconciled: answer not delivered' });
+      Payments.restoreCredit(db, row.creditId, row.id);
+      released += 1;
+      continue;
+    }
+    Payments.grantCredit(db, Payments.get(db, row.id)!, 'reconciled: paid, but the server stopped before the answer was delivered');
+    credited += 1;
+  }
+  return { released, credited };
+}

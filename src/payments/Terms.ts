@@ -1,0 +1,36 @@
+import crypto from 'node:crypto';
+import type { QueryRequest } from '../contract/Query.js';
+import type { Rail } from '../contract/Quote.js';
+import type { Terms } from './Rail.js';
+
+/** Where a query is served, as the tool binding has it. */
+type Served = { kind: 'global' } | { kind: 'profile'; slug: string };
+
+/**
+ * The terms of one paid question: bound to everything that decides the answer (endpoint, question, scope, channel
+ * set, modes) and to the rail and price, so a credential for one question cannot buy another, nor a cheaper one.
+ */
+export function of(input: { rail: Rail; served: Served; request: QueryRequest; amountMillicents: number }): Terms {
+  const { rail, served, request, amountMillicents } = input;
+  const canonical = JSON.stringify([
+    'profile-edge/query/v1',
+    served.kind === 'profile' ? served.slug : '*',
+    request.question,
+    request.scope ?? null,
+    [...(request.channelIds ?? [])].sort(),
+    request.mode ?? 'synthesized',
+    request.queryMode ?? null,
+    rail,
+    amountMillicents,
+  ]);
+  const digest = crypto.createHash('sha256').update(canonical).digest('hex');
+  const where = served.kind === 'profile' ? `profile "${served.slug}"` : 'the global endpoint';
+  const question = request.question.length > 80 ? `${request.question.slice(0, 77)}...` : request.question;
+  return {
+    rail,
+    digest,
+    amountMillicents,
+    resource: served.kind === 'profile' ? `/api/profiles/${encodeURIComponent(served.slug)}/query` : '/api/ask/query',
+    description: `One answer from ${where}: "${question}"`,
+  };
+}

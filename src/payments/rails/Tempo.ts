@@ -1,0 +1,142 @@
+/**
+ * The `tempo` rail: MPP (the Payment HTTP authentication scheme) with Tempo's TIP-20 USDC, through mppx. The only
+ * module that imports mppx's server. A payer either signs a transfer the server broadcasts (pull: the fee payer, when
+ * configured, co-signs and pays the gas), or broadcasts it themselves and sends its hash (push: the money has moved).
+ */
+import { Challenge, Credential, Errors, Receipt } from 'mppx';
+import { Expires, Mppx, Store, tempo } from 'mppx/server';
+import { SignatureEnvelope, TxEnvelopeTempo } from 'ox/tempo';
+import { createClient, http, keccak256 } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { tempo as tempoMainnet, tempoModerato } from 'viem/chains';
+import type { TempoConfig } from '../../config/Config.js';
+import { ServiceError } from '../../errors/ServiceError.js';
+import * as Pricing from '../Pricing.js';
+import { CredentialRejected } from '../Rail.js';
+import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
+
+/** Bound into every challenge id and the on-chain memo: it must not change while challenges are out. */
+const realm = 'profile-edge';
+
+/** The amount in the token's units as mppx takes it: dollars, as a decimal string. */
+const dollars = (terms: Terms): string => (terms.amountMillicents / Pricing.millicentsPerUsd).toFixed(5).replace(/\.?0+$/, '');
+
+export function create(input: { config: TempoConfig; secret: string; ttlSeconds: number }): PaymentRail {
+  const { config, secret, ttlSeconds } = input;
+  const chain = { ...(config.chainId === tempoMainnet.id ? tempoMainnet : tempoModerato), id: config.chainId };
+  const getClient = ({ chainId }: { chainId?: number | undefined }) => createClient({ chain: { ...chain, id: chainId ?? config.chainId }, transport: http(config.rpcUrl) });
+  const mppx = Mppx.create({
+    realm,
+    secretKey: secret,
+    methods: [
+      tempo.charge({
+        recipient: config.payTo as `0x${string}`,
+        currency: config.currency as `0x${string}`,
+        decimals: 6,
+        ...(config.feePayerKey && { feePayer: privateKeyToAccount(config.feePayerKey) }),
+        getClient,
+        // Replays are refused by the payments table before anything reaches mppx; its own store is a second guard.
+        store: Store.memory(),
+      }),
+    ],
+  });
+  /** What every credential must have been issued for: the route's price and the request digest. */
+  const bound = (terms: Terms) => ({ request: { amount: dollars(terms) }, meta: { digest: terms.digest } });
+
+  const authorizationOf = (credential: InboundCredential): string => {
+    if (credential.via === 'header') return credential.value.replace(/^Payment\s+/i, 'Payment ');
+    if (typeof credential.value === 'string') return credential.value;
+    try {
+      return Credential.serialize(credential.value as Credential.Credential);
+    } catch {
+      throw new CredentialRejected('it is not an MPP credential ({challenge, payload, source}).');
+    }
+  };
+
+  return {
+    rail: 'tempo',
+    feeSponsored: config.feePayerKey !== undefined,
+    accepts(credential) {
+      if (credential.via === 'header') return credential.name === 'authorization';
+      const value = credential.value;
+      if (typeof value === 'string') return /^Payment\s/i.test(value);
+      return value !== null && typeof value === 'object' && 'challenge' in value && 'payload' in value;
+    },
+    async challenge(terms) {
+      const challenge = await mppx.challenge.tempo.charge({
+        amount: dollars(terms),
+        description: terms.description,
+        meta: { digest: terms.digest },
+        expires: Expires.seconds(ttlSeconds),
+        ...(!config.feePayerKey && { feePayer: false }),
+      });
+      return { headers: { 'WWW-Authenticate': Challenge.serialize(challenge), 'Cache-Control': 'no-store' }, mcp: challenge };
+    },
+    async verify(credential, terms): Promise<Verified> {
+      const authorization = authorizationOf(credential);
+      let parsed: Credential.Credential;
+      try {
+        parsed = Credential.deserialize(authorization);
+      } catch {
+        throw new CredentialRejected('the Authorization: Payment value is not a readable MPP credential.');
+      }
+      if (!Challenge.verify(parsed.challenge, { secretKey: secret })) {
+        throw new CredentialRejected('its challenge was not issued by this server, or was altered.');
+      }
+      let validation;
+      try {
+        validation = await mppx.validateCredential(authorization, bound(terms));
+      } catch (error) {
+        throw rejected(error, 'it does not pay for this request (question, scope, mode and price must be the same as the challenge’s)');
+      }
+      const details = validation.details as { mode?: string; sender?: string; serializedTransaction?: `0x${string}`; hash?: `0x${string}` };
+      const payload = parsed.payload as { type?: string; hash?: `0x${string}`; signature?: `0x${string}` };
+      if (payload.type === 'hash' && payload.hash) {
+        // Push: the payer broadcast it; mppx checked the receipt's transfer, sender and memo on chain.
+        const wallet = String(details.sender ?? '').toLowerCase();
+        return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: payload.hash.toLowerCase(), wallet, paid: { txHash: payload.hash }, state: { authorization } };
+      }
+      if (payload.type !== 'transaction' || !payload.signature) throw new CredentialRejected('only signed-transaction and transaction-hash credentials are taken.');
+      // A sponsored envelope names its sender in a field nobody checks before broadcast: recover the signer instead.
+      const wallet = signerOf(payload.signature).toLowerCase();
+      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: keccak256(payload.signature), wallet, state: { authorization } };
+    },
+    async settle(verified, terms): Promise<Settlement> {
+      const { authorization } = verified.state as { authorization: string };
+      try {
+        const receipt = await mppx.broadcastCredential(authorization, bound(terms));
+        return { txHash: receipt.reference, receipt: { ...receipt } };
+      } catch (error) {
+        throw rejected(error, 'the transfer could not be broadcast');
+      }
+    },
+    receipt(settlement, terms): OutboundReceipt {
+      const receipt: Receipt.Receipt = { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: settlement.txHash, ...(settlement.receipt as object) } as Receipt.Receipt;
+      void terms;
+      return { rail: 'tempo', txHash: settlement.txHash, receipt: { ...receipt }, headers: { 'Payment-Receipt': Receipt.serialize(receipt) }, mcp: receipt };
+    },
+    async landed({ spendKey }) {
+      // Only a pushed transfer's hash is known before it is sent; a signed one is resolved as settled (credited).
+      if (!/^0x[0-9a-f]{64}$/.test(spendKey)) return undefined;
+      const found = (await getClient({}).request({ method: 'eth_getTransactionReceipt', params: [spendKey as `0x${string}`] })) as { status?: string } | null;
+      return found?.status === '0x1' ? { txHash: spendKey, receipt: {} } : undefined;
+    },
+  };
+}
+
+/** The address that signed a Tempo transaction, recovered from its signature. */
+function signerOf(serialized: `0x${string}`): string {
+  try {
+    const envelope = TxEnvelopeTempo.deserialize(serialized as TxEnvelopeTempo.Serialized);
+    return SignatureEnvelope.extractAddress({ payload: TxEnvelopeTempo.getSignPayload(envelope), signature: envelope.signature!, root: true } as never);
+  } catch {
+    throw new CredentialRejected('its transaction signature could not be read.');
+  }
+}
+
+/** mppx's refusals (a 4xx problem) are a refused credential; anything else means the chain could not be reached. */
+function rejected(error: unknown, what: string): Error {
+  if (error instanceof Errors.PaymentError && error.status < 500) return new CredentialRejected(`${what}: ${error.message.split('\n')[0]}`);
+  if (error instanceof CredentialRejected) return error;
+  return new ServiceError('service_unavailable', 'The Tempo node could not be reached; nothing was charged. Try again shortly.', { cause: error });
+}

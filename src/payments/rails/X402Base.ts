@@ -1,0 +1,165 @@
+/**
+ * The `x402_base` rail: x402 v2, exact scheme, USDC on Base (EIP-3009 transfer authorizations). The only module that
+ * imports the x402 packages. The payer signs an authorization; the facilitator (X402_FACILITATOR_URL) verifies it and,
+ * once the answer is ready, settles it on chain and pays the gas.
+ */
+import crypto from 'node:crypto';
+import {
+  HTTPFacilitatorClient,
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+} from '@x402/core/http';
+import { PaymentPayloadV2Schema } from '@x402/core/schemas';
+import { x402ResourceServer } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/server';
+import { createPublicClient, http, parseAbi } from 'viem';
+import type { X402Config } from '../../config/Config.js';
+import { ServiceError } from '../../errors/ServiceError.js';
+import { CredentialRejected } from '../Rail.js';
+import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
+
+/** USDC has 6 decimals: one millicent is 10 atomic units. */
+const atomicPerMillicent = 10n;
+
+type Parsed = { payload: PaymentPayload; requirements: PaymentRequirements };
+
+const b64url = (buffer: Buffer) => buffer.toString('base64url');
+
+export function create(input: { config: X402Config; secret: string; ttlSeconds: number }): PaymentRail {
+  const { config, secret, ttlSeconds } = input;
+  const network = `eip155:${config.chainId}` as const;
+  const payTo = config.payTo!;
+  const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: config.facilitatorUrl, timeoutMs: 30_000 }));
+  server.register(network, new ExactEvmScheme());
+  let ready: Promise<void> | undefined;
+  // The facilitator is asked what it supports once; a failure is retried on the next request.
+  const initialized = (): Promise<void> => {
+    ready ??= server.initialize().catch((error: unknown) => {
+      ready = undefined;
+      throw facilitatorDown(error);
+    });
+    return ready;
+  };
+
+  /** A challenge token bound to the terms by HMAC: its expiry, a nonce, and everything the payer is asked to pay. */
+  const sign = (terms: Terms, expires: number, nonce: string): string =>
+    b64url(crypto.createHmac('sha256', secret).update(['x402_base', terms.digest, expires, nonce, amountOf(terms), payTo.toLowerCase(), config.currency.toLowerCase(), network].join('|')).digest());
+
+  const requirementsFor = async (terms: Terms, token: string): Promise<PaymentRequirements> => {
+    await initialized();
+    const [requirements] = await server.buildPaymentRequirements({
+      scheme: 'exact',
+      network,
+      payTo,
+      price: { amount: amountOf(terms), asset: config.currency, extra: { name: config.currencyName, version: config.currencyVersion } },
+      maxTimeoutSeconds: ttlSeconds,
+      extra: { challenge: token },
+    });
+    if (!requirements) throw facilitatorDown(new Error('no payment requirements for the network'));
+    return requirements;
+  };
+
+  const parse = (credential: InboundCredential): PaymentPayload => {
+    let value: unknown = credential.value;
+    if (typeof value === 'string') {
+      try {
+        value = decodePaymentSignatureHeader(value);
+      } catch {
+        throw new CredentialRejected('the PAYMENT-SIGNATURE value is not base64-encoded JSON.');
+      }
+    }
+    const parsed = PaymentPayloadV2Schema.safeParse(value);
+    if (!parsed.success) throw new CredentialRejected('it is not an x402 v2 payment payload.');
+    return parsed.data as PaymentPayload;
+  };
+
+  const client = createPublicClient({ transport: http(config.rpcUrl) });
+
+  return {
+    rail: 'x402_base',
+    feeSponsored: true,
+    accepts(credential) {
+      if (credential.via === 'header') return credential.name === 'payment-signature';
+      const value = credential.value;
+      if (typeof value === 'string') return !/^Payment\s/i.test(value);
+      return value !== null && typeof value === 'object' && 'x402Version' in value;
+    },
+    async challenge(terms) {
+      const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
+      const nonce = crypto.randomBytes(12).toString('hex');
+      const token = `${expires}.${nonce}.${sign(terms, expires, nonce)}`;
+      const requirements = await requirementsFor(terms, token);
+      const required = await server.createPaymentRequiredResponse([requirements], { url: terms.resource, description: terms.description, mimeType: 'application/json' }, 'Payment required');
+      return { headers: { 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(required), 'Cache-Control': 'no-store' }, mcp: required };
+    },
+    async verify(credential, terms): Promise<Verified> {
+      const payload = parse(credential);
+      const token = payload.accepted.extra?.challenge;
+      const [expires, nonce, mac] = typeof token === 'string' ? token.split('.') : [];
+      if (!expires || !nonce || !mac) throw new CredentialRejected('it does not answer a challenge from this server.');
+      const expected = sign(terms, Number(expires), nonce);
+      if (mac.length !== expected.length || !crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
+        throw new CredentialRejected('its challenge was not issued by this server for this request (question, scope, mode and price must be the same), or was altered.');
+      }
+      if (Number(expires) * 1000 < Date.now()) throw new CredentialRejected('its challenge has expired.');
+      const requirements = server.findMatchingRequirements([await requirementsFor(terms, token as string)], payload);
+      if (!requirements) throw new CredentialRejected('it does not match what the challenge asked for (amount, asset, receiver or network).');
+      const authorization = (payload.payload as { authorization?: { from?: string; nonce?: string } }).authorization;
+      if (!authorization?.from || !authorization.nonce) throw new CredentialRejected('it carries no EIP-3009 transfer authorization.');
+      let result;
+      try {
+        result = await server.verifyPayment(payload, requirements);
+      } catch (error) {
+        throw facilitatorDown(error);
+      }
+      if (!result.isValid) throw new CredentialRejected(`the facilitator refused it (${result.invalidReason ?? 'invalid'}).`);
+      const wallet = authorization.from.toLowerCase();
+      return { rail: 'x402_base', challengeId: token as string, spendKey: `${wallet}:${authorization.nonce.toLowerCase()}`, wallet, state: { payload, requirements } satisfies Parsed };
+    },
+    async settle(verified): Promise<Settlement> {
+      const { payload, requirements } = verified.state as Parsed;
+      let result: SettleResponse;
+      try {
+        result = await server.settlePayment(payload, requirements);
+      } catch (error) {
+        // A facilitator that answered with a failed settlement is a refusal; one that did not answer is unavailable.
+        const reason = (error as { errorReason?: string }).errorReason;
+        if (reason) throw new CredentialRejected(`the facilitator could not settle it (${reason}).`);
+        throw facilitatorDown(error);
+      }
+      if (!result.success) throw new CredentialRejected(`the facilitator could not settle it (${result.errorReason ?? 'failed'}).`);
+      const { errorMessage: _raw, ...receipt } = result;
+      return { txHash: result.transaction, receipt };
+    },
+    receipt(settlement, terms): OutboundReceipt {
+      const response: SettleResponse = {
+        success: true,
+        transaction: settlement.txHash,
+        network,
+        ...(settlement.receipt as Partial<SettleResponse>),
+        amount: amountOf(terms),
+      };
+      return { rail: 'x402_base', txHash: settlement.txHash, receipt: { ...response }, headers: { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(response) }, mcp: response };
+    },
+    async landed({ spendKey }) {
+      const [wallet, nonce] = spendKey.split(':') as [`0x${string}`, `0x${string}`];
+      const used = await client.readContract({
+        address: config.currency as `0x${string}`,
+        abi: parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']),
+        functionName: 'authorizationState',
+        args: [wallet, nonce],
+      });
+      return used ? { txHash: spendKey, receipt: {} } : undefined;
+    },
+  };
+}
+
+function amountOf(terms: Terms): string {
+  return (BigInt(terms.amountMillicents) * atomicPerMillicent).toString();
+}
+
+function facilitatorDown(error: unknown): ServiceError {
+  return new ServiceError('service_unavailable', 'The x402 facilitator could not be reached; nothing was charged. Try again shortly.', { cause: error });
+}

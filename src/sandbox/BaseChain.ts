@@ -1,0 +1,82 @@
+/**
+ * A local EVM chain standing in for Base, for tests and `profile-edge sandbox`: ganache on 127.0.0.1, with a USDC
+ * stand-in (EIP-3009 transfer authorizations) compiled from `contracts/TestUsdc.sol` by solc-js and deployed, and
+ * Multicall3 at its canonical address. The only module that imports ganache and solc.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ganache from 'ganache';
+import solc from 'solc';
+import { type Abi, type Address, type Hex, createPublicClient, createWalletClient, defineChain, http, parseAbi } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+
+export type BaseChain = {
+  rpcUrl: string;
+  chainId: number;
+  /** The USDC stand-in's address, and its EIP-712 domain name and version (what payers sign). */
+  usdc: { address: Address; name: string; version: string };
+  /** A funded account that pays gas (the facilitator's). */
+  gasKey: Hex;
+  /** Mints USDC (6 decimals, base units) to an address. */
+  mint(to: Address, amount: bigint): Promise<void>;
+  balanceOf(holder: Address): Promise<bigint>;
+  close(): Promise<void>;
+};
+
+const multicall3 = '0xcA11bde05977b3631167028862bE2a173976CA11';
+
+/** Compiles the contracts for the EVM version ganache runs (shanghai): solc's newer default has opcodes it lacks. */
+function compile(): Record<string, { abi: Abi; bytecode: Hex; deployed: Hex }> {
+  const source = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'contracts', 'TestUsdc.sol'), 'utf8');
+  const input = {
+    language: 'Solidity',
+    sources: { 'TestUsdc.sol': { content: source } },
+    settings: { evmVersion: 'shanghai', optimizer: { enabled: true, runs: 200 }, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } } },
+  };
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    errors?: { severity: string; formattedMessage: string }[];
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>;
+  };
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
+  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
+  return Object.fromEntries(
+    Object.entries(output.contracts['TestUsdc.sol']!).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex, deployed: `0x${c.evm.deployedBytecode.object}` as Hex }]),
+  );
+}
+
+export async function start(options: { chainId: number; port?: number; usdcName?: string; usdcVersion?: string }): Promise<BaseChain> {
+  const { chainId } = options;
+  const deployerKey = generatePrivateKey();
+  const gasKey = generatePrivateKey();
+  const ether = `0x${(10n ** 21n).toString(16)}`;
+  const server = ganache.server({
+    logging: { quiet: true },
+    chain: { chainId, networkId: chainId },
+    wallet: { accounts: [deployerKey, gasKey].map((secretKey) => ({ secretKey, balance: ether })) },
+    miner: { blockTime: 0 },
+  });
+  await server.listen(options.port ?? 0, '127.0.0.1');
+  const rpcUrl = `http://127.0.0.1:${server.address().port}`;
+  const chain = defineChain({ id: chainId, name: 'local-base', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
+  const client = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50, cacheTime: 0 });
+  const deployer = createWalletClient({ account: privateKeyToAccount(deployerKey), chain, transport: http(rpcUrl), pollingInterval: 50, cacheTime: 0 });
+  const contracts = compile();
+  const name = options.usdcName ?? 'USD Coin';
+  const version = options.usdcVersion ?? '2';
+  const hash = await deployer.deployContract({ abi: contracts.TestUsdc!.abi, bytecode: contracts.TestUsdc!.bytecode, args: [name, version] });
+  const address = (await client.waitForTransactionReceipt({ hash })).contractAddress!;
+  await client.request({ method: 'evm_setAccountCode', params: [multicall3, contracts.Multicall3Lite!.deployed] } as never);
+  const abi = parseAbi(['function mint(address to, uint256 value)', 'function balanceOf(address holder) view returns (uint256)']);
+  return {
+    rpcUrl,
+    chainId,
+    usdc: { address, name, version },
+    gasKey,
+    async mint(to, amount) {
+      await client.waitForTransactionReceipt({ hash: await deployer.writeContract({ address, abi, functionName: 'mint', args: [to, amount] }) });
+    },
+    balanceOf: (holder) => client.readContract({ address, abi, functionName: 'balanceOf', args: [holder] }),
+    close: () => server.close(),
+  };
+}

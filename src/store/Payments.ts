@@ -1,0 +1,112 @@
+import type { Rail } from '../contract/Quote.js';
+import type { Database } from './Database.js';
+import * as Ids from './Ids.js';
+
+/** How far an on-chain payment got: verified (reserved), settling (money may be moving), settled, then answered; or released or credited. */
+export type PaymentState = 'verified' | 'settling' | 'settled' | 'answered' | 'released' | 'credited';
+
+export type PaymentRow = {
+  id: string;
+  spendKey: string;
+  rail: Rail;
+  wallet: string;
+  queryId: string;
+  requestDigest: string;
+  amountMillicents: number;
+  state: PaymentState;
+  txHash: string | null;
+  receipt: string | null;
+  creditId: string | null;
+  note: string;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type Credit = { id: string; rail: Rail; wallet: string; amountMillicents: number; paymentId: string; reason: string; createdAt: number };
+
+const columns = `id, spend_key AS spendKey, rail, wallet, query_id AS queryId, request_digest AS requestDigest, amount_millicents AS amountMillicents,
+  state, tx_hash AS txHash, receipt, credit_id AS creditId, note, created_at AS createdAt, updated_at AS updatedAt`;
+
+/**
+ * Records a verified credential as spent, before anything else happens to it. False when its challenge or its transfer
+ * was spent already: the unique keys make this the one place a replay, or a parallel copy, is turned away.
+ */
+export function reserve(
+  db: Database,
+  row: { id: string; spendKey: string; rail: Rail; wallet: string; queryId: string; requestDigest: string; amountMillicents: number },
+): boolean {
+  const now = Date.now();
+  const result = db
+    .prepare(
+      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, now, now);
+  return result.changes === 1;
+}
+
+/** Moves a payment from one of `from` to `to`; false when it was not in one of them (someone else moved it). */
+export function advance(
+  db: Database,
+  id: string,
+  from: PaymentState[],
+  to: PaymentState,
+  fields: { txHash?: string; receipt?: string; note?: string; creditId?: string } = {},
+): boolean {
+  const result = db
+    .prepare(
+      `UPDATE payments SET state = ?, tx_hash = COALESCE(?, tx_hash), receipt = COALESCE(?, receipt), note = COALESCE(?, note),
+         credit_id = COALESCE(?, credit_id), updated_at = ?
+       WHERE id = ? AND state IN (${from.map(() => '?').join(', ')})`,
+    )
+    .run(to, fields.txHash ?? null, fields.receipt ?? null, fields.note ?? null, fields.creditId ?? null, Date.now(), id, ...from);
+  return result.changes === 1;
+}
+
+export function get(db: Database, id: string): PaymentRow | undefined {
+  return db.prepare(`SELECT ${columns} FROM payments WHERE id = ?`).get(id) as PaymentRow | undefined;
+}
+
+export function byQuery(db: Database, queryId: string): PaymentRow | undefined {
+  return db.prepare(`SELECT ${columns} FROM payments WHERE query_id = ?`).get(queryId) as PaymentRow | undefined;
+}
+
+/** Payments left part-way (verified, settling or settled, never answered nor released) since before `cutoff`. */
+export function unfinished(db: Database, cutoff: number): PaymentRow[] {
+  return db.prepare(`SELECT ${columns} FROM payments WHERE state IN ('verified', 'settling', 'settled') AND updated_at < ? ORDER BY created_at`).all(cutoff) as PaymentRow[];
+}
+
+/** Money moved for a payment that got no answer: the wallet is owed one answer on the same rail. Marks the payment credited. */
+export function grantCredit(db: Database, payment: PaymentRow, reason: string): string {
+  return db.transaction(() => {
+    const existing = db.prepare('SELECT id FROM wallet_credits WHERE payment_id = ?').pluck().get(payment.id) as string | undefined;
+    if (existing) return existing;
+    const id = Ids.random('credit');
+    db.prepare(
+      `INSERT INTO wallet_credits (id, rail, wallet, amount_millicents, payment_id, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(id, payment.rail, payment.wallet.toLowerCase(), payment.amountMillicents, payment.id, reason, Date.now());
+    advance(db, payment.id, ['verified', 'settling', 'settled', 'released'], 'credited', { note: reason, creditId: id });
+    return id;
+  }).immediate();
+}
+
+/** The oldest unconsumed credit of a wallet on a rail. */
+export function openCredit(db: Database, rail: Rail, wallet: string): Credit | undefined {
+  return db
+    .prepare(
+      `SELECT id, rail, wallet, amount_millicents AS amountMillicents, payment_id AS paymentId, reason, created_at AS createdAt
+       FROM wallet_credits WHERE rail = ? AND wallet = ? AND consumed_by IS NULL ORDER BY created_at LIMIT 1`,
+    )
+    .get(rail, wallet.toLowerCase()) as Credit | undefined;
+}
+
+/** Spends a credit for a payment; false when another payment consumed it first. */
+export function consumeCredit(db: Database, creditId: string, paymentId: string): boolean {
+  const result = db.prepare('UPDATE wallet_credits SET consumed_by = ?, consumed_at = ? WHERE id = ? AND consumed_by IS NULL').run(paymentId, Date.now(), creditId);
+  return result.changes === 1;
+}
+
+/** Gives a consumed credit back (the answer it was spent on failed). */
+export function restoreCredit(db: Database, creditId: string, paymentId: string): void {
+  db.prepare('UPDATE wallet_credits SET consumed_by = NULL, consumed_at = NULL WHERE id = ? AND consumed_by = ?').run(creditId, paymentId);
+}

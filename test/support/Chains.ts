@@ -1,0 +1,59 @@
+import { afterAll, beforeAll } from 'vitest';
+import { createClient, http } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { tempoModerato } from 'viem/chains';
+import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import * as Sandbox from '../../src/sandbox/Sandbox.js';
+import * as Environment from './Environment.js';
+
+/** A sandbox (stand-in Tempo node, local EVM with USDC, x402 facilitator) and a server pointed at it, for a test file. */
+export function useChains(overrides: Record<string, string> = {}, options: { feePayer?: boolean } = {}) {
+  let sandbox: Sandbox.Sandbox | undefined;
+  let environment: Environment.Environment | undefined;
+  let http_: Awaited<ReturnType<typeof Environment.serve>> | undefined;
+  beforeAll(async () => {
+    sandbox = await Sandbox.start({ feePayer: options.feePayer });
+    environment = await Environment.create({ ...sandbox.environment, ...overrides });
+    http_ = await Environment.serve(environment);
+  }, 60_000);
+  afterAll(async () => {
+    await http_?.close();
+    await environment?.close();
+    await sandbox?.close();
+  });
+  return {
+    get sandbox() {
+      return sandbox!;
+    },
+    get environment() {
+      return environment!;
+    },
+    get url() {
+      return http_!.url;
+    },
+  };
+}
+
+/** A viem client on the sandbox's Tempo node, as the mppx client takes it. */
+export function tempoGetClient(sandbox: Sandbox.Sandbox) {
+  return ({ chainId }: { chainId?: number | undefined }) => createClient({ chain: { ...tempoModerato, id: chainId ?? sandbox.tempo.chainId }, transport: http(sandbox.tempo.url) });
+}
+
+/** The mppx client's fetch, paying tempo challenges from a wallet key. */
+export function tempoFetch(sandbox: Sandbox.Sandbox, key: `0x${string}`, mode?: 'pull' | 'push') {
+  const client = MppxClient.create({
+    methods: [tempoClient.charge({ account: privateKeyToAccount(key), getClient: tempoGetClient(sandbox), ...(mode && { mode }) })],
+    polyfill: false,
+  });
+  return client.fetch.bind(client) as typeof fetch;
+}
+
+/** @x402/fetch, paying x402 challenges from a wallet key, limited to the sandbox's USDC. */
+export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`) {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: privateKeyToAccount(key), networks: [`eip155:${sandbox.base.chainId}`] });
+  client.setSpendControls({ allowedAssets: [{ network: `eip155:${sandbox.base.chainId}`, asset: sandbox.base.usdc.address, maxAmountPerPayment: '1000000' }] });
+  return wrapFetchWithPayment(fetch, client);
+}
