@@ -522,7 +522,7 @@ const cases: Case[] = [
     args: { question: 'How warm should a starter be?', paymentProof: { rail: 'tempo', walletAddress: '0x1', quoteNonce: 'n1', txHash: '0xabc' } },
     status: 400,
     error: 'invalid_payment_proof',
-    check: (body) => expect(body.message).toMatch(/API key .*paymentMode.*402 challenges/s),
+    check: (body) => expect(body.message).toMatch(/rail .*402 challenge.*credential.*API key .*paymentMode/s),
   },
   { name: 'an unknown query field is 400', tool: 'profile_query', binding: global, args: { question: 'Anything?', paymentMode: 'credits', query: 'old field' }, as: (k) => ({ apiKey: k.callerKey }), status: 400, error: 'invalid_request' },
   { name: 'a scope naming an unknown profile is 404', tool: 'profile_query', binding: global, args: { question: 'Anything?', paymentMode: 'credits', scope: { kind: 'profile', slug: 'nobody-here' } }, as: (k) => ({ apiKey: k.callerKey }), status: 404, error: 'not_found' },

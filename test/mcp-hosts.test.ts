@@ -92,7 +92,7 @@ describe('MCP over HTTP with a bad API key', () => {
   test('behavior: a missing key on a paid tool says it is missing', async () => {
     const client = await connect('/mcp', {});
     const result = (await client.callTool({ name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } })) as any;
-    expect(result.structuredContent).toMatchObject({ error: 'api_key_required', message: expect.stringMatching(/needs an API key \(the service-api-key header/) });
+    expect(result.structuredContent).toMatchObject({ error: 'api_key_required', message: expect.stringMatching(/needs a payment: an API key \(the service-api-key header.*or rail/) });
     await client.close();
   });
 

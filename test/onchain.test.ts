@@ -1,5 +1,13 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Challenge, Credential } from 'mppx';
+import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
+import { McpClient } from 'mppx/mcp/client';
+import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, test } from 'vitest';
-import { useChains, tempoFetch, x402Fetch } from './support/Chains.js';
+import { tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
+import { cli } from './support/Transports.js';
 
 const served = useChains();
 const question = 'How warm should a sourdough starter be?';
@@ -34,5 +42,79 @@ describe('on-chain payment over REST', () => {
     expect(body).toMatchObject({ charge: 'onchain', rail: 'x402_base' });
     expect(res.headers.get('payment-response')).toBeTruthy();
     expect(before - (await sandbox.balance('x402_base'))).toBe(50_000n);
+  });
+});
+
+/** The SDK's MCP client over Streamable HTTP, wrapped by mppx so it pays -32042 challenges with a tempo wallet. */
+async function payingMcpClient(path: string, key: `0x${string}`) {
+  const client = new Client({ name: 'wallet-agent', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}${path}`)));
+  return { client, paying: McpClient.wrap(client, { methods: [tempoClient.charge({ account: privateKeyToAccount(key), getClient: tempoGetClient(served.sandbox) })] }) };
+}
+
+describe('on-chain payment over MCP', () => {
+  test('tempo over HTTP: an unpaid tools/call is JSON-RPC -32042 with data.challenges', async () => {
+    const client = new Client({ name: 'plain-host', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`)));
+    const error = await client.callTool({ name: 'profile_query', arguments: { question, rail: 'tempo' } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: -32042, data: { error: 'payment_required', challenges: [expect.objectContaining({ method: 'tempo', intent: 'charge' })] } });
+    await client.close();
+  });
+
+  for (const path of ['/mcp', '/mara-lindqvist/mcp']) {
+    test(`tempo over HTTP (${path}): mppx's MCP client pays, and the result carries the receipt in _meta`, async () => {
+      const { sandbox } = served;
+      const before = await sandbox.balance('tempo');
+      const { client, paying } = await payingMcpClient(path, sandbox.payer.key);
+      const result = (await paying.callTool({ name: 'profile_query', arguments: { question, rail: 'tempo' } })) as any;
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ charge: 'onchain', rail: 'tempo' });
+      expect(result._meta['org.paymentauth/receipt']).toMatchObject({ method: 'tempo', status: 'success' });
+      expect(result.receipt.reference).toBe(result.structuredContent.txHash);
+      expect(before - (await sandbox.balance('tempo'))).toBe(50_000n);
+      await client.close();
+    });
+  }
+
+  test('x402_base over HTTP: the challenge in data.challenges is paid with the x402 client, the credential sent in _meta', async () => {
+    const { sandbox } = served;
+    const before = await sandbox.balance('x402_base');
+    const client = new Client({ name: 'x402-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`)));
+    const args = { question, rail: 'x402_base' };
+    const error = (await client.callTool({ name: 'profile_query', arguments: args }).catch((e: unknown) => e)) as any;
+    expect(error.code).toBe(-32042);
+    const payload = await x402Payer(sandbox, sandbox.payer.key).createPaymentPayload(error.data.challenges[0]);
+    const result = (await client.callTool({ name: 'profile_query', arguments: args, _meta: { 'org.paymentauth/credential': payload } })) as any;
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ charge: 'onchain', rail: 'x402_base' });
+    expect(result._meta['org.paymentauth/receipt']).toMatchObject({ success: true, transaction: result.structuredContent.txHash });
+    expect(before - (await sandbox.balance('x402_base'))).toBe(50_000n);
+    await client.close();
+  });
+
+  test('a direct method call unpaid is -32042; paid through params._meta it returns the payload with the receipt', async () => {
+    const { sandbox } = served;
+    const call = (params: Record<string, unknown>) =>
+      fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'profile_query', params }) }).then((r) => r.json() as Promise<any>);
+    const unpaid = await call({ question, rail: 'tempo' });
+    expect(unpaid.error).toMatchObject({ code: -32042, data: { challenges: [expect.objectContaining({ method: 'tempo' })] } });
+    const payer = MppxClient.create({ methods: [tempoClient.charge({ account: privateKeyToAccount(sandbox.payer.key), getClient: tempoGetClient(sandbox) })], polyfill: false });
+    const credential = Credential.deserialize(await payer.createCredential(new Response(null, { status: 402, headers: { 'WWW-Authenticate': Challenge.serialize(unpaid.error.data.challenges[0]) } })));
+    const paid = await call({ question, rail: 'tempo', _meta: { 'org.paymentauth/credential': credential } });
+    expect(paid.result).toMatchObject({ charge: 'onchain', rail: 'tempo', _meta: { 'org.paymentauth/receipt': { status: 'success' } } });
+  });
+
+  test('stdio: mppx pays a tools/call through the local server', async () => {
+    const { sandbox, environment } = served;
+    const before = await sandbox.balance('tempo');
+    const client = new Client({ name: 'stdio-wallet', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: cli.command, args: [...cli.args, 'mcp'], env: { PATH: process.env.PATH ?? '', ...environment.env }, cwd: environment.directory, stderr: 'pipe' }));
+    const paying = McpClient.wrap(client, { methods: [tempoClient.charge({ account: privateKeyToAccount(sandbox.payer.key), getClient: tempoGetClient(sandbox) })] });
+    const result = (await paying.callTool({ name: 'profile_query', arguments: { question, rail: 'tempo' } })) as any;
+    expect(result.structuredContent).toMatchObject({ charge: 'onchain', rail: 'tempo' });
+    expect(result._meta['org.paymentauth/receipt']).toMatchObject({ status: 'success' });
+    expect(before - (await sandbox.balance('tempo'))).toBe(50_000n);
+    await client.close();
   });
 });

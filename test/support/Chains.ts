@@ -50,10 +50,15 @@ export function tempoFetch(sandbox: Sandbox.Sandbox, key: `0x${string}`, mode?: 
   return client.fetch.bind(client) as typeof fetch;
 }
 
-/** @x402/fetch, paying x402 challenges from a wallet key, limited to the sandbox's USDC. */
-export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`) {
+/** The x402 client with the exact EVM scheme for a wallet key, allowed to spend the sandbox's USDC. */
+export function x402Payer(sandbox: Sandbox.Sandbox, key: `0x${string}`): x402Client {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: privateKeyToAccount(key), networks: [`eip155:${sandbox.base.chainId}`] });
   client.setSpendControls({ allowedAssets: [{ network: `eip155:${sandbox.base.chainId}`, asset: sandbox.base.usdc.address, maxAmountPerPayment: '1000000' }] });
-  return wrapFetchWithPayment(fetch, client);
+  return client;
+}
+
+/** @x402/fetch, paying x402 challenges from a wallet key. */
+export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`) {
+  return wrapFetchWithPayment(fetch, x402Payer(sandbox, key));
 }
