@@ -59,7 +59,7 @@ export function payment(input: {
         throw await paymentRequired({ rail, terms, config, creditAvailable });
       }
       if (!rail.accepts(credential)) {
-        throw await paymentRequired({ rail, terms, config, reason: `The credential sent is not a ${rail.rail} payment credential.` });
+        throw await paymentRequired({ rail, terms, config, reason: `The credential sent is not one for the ${rail.rail} rail.` });
       }
       let verified: Verified;
       try {

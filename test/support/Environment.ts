@@ -56,6 +56,10 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
     DEMO_DATA: 'false',
     TEMPO_PAY_TO: payTo.tempo,
     X402_BASE_PAY_TO: payTo.x402_base,
+    // Nothing leaves loopback: a test that needs a chain or a facilitator starts the sandbox (support/Chains.ts).
+    TEMPO_RPC_URL: 'http://127.0.0.1:9',
+    X402_BASE_RPC_URL: 'http://127.0.0.1:9',
+    X402_FACILITATOR_URL: 'http://127.0.0.1:9',
     ...overrides,
   };
   const config = Config.load(env);

@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { projectRoot } from '../../src/config/Config.js';
 import { toErrorBody, toServiceError } from '../../src/errors/ServiceError.js';
 import type { ToolName } from '../../src/contract/Mcp.js';
+import * as PaymentCredentials from '../../src/payments/Credentials.js';
 import * as Tools from '../../tools/Tools.js';
 import type { Binding } from '../../tools/Tools.js';
 import type { Environment } from './Environment.js';
@@ -16,7 +17,8 @@ export type Outcome =
   | { ok: true; payload: Record<string, unknown>; headers?: Headers }
   | { ok: false; status: number; body: Record<string, unknown>; headers?: Headers };
 
-export type Call = { tool: ToolName; args?: Record<string, unknown>; binding: Binding; credentials?: Credentials };
+/** One tool call; `meta` is MCP request metadata (a payment credential), sent over REST as the body's `_meta`. */
+export type Call = { tool: ToolName; args?: Record<string, unknown>; binding: Binding; credentials?: Credentials; meta?: Record<string, unknown> };
 
 export type TransportName = 'handler' | 'rest' | 'mcp-http' | 'mcp-stdio';
 
@@ -26,7 +28,7 @@ export type Transport = { name: TransportName; call(call: Call): Promise<Outcome
 export function handler(environment: Environment): Transport {
   return {
     name: 'handler',
-    async call({ tool, args, binding, credentials }) {
+    async call({ tool, args, binding, credentials, meta }) {
       try {
         const payload = await Tools.invoke({
           services: environment.services,
@@ -34,6 +36,7 @@ export function handler(environment: Environment): Transport {
           args,
           binding,
           presented: { ...credentials, origin: 'handler-test' },
+          payment: { credential: PaymentCredentials.fromMeta(meta) },
         });
         return { ok: true, payload: payload as Record<string, unknown> };
       } catch (thrown) {
@@ -64,7 +67,7 @@ export function restRequest(call: Call): { method: string; path: string; body?: 
     return { method: 'POST', path: slug ? `/api/profiles/${slug}/quote` : '/api/ask/quote', body: call.args ? JSON.stringify(call.args) : undefined };
   }
   if (call.tool === 'profile_query') {
-    return { method: 'POST', path: slug ? `/api/profiles/${slug}/query` : '/api/ask/query', body: JSON.stringify(call.args ?? {}) };
+    return { method: 'POST', path: slug ? `/api/profiles/${slug}/query` : '/api/ask/query', body: JSON.stringify({ ...call.args, ...(call.meta && { _meta: call.meta }) }) };
   }
   throw new Error(`no REST mapping for ${call.tool}`);
 }
@@ -104,7 +107,7 @@ function pooled(name: TransportName, connect: (binding: Binding, credentials: Cr
   const clients = new Map<string, Promise<Client>>();
   return {
     name,
-    async call({ tool, args, binding, credentials }) {
+    async call({ tool, args, binding, credentials, meta }) {
       const key = JSON.stringify([binding, credentials ?? {}]);
       let client = clients.get(key);
       if (!client) {
@@ -112,8 +115,14 @@ function pooled(name: TransportName, connect: (binding: Binding, credentials: Cr
         clients.set(key, client);
       }
       try {
-        return fromToolResult((await (await client).callTool({ name: tool, arguments: args ?? {} })) as Record<string, unknown>);
+        return fromToolResult((await (await client).callTool({ name: tool, arguments: args ?? {}, ...(meta && { _meta: meta }) })) as Record<string, unknown>);
       } catch (error) {
+        // A payment challenge is a JSON-RPC error (-32042) whose data is the Error body with its status.
+        const data = (error as { data?: { error?: unknown; status?: unknown } }).data;
+        if (typeof data?.error === 'string' && typeof data.status === 'number') {
+          const { status, ...body } = data;
+          return { ok: false, status, body };
+        }
         // An endpoint-level refusal (404 or 401 on a per-profile endpoint) arrives as an HTTP error.
         // A stdio server that refuses to start for this binding (exit 2, "no profile") is the stdio form of a 404.
         if (error instanceof StdioRefusal) {
