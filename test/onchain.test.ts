@@ -5,8 +5,8 @@ import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { McpClient } from 'mppx/mcp/client';
 import { privateKeyToAccount } from 'viem/accounts';
-import { describe, expect, test } from 'vitest';
-import { tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
+import { describe, expect, test, vi } from 'vitest';
+import { credentialFor, tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
 import { cli } from './support/Transports.js';
 
 const served = useChains();
@@ -116,5 +116,92 @@ describe('on-chain payment over MCP', () => {
     expect(result._meta['org.paymentauth/receipt']).toMatchObject({ status: 'success' });
     expect(before - (await sandbox.balance('tempo'))).toBe(50_000n);
     await client.close();
+  });
+});
+
+describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, bound and checked', (rail) => {
+  const ask = (body: Record<string, unknown>, headers: Record<string, string> = {}) => post(fetch, '/api/ask/query', body, headers);
+  const paid = async (body: Record<string, unknown>, key = served.sandbox.payer.key) => credentialFor(served.sandbox, rail, await ask(body), key);
+
+  test('behavior: a replay gets a fresh 402, never a second answer; the payer pays once', async () => {
+    const { sandbox } = served;
+    const before = await sandbox.balance(rail);
+    const headers = await paid({ question, rail });
+    expect((await ask({ question, rail }, headers)).status).toBe(200);
+    const replay = await ask({ question, rail }, headers);
+    expect(replay.status).toBe(402);
+    expect((await replay.json()).message).toMatch(/already used|refused/);
+    expect(before - (await sandbox.balance(rail))).toBe(50_000n);
+  });
+
+  test('behavior: one credential on 20 parallel requests gets one answer and one settlement', async () => {
+    const { sandbox } = served;
+    const before = await sandbox.balance(rail);
+    const headers = await paid({ question, rail });
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => ask({ question, rail }, headers).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(19);
+    expect(before - (await sandbox.balance(rail))).toBe(50_000n);
+  });
+
+  test('behavior: a credential for another question, scope or mode is refused with a fresh challenge and nothing moves', async () => {
+    const { sandbox } = served;
+    const before = await sandbox.balance(rail);
+    const headers = await paid({ question, rail });
+    for (const other of [{ question: 'What flour should a starter be fed?', rail }, { question, rail, mode: 'raw' }, { question, rail, scope: { kind: 'profile', slug: 'mara-lindqvist' } }]) {
+      const res = await ask(other, headers);
+      expect(res.status).toBe(402);
+      expect(res.headers.get(rail === 'tempo' ? 'www-authenticate' : 'payment-required')).toBeTruthy();
+      expect((await res.json()).message).toMatch(/refused/);
+    }
+    expect(await sandbox.balance(rail)).toBe(before);
+  });
+
+  test('behavior: a tampered credential is refused and nothing moves', async () => {
+    const { sandbox } = served;
+    const before = await sandbox.balance(rail);
+    const headers = await paid({ question, rail });
+    const [name, value] = Object.entries(headers)[0]!;
+    // Change the price the payer agreed to inside the echoed challenge: the server's binding no longer holds.
+    const tampered =
+      rail === 'tempo'
+        ? (() => {
+            const credential = Credential.deserialize(value);
+            return Credential.serialize({ ...credential, challenge: { ...credential.challenge, request: { ...credential.challenge.request, amount: '1' } } });
+          })()
+        : (() => {
+            const payload = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+            payload.accepted.amount = '1';
+            return Buffer.from(JSON.stringify(payload)).toString('base64');
+          })();
+    const res = await ask({ question, rail }, { [name]: tampered });
+    expect(res.status).toBe(402);
+    expect((await res.json()).message).toMatch(/refused/);
+    expect(await sandbox.balance(rail)).toBe(before);
+  });
+
+  test('behavior: an expired challenge is refused and nothing moves', async () => {
+    const { sandbox } = served;
+    const before = await sandbox.balance(rail);
+    const headers = await paid({ question, rail });
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60 * 60_000 });
+    try {
+      const res = await ask({ question, rail }, headers);
+      expect(res.status).toBe(402);
+      expect((await res.json()).message).toMatch(/expired|refused/);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await sandbox.balance(rail)).toBe(before);
+  });
+
+  test('behavior: with an API key, a valid credential is ignored and the balance pays', async () => {
+    const { sandbox, environment } = served;
+    const before = await sandbox.balance(rail);
+    const headers = await paid({ question, rail });
+    const res = await ask({ question, rail, paymentMode: 'credits' }, { ...headers, 'service-api-key': environment.keys.callerKey });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ charge: 'credits' });
+    expect(await sandbox.balance(rail)).toBe(before);
   });
 });

@@ -3,7 +3,7 @@ import { createClient, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { tempoModerato } from 'viem/chains';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import * as Sandbox from '../../src/sandbox/Sandbox.js';
 import * as Environment from './Environment.js';
@@ -61,4 +61,18 @@ export function x402Payer(sandbox: Sandbox.Sandbox, key: `0x${string}`): x402Cli
 /** @x402/fetch, paying x402 challenges from a wallet key. */
 export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`) {
   return wrapFetchWithPayment(fetch, x402Payer(sandbox, key));
+}
+
+/** A rail's payment headers for one unpaid response, made by that rail's real client, without sending them. */
+export async function credentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x402_base', unpaid: Response, key: `0x${string}`, mode?: 'pull' | 'push'): Promise<Record<string, string>> {
+  if (rail === 'tempo') {
+    const client = MppxClient.create({
+      methods: [tempoClient.charge({ account: privateKeyToAccount(key), getClient: tempoGetClient(sandbox), ...(mode && { mode }) })],
+      polyfill: false,
+    });
+    return { authorization: await client.createCredential(unpaid) };
+  }
+  const client = new x402HTTPClient(x402Payer(sandbox, key));
+  const required = client.getPaymentRequiredResponse((name) => unpaid.headers.get(name));
+  return client.encodePaymentSignatureHeader(await client.createPaymentPayload(required));
 }
