@@ -8,6 +8,9 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, test, vi } from 'vitest';
 import { credentialFor, tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
 import { cli } from './support/Transports.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Items from '../src/store/Items.js';
+import * as Profiles from '../src/store/Profiles.js';
 
 const served = useChains();
 const question = 'How warm should a sourdough starter be?';
@@ -203,5 +206,56 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ charge: 'credits' });
     expect(await sandbox.balance(rail)).toBe(before);
+  });
+});
+
+describe('tempo credits: money that moved without an answer', () => {
+  test('behavior: a payment the payer broadcast, for a question that then has nothing relevant, is kept as a credit only that wallet can spend', async () => {
+    const { sandbox, environment } = served;
+    const db = environment.services.db;
+    const profile = Profiles.create(db, { slug: 'quince-notes', name: 'Quince Notes', visibility: 'unlisted' });
+    const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
+    const { itemId } = Items.put(db, {
+      channelId: channel.id,
+      externalId: 'quince.md',
+      title: 'Quince jam',
+      contentHash: 'quince-v1',
+      chunks: [{ text: 'Quince jam sets when the fruit simmers with its cores and pips: they hold the pectin the set needs.' }],
+    });
+    const path = '/api/profiles/quince-notes/query';
+    const body = { question: 'What makes quince jam set?', rail: 'tempo' };
+    const owner = await sandbox.newPayer();
+    const received = await sandbox.balance('tempo', sandbox.payTo.tempo);
+    const headers = await credentialFor(sandbox, 'tempo', await post(fetch, path, body), owner.key, 'push');
+    // Pushed: the payer sent the transfer (and its own gas fee) before the server saw anything.
+    expect(await sandbox.balance('tempo', sandbox.payTo.tempo)).toBe(received + 50_000n);
+    const afterPush = await sandbox.balance('tempo', owner.address);
+    // The content goes away between the challenge and the paid retry: nothing relevant is left to sell.
+    Items.remove(db, itemId);
+    const refused = await post(fetch, path, body, headers);
+    const refusal = await refused.json();
+    expect(refused.status).toBe(422);
+    expect(refusal).toMatchObject({ error: 'no_relevant_content', creditId: expect.stringMatching(/^credit_/) });
+    expect(refusal.message).toContain(`walletAddress ${owner.address.toLowerCase()}`);
+
+    // Another wallet naming the owner's address pays for itself; the credit stays.
+    const next = { question, rail: 'tempo', walletAddress: owner.address };
+    const stranger = await sandbox.newPayer();
+    const strangerPaid = await post(fetch, '/api/ask/query', next, await credentialFor(sandbox, 'tempo', await post(fetch, '/api/ask/query', next), stranger.key));
+    expect(strangerPaid.status).toBe(200);
+    expect(await sandbox.balance('tempo', stranger.address)).toBe(10_000_000n - 50_000n);
+
+    // The owner's next query with walletAddress spends the credit: the answer, the credit id as txHash, no transfer.
+    const unpaid = await post(fetch, '/api/ask/query', next);
+    expect(await unpaid.clone().json()).toMatchObject({ error: 'payment_required', creditAvailable: true });
+    const answered = await post(fetch, '/api/ask/query', next, await credentialFor(sandbox, 'tempo', unpaid, owner.key));
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toMatchObject({ charge: 'onchain', rail: 'tempo', txHash: refusal.creditId });
+    expect(await sandbox.balance('tempo', owner.address)).toBe(afterPush);
+
+    // Spent once: the next query pays again.
+    const again = await post(fetch, '/api/ask/query', next, await credentialFor(sandbox, 'tempo', await post(fetch, '/api/ask/query', next), owner.key));
+    expect((await again.json()).txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await sandbox.balance('tempo', owner.address)).toBe(afterPush - 50_000n);
   });
 });
