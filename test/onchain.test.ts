@@ -15,6 +15,9 @@ import * as Profiles from '../src/store/Profiles.js';
 const served = useChains();
 const question = 'How warm should a sourdough starter be?';
 
+/** A response body, as the JSON the test probes. */
+const json = (r: Response): Promise<any> => r.json();
+
 const post = (f: typeof fetch, path: string, body: unknown, headers: Record<string, string> = {}) =>
   f(`${served.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
@@ -26,7 +29,7 @@ describe('on-chain payment over REST', () => {
     expect(unpaid.status).toBe(402);
     expect(unpaid.headers.get('www-authenticate')).toMatch(/^Payment /);
     const res = await post(tempoFetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'tempo' });
-    const body = await res.json();
+    const body = await json(res);
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body).toMatchObject({ charge: 'onchain', rail: 'tempo' });
     expect(res.headers.get('payment-receipt')).toBeTruthy();
@@ -40,7 +43,7 @@ describe('on-chain payment over REST', () => {
     expect(unpaid.status).toBe(402);
     expect(unpaid.headers.get('payment-required')).toBeTruthy();
     const res = await post(x402Fetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'x402_base' });
-    const body = await res.json();
+    const body = await json(res);
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body).toMatchObject({ charge: 'onchain', rail: 'x402_base' });
     expect(res.headers.get('payment-response')).toBeTruthy();
@@ -133,7 +136,7 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
     expect((await ask({ question, rail }, headers)).status).toBe(200);
     const replay = await ask({ question, rail }, headers);
     expect(replay.status).toBe(402);
-    expect((await replay.json()).message).toMatch(/already used|refused/);
+    expect((await json(replay)).message).toMatch(/already used|refused/);
     expect(before - (await sandbox.balance(rail))).toBe(50_000n);
   });
 
@@ -155,7 +158,7 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
       const res = await ask(other, headers);
       expect(res.status).toBe(402);
       expect(res.headers.get(rail === 'tempo' ? 'www-authenticate' : 'payment-required')).toBeTruthy();
-      expect((await res.json()).message).toMatch(/refused/);
+      expect((await json(res)).message).toMatch(/refused/);
     }
     expect(await sandbox.balance(rail)).toBe(before);
   });
@@ -179,7 +182,7 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
           })();
     const res = await ask({ question, rail }, { [name]: tampered });
     expect(res.status).toBe(402);
-    expect((await res.json()).message).toMatch(/refused/);
+    expect((await json(res)).message).toMatch(/refused/);
     expect(await sandbox.balance(rail)).toBe(before);
   });
 
@@ -191,7 +194,7 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
     try {
       const res = await ask({ question, rail }, headers);
       expect(res.status).toBe(402);
-      expect((await res.json()).message).toMatch(/expired|refused/);
+      expect((await json(res)).message).toMatch(/expired|refused/);
     } finally {
       vi.useRealTimers();
     }
@@ -204,7 +207,7 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
     const headers = await paid({ question, rail });
     const res = await ask({ question, rail, paymentMode: 'credits' }, { ...headers, 'service-api-key': environment.keys.callerKey });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ charge: 'credits' });
+    expect(await json(res)).toMatchObject({ charge: 'credits' });
     expect(await sandbox.balance(rail)).toBe(before);
   });
 });
@@ -233,7 +236,7 @@ describe('tempo credits: money that moved without an answer', () => {
     // The content goes away between the challenge and the paid retry: nothing relevant is left to sell.
     Items.remove(db, itemId);
     const refused = await post(fetch, path, body, headers);
-    const refusal = await refused.json();
+    const refusal = await json(refused);
     expect(refused.status).toBe(422);
     expect(refusal).toMatchObject({ error: 'no_relevant_content', creditId: expect.stringMatching(/^credit_/) });
     expect(refusal.message).toContain(`walletAddress ${owner.address.toLowerCase()}`);
@@ -247,15 +250,37 @@ describe('tempo credits: money that moved without an answer', () => {
 
     // The owner's next query with walletAddress spends the credit: the answer, the credit id as txHash, no transfer.
     const unpaid = await post(fetch, '/api/ask/query', next);
-    expect(await unpaid.clone().json()).toMatchObject({ error: 'payment_required', creditAvailable: true });
+    expect(await json(unpaid.clone())).toMatchObject({ error: 'payment_required', creditAvailable: true });
     const answered = await post(fetch, '/api/ask/query', next, await credentialFor(sandbox, 'tempo', unpaid, owner.key));
     expect(answered.status).toBe(200);
-    expect(await answered.json()).toMatchObject({ charge: 'onchain', rail: 'tempo', txHash: refusal.creditId });
+    expect(await json(answered)).toMatchObject({ charge: 'onchain', rail: 'tempo', txHash: refusal.creditId });
     expect(await sandbox.balance('tempo', owner.address)).toBe(afterPush);
 
     // Spent once: the next query pays again.
     const again = await post(fetch, '/api/ask/query', next, await credentialFor(sandbox, 'tempo', await post(fetch, '/api/ask/query', next), owner.key));
-    expect((await again.json()).txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await json(again)).txHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await sandbox.balance('tempo', owner.address)).toBe(afterPush - 50_000n);
   });
+});
+
+describe.each(['tempo', 'x402_base'] as const)('%s under concurrency', (rail) => {
+  test('behavior: 200 parallel paid requests with distinct credentials settle exactly 200 times; 50 replays settle none', async () => {
+    const { sandbox } = served;
+    const payer = await sandbox.newPayer(20);
+    const received = await sandbox.balance(rail, sandbox.payTo[rail]);
+    const body = { question, rail };
+    const unpaid = await Promise.all(Array.from({ length: 200 }, () => post(fetch, '/api/ask/query', body)));
+    const credentials = await Promise.all(unpaid.map((r) => credentialFor(sandbox, rail, r, payer.key)));
+    const answers = await Promise.all(credentials.map((headers) => post(fetch, '/api/ask/query', body, headers)));
+    const failed = await Promise.all(answers.filter((r) => r.status !== 200).map(async (r) => `${r.status} ${await r.text()}`));
+    expect(failed).toEqual([]);
+    const hashes = new Set(await Promise.all(answers.map(async (r) => (await json(r)).txHash as string)));
+    expect(hashes.size).toBe(200);
+    expect(await sandbox.balance(rail, payer.address)).toBe(20_000_000n - 200n * 50_000n);
+    expect(await sandbox.balance(rail, sandbox.payTo[rail])).toBe(received + 200n * 50_000n);
+
+    const replays = await Promise.all(credentials.slice(0, 50).map((headers) => post(fetch, '/api/ask/query', body, headers)));
+    expect(replays.map((r) => r.status)).toEqual(Array(50).fill(402));
+    expect(await sandbox.balance(rail, payer.address)).toBe(20_000_000n - 200n * 50_000n);
+  }, 120_000);
 });

@@ -3,7 +3,8 @@
  * module that imports mppx's server. A payer either signs a transfer the server broadcasts (pull: the fee payer, when
  * configured, co-signs and pays the gas), or broadcasts it themselves and sends its hash (push: the money has moved).
  */
-import { Challenge, Credential, Errors, Receipt } from 'mppx';
+import crypto from 'node:crypto';
+import { Challenge, Credential, Errors, PaymentRequest, Receipt } from 'mppx';
 import { Expires, Mppx, Store, tempo } from 'mppx/server';
 import { SignatureEnvelope, TxEnvelopeTempo } from 'ox/tempo';
 import { createClient, http, keccak256 } from 'viem';
@@ -40,8 +41,11 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       }),
     ],
   });
-  /** What every credential must have been issued for: the route's price and the request digest. */
-  const bound = (terms: Terms) => ({ request: { amount: dollars(terms) }, meta: { digest: terms.digest } });
+  /**
+   * What a credential must have been issued for: the price, and the challenge's own metadata (the request digest and
+   * a nonce, so two challenges for the same request in the same millisecond are still two challenges).
+   */
+  const bound = (terms: Terms, meta: Record<string, string>) => ({ request: { amount: dollars(terms) }, meta });
 
   const authorizationOf = (credential: InboundCredential): string => {
     if (credential.via === 'header') return credential.value.replace(/^Payment\s+/i, 'Payment ');
@@ -66,7 +70,7 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       const challenge = await mppx.challenge.tempo.charge({
         amount: dollars(terms),
         description: terms.description,
-        meta: { digest: terms.digest },
+        meta: { digest: terms.digest, nonce: crypto.randomBytes(12).toString('base64url') },
         expires: Expires.seconds(ttlSeconds),
         ...(!config.feePayerKey && { feePayer: false }),
       });
@@ -83,9 +87,13 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       if (!Challenge.verify(parsed.challenge, { secretKey: secret })) {
         throw new CredentialRejected('its challenge was not issued by this server, or was altered.');
       }
+      const meta = metaOf(parsed.challenge);
+      if (meta?.digest !== terms.digest) {
+        throw new CredentialRejected('its challenge was issued for another request (question, scope, mode and price must be the same).');
+      }
       let validation;
       try {
-        validation = await mppx.validateCredential(authorization, bound(terms));
+        validation = await mppx.validateCredential(authorization, bound(terms, meta));
       } catch (error) {
         throw rejected(error, 'it does not pay for this request (question, scope, mode and price must be the same as the challenge’s)');
       }
@@ -94,17 +102,17 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       if (payload.type === 'hash' && payload.hash) {
         // Push: the payer broadcast it; mppx checked the receipt's transfer, sender and memo on chain.
         const wallet = String(details.sender ?? '').toLowerCase();
-        return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: payload.hash.toLowerCase(), wallet, paid: { txHash: payload.hash }, state: { authorization } };
+        return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: payload.hash.toLowerCase(), wallet, paid: { txHash: payload.hash }, state: { authorization, meta } };
       }
       if (payload.type !== 'transaction' || !payload.signature) throw new CredentialRejected('only signed-transaction and transaction-hash credentials are taken.');
       // A sponsored envelope names its sender in a field nobody checks before broadcast: recover the signer instead.
       const wallet = signerOf(payload.signature).toLowerCase();
-      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: keccak256(payload.signature), wallet, state: { authorization } };
+      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: keccak256(payload.signature), wallet, state: { authorization, meta } };
     },
     async settle(verified, terms): Promise<Settlement> {
-      const { authorization } = verified.state as { authorization: string };
+      const { authorization, meta } = verified.state as { authorization: string; meta: Record<string, string> };
       try {
-        const receipt = await mppx.broadcastCredential(authorization, bound(terms));
+        const receipt = await mppx.broadcastCredential(authorization, bound(terms, meta));
         return { txHash: receipt.reference, receipt: { ...receipt } };
       } catch (error) {
         throw rejected(error, 'the transfer could not be broadcast');
@@ -122,6 +130,16 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       return found?.status === '0x1' ? { txHash: spendKey, receipt: {} } : undefined;
     },
   };
+}
+
+/** The metadata a challenge carries (HMAC-bound through `opaque`), or undefined when it has none. */
+function metaOf(challenge: Challenge.Challenge): Record<string, string> | undefined {
+  if (!challenge.opaque) return undefined;
+  try {
+    return PaymentRequest.deserialize(challenge.opaque) as Record<string, string>;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The address that signed a Tempo transaction, recovered from its signature. */
