@@ -8,6 +8,7 @@ import { type Command, type CommandContext, UsageError } from './Command.js';
 import * as Accounts from './commands/Accounts.js';
 import * as Content from './commands/Content.js';
 import * as Eval from './commands/Eval.js';
+import * as Pay from './commands/Pay.js';
 import * as Reindex from './commands/Reindex.js';
 import * as Profiles from './commands/Profiles.js';
 import * as Serve from './commands/Serve.js';
@@ -42,6 +43,9 @@ export const commands: Command[] = [
   ...Accounts.tokenCommands,
   Accounts.creditsGrant,
   Accounts.ledger,
+  Pay.payments,
+  Pay.ask,
+  Pay.sandbox,
   Reindex.reindex,
   Eval.evaluate,
 ];

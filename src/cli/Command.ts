@@ -63,3 +63,9 @@ export const oneOf = <T extends string>(values: Values, name: string, allowed: r
 };
 
 export const jsonOption = { json: { type: 'boolean' as const, short: 'j' } };
+
+/** Resolves with the signal's name when the process is asked to stop (Ctrl-C, or a supervisor's SIGTERM). */
+export const untilSignal = (): Promise<string> =>
+  new Promise((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
+  });

@@ -2,6 +2,7 @@ import type { Rail } from '../contract/Quote.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import type { Logger } from '../log/Logger.js';
 import type { Database } from '../store/Database.js';
+import * as Ledger from '../store/Ledger.js';
 import * as Payments from '../store/Payments.js';
 import type { Hold, Payment } from './Gate.js';
 import * as Pricing from './Pricing.js';
@@ -87,12 +88,15 @@ export function payment(input: {
       }
       const credit = !verified.paid && wallet === verified.wallet ? Payments.openCredit(db, rail.rail, verified.wallet) : undefined;
       const usesCredit = credit !== undefined && Payments.consumeCredit(db, credit.id, verified.challengeId);
-      return hold({ db, config, logger, rail, terms, verified, creditId: usesCredit ? credit.id : undefined });
+      return hold({ db, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
     },
   };
 }
 
-function hold(input: { db: Database; config: Config; logger: Logger; rail: PaymentRail; terms: Terms; verified: Verified; creditId: string | undefined }): Hold {
+/** USD micro-dollars (the ledger's unit) in one millicent. */
+const microsPerMillicent = 10;
+
+function hold(input: { db: Database; config: Config; logger: Logger; rail: PaymentRail; terms: Terms; verified: Verified; queryId: string; creditId: string | undefined }): Hold {
   const { db, config, rail, terms, verified, creditId } = input;
   const id = verified.challengeId;
   let receipt: OutboundReceipt | undefined;
@@ -128,6 +132,14 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
       if (!Payments.advance(db, id, ['settled'], 'answered')) {
         throw new ServiceError('service_unavailable', 'This payment was already turned into a credit while the answer was prepared; ask again with walletAddress to spend it.');
       }
+      // The operator's ledger shows the revenue beside the creators' earnings for the same query.
+      Ledger.append(db, {
+        kind: creditId ? 'onchain_credit_spent' : 'onchain_payment',
+        usdMicros: terms.amountMillicents * microsPerMillicent,
+        queryId: input.queryId,
+        reference: receipt?.txHash ?? null,
+        memo: `${rail.rail} from ${verified.wallet}`,
+      });
     },
     release(reason) {
       const row = Payments.get(db, id);

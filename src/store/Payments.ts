@@ -1,6 +1,7 @@
 import type { Rail } from '../contract/Quote.js';
 import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
+import * as Ledger from './Ledger.js';
 
 /** How far an on-chain payment got: verified (reserved), settling (money may be moving), settled, then answered; or released or credited. */
 export type PaymentState = 'verified' | 'settling' | 'settled' | 'answered' | 'released' | 'credited';
@@ -16,6 +17,7 @@ export type PaymentRow = {
   state: PaymentState;
   txHash: string | null;
   receipt: string | null;
+  /** The credit this payment spent instead of a transfer, if it did. */
   creditId: string | null;
   note: string;
   createdAt: number;
@@ -51,15 +53,14 @@ export function advance(
   id: string,
   from: PaymentState[],
   to: PaymentState,
-  fields: { txHash?: string; receipt?: string; note?: string; creditId?: string } = {},
+  fields: { txHash?: string; receipt?: string; note?: string } = {},
 ): boolean {
   const result = db
     .prepare(
-      `UPDATE payments SET state = ?, tx_hash = COALESCE(?, tx_hash), receipt = COALESCE(?, receipt), note = COALESCE(?, note),
-         credit_id = COALESCE(?, credit_id), updated_at = ?
+      `UPDATE payments SET state = ?, tx_hash = COALESCE(?, tx_hash), receipt = COALESCE(?, receipt), note = COALESCE(?, note), updated_at = ?
        WHERE id = ? AND state IN (${from.map(() => '?').join(', ')})`,
     )
-    .run(to, fields.txHash ?? null, fields.receipt ?? null, fields.note ?? null, fields.creditId ?? null, Date.now(), id, ...from);
+    .run(to, fields.txHash ?? null, fields.receipt ?? null, fields.note ?? null, Date.now(), id, ...from);
   return result.changes === 1;
 }
 
@@ -85,7 +86,8 @@ export function grantCredit(db: Database, payment: PaymentRow, reason: string): 
     db.prepare(
       `INSERT INTO wallet_credits (id, rail, wallet, amount_millicents, payment_id, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ).run(id, payment.rail, payment.wallet.toLowerCase(), payment.amountMillicents, payment.id, reason, Date.now());
-    advance(db, payment.id, ['verified', 'settling', 'settled', 'released'], 'credited', { note: reason, creditId: id });
+    advance(db, payment.id, ['verified', 'settling', 'settled', 'released'], 'credited', { note: reason });
+    Ledger.append(db, { kind: 'onchain_credit', usdMicros: payment.amountMillicents * 10, queryId: payment.queryId, reference: id, memo: `${payment.rail} credit for ${payment.wallet}: ${reason}` });
     return id;
   }).immediate();
 }
@@ -100,13 +102,27 @@ export function openCredit(db: Database, rail: Rail, wallet: string): Credit | u
     .get(rail, wallet.toLowerCase()) as Credit | undefined;
 }
 
-/** Spends a credit for a payment; false when another payment consumed it first. */
+/** Spends a credit for a payment, and notes it on the payment; false when another payment consumed it first. */
 export function consumeCredit(db: Database, creditId: string, paymentId: string): boolean {
-  const result = db.prepare('UPDATE wallet_credits SET consumed_by = ?, consumed_at = ? WHERE id = ? AND consumed_by IS NULL').run(paymentId, Date.now(), creditId);
-  return result.changes === 1;
+  return db.transaction(() => {
+    const result = db.prepare('UPDATE wallet_credits SET consumed_by = ?, consumed_at = ? WHERE id = ? AND consumed_by IS NULL').run(paymentId, Date.now(), creditId);
+    if (result.changes === 1) db.prepare('UPDATE payments SET credit_id = ? WHERE id = ?').run(creditId, paymentId);
+    return result.changes === 1;
+  }).immediate();
 }
 
 /** Gives a consumed credit back (the answer it was spent on failed). */
 export function restoreCredit(db: Database, creditId: string, paymentId: string): void {
   db.prepare('UPDATE wallet_credits SET consumed_by = NULL, consumed_at = NULL WHERE id = ? AND consumed_by = ?').run(creditId, paymentId);
+}
+
+/** The newest on-chain payments, optionally of one wallet, with the credit each left behind, if any. */
+export function recent(db: Database, options: { wallet?: string; limit: number }): (PaymentRow & { creditLeft: string | null })[] {
+  const wallet = options.wallet?.toLowerCase() ?? null;
+  return db
+    .prepare(
+      `SELECT p.*, c.id AS creditLeft FROM (SELECT ${columns} FROM payments WHERE (? IS NULL OR wallet = ?)) p
+       LEFT JOIN wallet_credits c ON c.payment_id = p.id ORDER BY p.createdAt DESC LIMIT ?`,
+    )
+    .all(wallet, wallet, options.limit) as (PaymentRow & { creditLeft: string | null })[];
 }

@@ -12,7 +12,7 @@ import * as Scheduler from '../../sources/Scheduler.js';
 import * as Sync from '../../sources/Sync.js';
 import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
-import { type Command, UsageError, number, text } from '../Command.js';
+import { type Command, UsageError, number, text, untilSignal } from '../Command.js';
 
 /** What an operator needs first: where the data is, where to point clients, and how to get a key with a balance. */
 function banner(input: { url: string; host: string; databasePath: string }): string[] {
@@ -32,10 +32,6 @@ function banner(input: { url: string; host: string; databasePath: string }): str
   ];
 }
 
-const untilSignal = () =>
-  new Promise<string>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
-  });
 
 /** Above this many chunks a sync in `serve` leaves the term model to `reindex` (a rebuild blocks the event loop). */
 const serveRebuildLimit = 2_000;

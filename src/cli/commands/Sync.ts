@@ -13,13 +13,9 @@ import * as Subtext from '../../sources/Subtext.js';
 import * as Youtube from '../../sources/Youtube.js';
 import * as Sync from '../../sources/Sync.js';
 import type { SyncReport } from '../../sources/Sync.js';
-import { type Command, UsageError, jsonOption, required, text } from '../Command.js';
+import { type Command, UsageError, jsonOption, required, text, untilSignal } from '../Command.js';
 import type { Output, Progress } from '../Output.js';
 
-const untilSignal = () =>
-  new Promise<string>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
-  });
 
 /** One line per channel: what the sync did, or why it did nothing. */
 export function describe(report: SyncReport): string {
