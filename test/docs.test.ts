@@ -42,11 +42,11 @@ describe('the documentation stays true', () => {
         presented: { origin: 'docs-test' },
         binding: { kind: 'global' },
       }).catch(toServiceError);
-      // While a rail without a key is refused, SKILL.md must say on-chain payment is not available.
-      if ('code' in (outcome as object) && (outcome as { code: string }).code === 'api_key_required') {
-        expect(skill).toContain('On-chain pay-per-query is not available yet');
-      } else {
-        expect(skill).not.toContain('not available yet');
+      // A rail without a key is answered with a challenge, and SKILL.md says how to pay it on every transport.
+      expect((outcome as { code?: string }).code).toBe('payment_required');
+      expect(skill).not.toContain('not available yet');
+      for (const part of ['WWW-Authenticate: Payment', 'PAYMENT-REQUIRED', 'PAYMENT-SIGNATURE', '-32042', 'org.paymentauth/credential', 'org.paymentauth/receipt', 'walletAddress']) {
+        expect(skill).toContain(part);
       }
     } finally {
       await environment.close();

@@ -128,8 +128,10 @@ describe.skipIf(!hasCurl)('README examples', () => {
       const parsed = shown && !shown.includes('…') && !shown.includes('...') ? (JSON.parse(shown) as Record<string, unknown>) : undefined;
       if (parsed) expect(actual, where).toEqual(parsed);
       else if (shown) {
-        const expectedError = /"error":\s*"(\w+)"/.exec(shown)?.[1];
-        expect(actual.error, where).toBe(expectedError);
+        // A JSON-RPC error shows its code; a REST error its Error body's code.
+        const rpcCode = /"error":\s*\{\s*"code":\s*(-?\d+)/.exec(shown)?.[1];
+        if (rpcCode !== undefined) expect(actual.error?.code, where).toBe(Number(rpcCode));
+        else expect(actual.error, where).toBe(/"error":\s*"(\w+)"/.exec(shown)?.[1]);
         for (const name of topLevelKeys(shown)) expect(actual, where).toHaveProperty(name);
       } else if (c.expectsError) expect(typeof actual.error, where).toBe('string');
       else {
@@ -141,7 +143,7 @@ describe.skipIf(!hasCurl)('README examples', () => {
 
   test('behavior: the key the examples made has paid for its queries', () => {
     expect(key).toMatch(/^pek_/);
-    const queries = ran.filter((c) => c.text.includes('"question"'));
+    const queries = ran.filter((c) => c.text.includes('"question"') && c.text.includes('$KEY'));
     expect(queries.length).toBeGreaterThanOrEqual(3);
     for (const q of queries) expect(JSON.parse(q.stdout).charge ?? JSON.parse(q.stdout).result?.charge).toMatch(/^(credits|unlock)$/);
   });

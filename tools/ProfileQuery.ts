@@ -162,7 +162,7 @@ export const profileQuery = define({
   name: 'profile_query',
   free: false,
   description: (binding: Binding) =>
-    `Ask a question of ${binding.kind === 'profile' ? `the indexed content of "${binding.slug}"` : 'participating experts’ indexed content (global, one profile, a collection, or up to 20 handles; @mentions narrow the scope)'}. Returns a grounded answer with profileUrl citations (mode "synthesized", default) or ranked chunks, source groups and claims (mode "raw"), always with a retrieval confidence and diagnostics. Paid: send the service-api-key header and paymentMode (unlocks or credits); a query that finds nothing relevant is refunded.`,
+    `Ask a question of ${binding.kind === 'profile' ? `the indexed content of "${binding.slug}"` : 'participating experts’ indexed content (global, one profile, a collection, or up to 20 handles; @mentions narrow the scope)'}. Returns a grounded answer with profileUrl citations (mode "synthesized", default) or ranked chunks, source groups and claims (mode "raw"), always with a retrieval confidence and diagnostics. Paid: with the service-api-key header and paymentMode (unlocks or credits), or on-chain per query with rail (tempo or x402_base): the unpaid call answers JSON-RPC -32042 with data.challenges; pay it and repeat the call with the credential in _meta["org.paymentauth/credential"]. Nothing is paid when nothing relevant is found.`,
   input: () => QueryRequest,
   fieldErrors: {
     // Absent or empty is a missing question; any other type or an overlong one is a malformed request.

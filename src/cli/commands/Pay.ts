@@ -85,21 +85,27 @@ export const ask: Command = {
       ...(mode && { mode }),
       ...(wallet ? { rail, walletAddress: wallet.address } : { paymentMode: oneOf(values, 'payment-mode', ['credits', 'unlocks'] as const) ?? 'credits' }),
     };
-    const send = (headers: Record<string, string>) =>
-      fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...(apiKey !== undefined && { 'service-api-key': apiKey }), ...headers }, body: JSON.stringify(body) }).catch((error: Error) => {
-        throw new UsageError(`cannot reach ${base}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
-      });
+    const send = async (headers: Record<string, string>): Promise<Response | undefined> => {
+      try {
+        return await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...(apiKey !== undefined && { 'service-api-key': apiKey }), ...headers }, body: JSON.stringify(body) });
+      } catch (error) {
+        out.error(`cannot reach ${base}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`);
+        return undefined;
+      }
+    };
     let response = await send({});
-    if (response.status === 402 && wallet) {
+    if (response?.status === 402 && wallet) {
       let headers: Record<string, string>;
       try {
         headers = await wallet.pay(response, rail);
       } catch (error) {
-        out.error(`not paid: ${(error as Error).message}`);
+        // Nothing was signed or sent: a price over the cap, an unreadable challenge, or a chain the wallet cannot reach.
+        out.error(`not paid: ${(error as Error).message.split('\n')[0]}`);
         return 1;
       }
       response = await send(headers);
     }
+    if (!response) return 1;
     const answer = (await response.json().catch(() => ({ error: 'invalid_response', message: `HTTP ${response.status} without a JSON body` }))) as Answer;
     const receipt = Wallet.receiptOf(response);
     if (values.json) {

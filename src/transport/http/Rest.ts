@@ -49,12 +49,24 @@ function quoteResponses(options: { perProfile: boolean }): Record<number, RouteR
 /** What both query paths answer. */
 function queryResponses(badRequest: string): Record<number, RouteResponse> {
   return {
-    200: { description: 'A synthesized answer (QueryResponse) or, with mode "raw", ranked evidence (RawQueryResponse).', schema: z.union([QueryResponse, RawQueryResponse]) },
+    200: {
+      description: 'A synthesized answer (QueryResponse) or, with mode "raw", ranked evidence (RawQueryResponse).',
+      schema: z.union([QueryResponse, RawQueryResponse]),
+      headers: { 'Payment-Receipt': 'tempo: the MPP receipt of an on-chain payment.', 'PAYMENT-RESPONSE': 'x402_base: the settlement, base64 JSON.' },
+    },
     400: error(badRequest),
-    401: error('No API key (api_key_required), or one that is malformed, unknown or revoked.'),
-    402: error('insufficient_balance: the key owner’s balance does not cover the query. No challenge header.'),
+    401: error('Neither an API key nor a rail (api_key_required), or a key that is malformed, unknown or revoked.'),
+    402: error(
+      'payment_required: an on-chain query (rail, no key) must be paid, or its credential was refused (the message says why); the rail’s challenge is in the header and in `challenges`. Or insufficient_balance: the key owner’s balance does not cover the query (no challenge header).',
+      {
+        'WWW-Authenticate': 'tempo: the MPP challenge (`Payment` scheme). Retry with `Authorization: Payment …`.',
+        'PAYMENT-REQUIRED': 'x402_base: the x402 v2 PaymentRequired object, base64 JSON. Retry with `PAYMENT-SIGNATURE`.',
+      },
+    ),
     404: error('Unknown profile, collection or handle, or private without authorization.'),
     413: error('The body is over the size limit.'),
+    422: error('no_relevant_content: nothing indexed is relevant enough to price the question (on-chain: before any challenge). Do not pay.'),
+    503: error('The rail is not configured (rail_unavailable), or its node or facilitator cannot be reached; nothing was charged.'),
   };
 }
 

@@ -1,0 +1,72 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { projectRoot } from '../src/config/Config.js';
+import * as Readme from './support/Readme.js';
+
+/**
+ * The README's three commands that pay for an answer offline, run as written: the sandbox, a server pointed at it,
+ * and `ask` paying with the sandbox's wallet. Only the port and the database differ, and `npx profile-edge` runs the
+ * project's own bin (npx would look for the package elsewhere outside the project directory).
+ */
+
+const readme = fs.readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
+const block = Readme.blocks(readme).find((b) => b.language === 'sh' && b.text.includes('profile-edge sandbox'))!;
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-sandbox-'));
+fs.symlinkSync(path.join(projectRoot, 'bin'), path.join(work, 'bin'));
+const children: ChildProcess[] = [];
+
+afterAll(() => {
+  // Each command runs in its own process group, so the shell and what it started stop together.
+  for (const child of children) if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs a command line from the block in the work directory; resolves when `ready` appears, or with its exit. */
+function run(line: string, port: number, ready?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const command = line.replace('npx profile-edge', `node ${path.join(projectRoot, 'bin', 'profile-edge.mjs')}`).replaceAll(':3001', `:${port}`).replace('--port 3001', `--port ${port}`);
+  const child = spawn('sh', ['-c', command], { cwd: work, detached: true, env: { PATH: process.env.PATH ?? '', DATABASE_PATH: path.join(work, 'sandbox-test.db'), SYNC_SCHEDULE: 'false' } });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  return new Promise((resolve) => {
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (ready?.test(stdout)) resolve({ code: null, stdout, stderr });
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test('behavior: the README pays for an answer offline in three commands', async () => {
+  expect(block.skip).toMatch(/test\/sandbox.test.ts/);
+  const lines = block.text.split('\n').filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+  expect(lines).toHaveLength(3);
+  const port = await freePort();
+  const sandbox = await run(lines[0]!, port, /sandbox ready/);
+  expect(sandbox.code, sandbox.stderr).toBeNull();
+  expect((fs.statSync(path.join(work, 'sandbox-wallet.key')).mode & 0o777).toString(8)).toBe('600');
+  const server = await run(lines[1]!, port, /listening on/);
+  expect(server.code, server.stderr).toBeNull();
+  const asked = await run(lines[2]!, port);
+  expect(asked.code, asked.stderr).toBe(0);
+  expect(asked.stdout).toMatch(/Sources:\n {2}\[1\] /);
+  expect(asked.stdout).toMatch(/paid on tempo: transaction 0x[0-9a-f]{64}/);
+  expect(asked.stdout).toMatch(/receipt: \{"method":"tempo".*"status":"success"/);
+  // The key is never printed.
+  const key = fs.readFileSync(path.join(work, 'sandbox-wallet.key'), 'utf8').trim();
+  expect(sandbox.stdout + asked.stdout + asked.stderr).not.toContain(key);
+}, 120_000);
