@@ -30,6 +30,47 @@ describe('Config.load', () => {
   });
 });
 
+describe('on-chain payment settings', () => {
+  const address = '0x1111111111111111111111111111111111111111';
+
+  test('behavior: rails read their node, fee payer, facilitator and token domain; a local chain id overrides', () => {
+    const config = Config.load({
+      TEMPO_PAY_TO: address,
+      TEMPO_RPC_URL: 'http://127.0.0.1:8545/',
+      TEMPO_FEE_PAYER_KEY: 'ab'.repeat(32),
+      X402_BASE_NETWORK: 'sepolia',
+      X402_BASE_CHAIN_ID: '1337',
+      X402_FACILITATOR_URL: 'http://127.0.0.1:9000',
+    });
+    expect(config.rails.tempo).toMatchObject({ rpcUrl: 'http://127.0.0.1:8545', feePayerKey: `0x${'ab'.repeat(32)}` });
+    expect(config.rails.x402_base).toMatchObject({ chainId: 1337, currencyName: 'USDC', currencyVersion: '2', facilitatorUrl: 'http://127.0.0.1:9000', rpcUrl: 'https://sepolia.base.org' });
+    expect(Config.load({}).rails.x402_base).toMatchObject({ currencyName: 'USD Coin', facilitatorUrl: 'https://x402.org/facilitator' });
+    expect(Config.load({}).payments).toEqual({ secret: undefined, challengeTtlSeconds: 300, crashAt: undefined });
+  });
+
+  test('error: production refuses an on-chain rail without PAYMENT_SECRET, and any secret shorter than 32 bytes', () => {
+    expect(() => Config.load({ ENVIRONMENT: 'production', TEMPO_PAY_TO: address })).toThrow(/PAYMENT_SECRET: required in production/);
+    expect(() => Config.load({ ENVIRONMENT: 'production' })).not.toThrow();
+    expect(Config.load({ ENVIRONMENT: 'production', X402_BASE_PAY_TO: address, PAYMENT_SECRET: 's'.repeat(32) }).payments.secret).toBe('s'.repeat(32));
+    expect(() => Config.load({ PAYMENT_SECRET: 'short' })).toThrow(/PAYMENT_SECRET: must be at least 32 bytes/);
+    expect(() => Config.load({ TEMPO_FEE_PAYER_KEY: '0x1234' })).toThrow(/TEMPO_FEE_PAYER_KEY: must be a 32-byte hex private key/);
+  });
+
+  test('behavior: the crash hook is honoured only in tests', () => {
+    expect(Config.load({ PROFILE_EDGE_CRASH_AT: 'after_settle' }).payments.crashAt).toBeUndefined();
+    expect(Config.load({ ENVIRONMENT: 'test', PROFILE_EDGE_CRASH_AT: 'after_settle' }).payments.crashAt).toBe('after_settle');
+  });
+
+  test('behavior: a configuration error never echoes the secret it refuses', () => {
+    const secret = 'zz'.repeat(32);
+    try {
+      Config.load({ TEMPO_FEE_PAYER_KEY: secret });
+    } catch (error) {
+      expect((error as Error).message).not.toContain(secret);
+    }
+  });
+});
+
 describe('Logger', () => {
   test('behavior: writes JSON lines at or above its level and redacts secret-looking fields', () => {
     const lines: string[] = [];

@@ -5,7 +5,10 @@ import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { McpClient } from 'mppx/mcp/client';
 import { privateKeyToAccount } from 'viem/accounts';
-import { describe, expect, test, vi } from 'vitest';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { credentialFor, tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
 import { cli } from './support/Transports.js';
 import * as Channels from '../src/store/Channels.js';
@@ -283,4 +286,62 @@ describe.each(['tempo', 'x402_base'] as const)('%s under concurrency', (rail) =>
     expect(replays.map((r) => r.status)).toEqual(Array(50).fill(402));
     expect(await sandbox.balance(rail, payer.address)).toBe(20_000_000n - 200n * 50_000n);
   }, 120_000);
+});
+
+describe('profile-edge ask', () => {
+  /** Runs the CLI with the sandbox's settings (the wallet needs TEMPO_RPC_URL), resolving with its output. */
+  const ask = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: served.environment.env.DATABASE_PATH!, ...served.sandbox.environment };
+      const child = spawn(cli.command, [...cli.args, 'ask', ...args], { env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+  let keyFile = '';
+  beforeAll(async () => {
+    keyFile = path.join(served.environment.directory, 'wallet.key');
+    fs.writeFileSync(keyFile, `${(await served.sandbox.newPayer()).key}\n`, { mode: 0o600 });
+  });
+
+  test('behavior: pays x402_base with the x402 client and prints the answer, sources and receipt; --json has it all', async () => {
+    const { sandbox } = served;
+    const received = await sandbox.balance('x402_base', sandbox.payTo.x402_base);
+    const printed = await ask([question, '--url', served.url, '--rail', 'x402_base', '--wallet-key-file', keyFile]);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/Sources:\n {2}\[1\] .*http:\/\/127\.0\.0\.1:\d+\/[a-z-]+\/i\//);
+    expect(printed.stdout).toMatch(/paid on x402_base: transaction 0x[0-9a-f]{64}\nreceipt: \{"success":true/);
+    const json = await ask([question, '--url', served.url, '--rail', 'x402_base', '--wallet-key-file', keyFile, '--mode', 'raw', '--json']);
+    const out = JSON.parse(json.stdout);
+    expect(out).toMatchObject({ status: 200, body: { mode: 'raw', charge: 'onchain', rail: 'x402_base' }, receipt: { success: true, transaction: out.body.txHash } });
+    expect(await sandbox.balance('x402_base', sandbox.payTo.x402_base)).toBe(received + 100_000n);
+  });
+
+  test('behavior: pays with an API key from the account instead', async () => {
+    const printed = await ask([question, '--url', served.url, '--api-key', served.environment.keys.callerKey, '--payment-mode', 'unlocks']);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toContain('charged: unlock');
+  });
+
+  test('error: a price over --max-usd, a question nothing answers, a bad key file and an unreachable server fail clearly, and nothing is paid', async () => {
+    const { sandbox } = served;
+    const received = await sandbox.balance('tempo', sandbox.payTo.tempo);
+    const capped = await ask([question, '--url', served.url, '--wallet-key-file', keyFile, '--max-usd', '0.01']);
+    expect(capped).toMatchObject({ code: 1, stderr: expect.stringContaining('not paid: the server asks 0.05 USD, over the 0.01 USD cap (--max-usd)') });
+    const nothing = await ask(['How do I laminate butter into dough to make croissants?', '--url', served.url, '--wallet-key-file', keyFile]);
+    expect(nothing).toMatchObject({ code: 1, stderr: expect.stringContaining('422 no_relevant_content') });
+    const badKey = path.join(served.environment.directory, 'bad.key');
+    fs.writeFileSync(badKey, 'not a key');
+    const bad = await ask([question, '--url', served.url, '--wallet-key-file', badKey]);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('must hold one 32-byte hex private key') });
+    const away = await ask([question, '--url', 'http://127.0.0.1:9', '--wallet-key-file', keyFile]);
+    expect(away).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot reach http://127.0.0.1:9') });
+    const neither = await ask([question, '--url', served.url]);
+    expect(neither).toMatchObject({ code: 2, stderr: expect.stringContaining('--wallet-key-file (pay on-chain) or --api-key') });
+    expect(await sandbox.balance('tempo', sandbox.payTo.tempo)).toBe(received);
+    const key = fs.readFileSync(keyFile, 'utf8').trim();
+    for (const run of [capped, nothing, away]) expect(run.stdout + run.stderr).not.toContain(key.slice(2));
+  });
 });
