@@ -1,8 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import * as Wallet from '../../client/Wallet.js';
 import type { Rail } from '../../contract/Quote.js';
-import * as Sandbox from '../../sandbox/Sandbox.js';
 import * as Payments from '../../store/Payments.js';
 import { type Command, UsageError, jsonOption, number, oneOf, required, text, untilSignal } from '../Command.js';
 import type { Output } from '../Output.js';
@@ -79,6 +77,8 @@ export const ask: Command = {
     if (apiKey === undefined && keyFile === undefined) throw new UsageError('--wallet-key-file (pay on-chain) or --api-key (pay from an account) is required');
     const rail: Rail = oneOf(values, 'rail', ['tempo', 'x402_base'] as const) ?? 'tempo';
     const maxUsd = number(values, 'max-usd', { min: 0 }) ?? 1;
+    // The wallet's client libraries load only for this command.
+    const Wallet = await import('../../client/Wallet.js');
     const wallet = keyFile === undefined ? undefined : Wallet.create({ privateKey: readKey(keyFile), maxUsd, tempo: { rpcUrl: config.rails.tempo.rpcUrl, chainId: config.rails.tempo.chainId } });
     const body = {
       question,
@@ -137,6 +137,8 @@ export const sandbox: Command = {
     const envFile = text(values, 'env-file') ?? 'sandbox.env';
     const keyFile = text(values, 'wallet-key-file') ?? 'sandbox-wallet.key';
     const usd = number(values, 'usd', { min: 0.01, max: 1_000_000 }) ?? 10;
+    // ganache and solc load only for this command.
+    const Sandbox = await import('../../sandbox/Sandbox.js');
     const running = await Sandbox.start({ payerUsd: usd });
     writePrivate(envFile, `${Object.entries(running.environment).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
     writePrivate(keyFile, `${running.payer.key}\n`);
