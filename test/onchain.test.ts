@@ -14,6 +14,8 @@ import { cli } from './support/Transports.js';
 import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as Profiles from '../src/store/Profiles.js';
+import * as Payments from '../src/store/Payments.js';
+import * as Onchain from '../src/payments/Onchain.js';
 
 const served = useChains();
 const question = 'How warm should a sourdough starter be?';
@@ -343,5 +345,31 @@ describe('profile-edge ask', () => {
     expect(await sandbox.balance('tempo', sandbox.payTo.tempo)).toBe(received);
     const key = fs.readFileSync(keyFile, 'utf8').trim();
     for (const run of [capped, nothing, away]) expect(run.stdout + run.stderr).not.toContain(key.slice(2));
+  });
+});
+
+describe('reconciling payments a crash cut off', () => {
+  test('behavior: settling payments are looked up on their chain: landed ones become credits, others are released; unknown ones are credited', async () => {
+    const { sandbox, environment } = served;
+    const db = environment.services.db;
+    // A real x402 payment, answered, then set back to where a crash mid-settle would have left it.
+    const res = await post(x402Fetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'x402_base' });
+    const { queryId } = await json(res);
+    const landed = Payments.byQuery(db, queryId)!;
+    db.prepare(`UPDATE payments SET state = 'settling' WHERE id = ?`).run(landed.id);
+    const insert = (id: string, rail: string, spendKey: string, state: string) =>
+      db
+        .prepare(`INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'd', 5000, ?, ?, ?)`)
+        .run(id, spendKey, rail, sandbox.payer.address.toLowerCase(), `q_${id}`, state, Date.now(), Date.now());
+    insert('never-landed', 'x402_base', `${sandbox.payer.address.toLowerCase()}:0x${'11'.repeat(32)}`, 'settling');
+    insert('signed-unknown', 'tempo', `signed:0x${'22'.repeat(32)}`, 'settling');
+    insert('only-verified', 'tempo', `signed:0x${'33'.repeat(32)}`, 'verified');
+
+    const result = await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 });
+    expect(result).toEqual({ released: 2, credited: 2 });
+    const state = (id: string) => Payments.get(db, id)!.state;
+    expect([state(landed.id), state('never-landed'), state('signed-unknown'), state('only-verified')]).toEqual(['credited', 'released', 'credited', 'released']);
+    // Reconciling again changes nothing.
+    expect(await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0 });
   });
 });

@@ -178,8 +178,8 @@ export async function reconcile(db: Database, rails: Rails, options: { olderThan
     }
     if (row.state === 'settling') {
       const rail = await rails.get(row.rail);
-      const landed = rail?.landed ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet }) : undefined;
-      if (rail?.landed && !landed) {
+      const landed = rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet }) : undefined;
+      if (landed === null) {
         if (Payments.advance(db, row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) released += 1;
         continue;
       }

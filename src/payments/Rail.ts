@@ -61,8 +61,8 @@ export interface PaymentRail {
   /** The receipt of a settlement, or of a credit spent instead of a transfer. */
   receipt(settlement: Settlement, terms: Terms): OutboundReceipt;
   /**
-   * After a crash mid-settle: whether a transfer that may have been sent did land. Undefined when it cannot be told
-   * (the payment is then treated as settled, so the wallet is credited rather than lose money).
+   * After a crash mid-settle: whether a transfer that may have been sent did land (its settlement), did not (null),
+   * or cannot be told (undefined: the payment is then treated as settled, so the wallet is credited, never robbed).
    */
-  landed?(verified: { spendKey: string; wallet: string }): Promise<Settlement | undefined>;
+  landed(payment: { spendKey: string; wallet: string }): Promise<Settlement | null | undefined>;
 }

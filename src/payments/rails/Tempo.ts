@@ -107,7 +107,8 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       if (payload.type !== 'transaction' || !payload.signature) throw new CredentialRejected('only signed-transaction and transaction-hash credentials are taken.');
       // A sponsored envelope names its sender in a field nobody checks before broadcast: recover the signer instead.
       const wallet = signerOf(payload.signature).toLowerCase();
-      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: keccak256(payload.signature), wallet, state: { authorization, meta } };
+      // Its hash is not known until the fee payer co-signs, so it is spent under the hash of what the payer signed.
+      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: `signed:${keccak256(payload.signature)}`, wallet, state: { authorization, meta } };
     },
     async settle(verified, terms): Promise<Settlement> {
       const { authorization, meta } = verified.state as { authorization: string; meta: Record<string, string> };
@@ -124,10 +125,10 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       return { rail: 'tempo', txHash: settlement.txHash, receipt: { ...receipt }, headers: { 'Payment-Receipt': Receipt.serialize(receipt) }, mcp: receipt };
     },
     async landed({ spendKey }) {
-      // Only a pushed transfer's hash is known before it is sent; a signed one is resolved as settled (credited).
+      // Only a pushed transfer's hash is known before it is sent; a signed one cannot be looked up (credited).
       if (!/^0x[0-9a-f]{64}$/.test(spendKey)) return undefined;
       const found = (await getClient({}).request({ method: 'eth_getTransactionReceipt', params: [spendKey as `0x${string}`] })) as { status?: string } | null;
-      return found?.status === '0x1' ? { txHash: spendKey, receipt: {} } : undefined;
+      return found?.status === '0x1' ? { txHash: spendKey, receipt: {} } : null;
     },
   };
 }

@@ -151,7 +151,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         functionName: 'authorizationState',
         args: [wallet, nonce],
       });
-      return used ? { txHash: spendKey, receipt: {} } : undefined;
+      return used ? { txHash: spendKey, receipt: {} } : null;
     },
   };
 }
