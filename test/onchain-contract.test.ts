@@ -86,7 +86,7 @@ const cases: Case[] = [
     check: (body) => expect(body.message).toMatch(/not one for the x402_base rail/),
   },
   { name: 'a malformed walletAddress is 400', binding: global, args: { question, rail: 'tempo', walletAddress: '0x12' }, status: 400, error: 'invalid_request' },
-  { name: 'an unknown rail is 400', binding: global, args: { question, rail: 'bitcoin' }, status: 400, error: 'invalid_request' },
+  { name: 'an unknown rail is 400 invalid_rail', binding: global, args: { question, rail: 'bitcoin' }, status: 400, error: 'invalid_rail' },
   { name: 'a private profile stays 404 to an on-chain payer', binding: { kind: 'profile', slug: 'sunniva-bratt' }, args: { question, rail: 'tempo' }, status: 404, error: 'not_found' },
   {
     name: 'with an API key the rail and credential are ignored and the balance is charged',

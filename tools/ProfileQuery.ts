@@ -11,6 +11,7 @@ import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
 import * as Gate from '../src/payments/Gate.js';
 import type { Services } from '../src/Services.js';
+import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Ids from '../src/store/Ids.js';
 import { type Binding, define } from './Tool.js';
 
@@ -168,6 +169,7 @@ export const profileQuery = define({
     // Absent or empty is a missing question; any other type or an overlong one is a malformed request.
     question: (issue) => (issue.code === 'too_small' || (issue.code === 'invalid_type' && ['undefined', 'null'].includes(issue.received)) ? 'missing_question' : 'invalid_request'),
     scope: 'invalid_scope',
+    rail: 'invalid_rail',
     // SPEC.md's earlier contract variant, answered with where to go instead.
     paymentProof: 'invalid_payment_proof',
     quoteNonce: 'invalid_payment_proof',
@@ -196,6 +198,7 @@ export const profileQuery = define({
         hold.release(`no relevant content (${preflight.diagnostics.outcome})`);
         return response;
       }
+      if (channel.signal?.aborted) throw new ServiceError('service_unavailable', 'The caller went away before the answer was ready; nothing was charged.');
       const receipt = await hold.settle();
       // The creators' shares and the mark that the payment stands land together, or neither does.
       services.db.transaction(() => {

@@ -21,7 +21,12 @@ export type ToolContext = {
 };
 
 /** What a transport hands a paid tool: the credential it found, and a sink for the receipt it must send back. */
-export type PaymentChannel = { credential: InboundCredential | undefined; receipt(receipt: OutboundReceipt): void };
+export type PaymentChannel = {
+  credential: InboundCredential | undefined;
+  receipt(receipt: OutboundReceipt): void;
+  /** Aborted when the caller went away: money is not moved for an answer nobody will receive. */
+  signal?: AbortSignal | undefined;
+};
 
 /** One MCP tool: its contract (a strict input schema per binding) and its handler. */
 export type Tool = {

@@ -3,11 +3,12 @@ import { ServiceError } from '../errors/ServiceError.js';
 import type { Logger } from '../log/Logger.js';
 import type { Database } from '../store/Database.js';
 import * as Ledger from '../store/Ledger.js';
+import * as Charging from './Charging.js';
 import * as Payments from '../store/Payments.js';
 import type { Hold, Payment } from './Gate.js';
 import * as Pricing from './Pricing.js';
 import type { Config } from '../config/Config.js';
-import { CredentialRejected } from './Rail.js';
+import { CredentialRejected, PaidButRefused } from './Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Terms, Verified } from './Rail.js';
 import type { Rails } from './Rails.js';
 
@@ -19,11 +20,12 @@ function crashPoint(config: Config, at: 'after_settle'): void {
 /** A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused. */
 async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config: Config; reason?: string; creditAvailable?: boolean }): Promise<ServiceError> {
   const { rail, terms, config } = input;
-  const challenge = await rail.challenge(terms);
+  const challenge = await rail.challenge(terms, { forCredit: input.creditAvailable === true });
   const price = `${terms.amountMillicents / Pricing.millicentsPerUsd} USD`;
   const how = rail.rail === 'tempo' ? 'pay the WWW-Authenticate challenge and retry with Authorization: Payment' : 'pay the PAYMENT-REQUIRED challenge and retry with PAYMENT-SIGNATURE';
   const message = `${input.reason ? `${input.reason} ` : ''}Payment of ${price} on ${rail.rail} is required: ${how} (over MCP: params._meta["org.paymentauth/credential"]).`;
-  return new ServiceError('payment_required', message, {
+  const spend = input.creditAvailable ? ' This wallet has a credit: sign the transfer without broadcasting it, and the credit pays instead.' : '';
+  return new ServiceError('payment_required', `${message}${spend}`, {
     details: {
       supportedRails: Pricing.supportedRails(config),
       challenges: [challenge.mcp],
@@ -55,25 +57,26 @@ export function payment(input: {
       if (!rail) throw Pricing.unavailable(config, input.rail);
       const wallet = input.walletAddress?.toLowerCase();
       const creditAvailable = wallet !== undefined && Payments.openCredit(db, input.rail, wallet) !== undefined;
+      const nothingRelevant = (extra = '') =>
+        new ServiceError('no_relevant_content', `No indexed content is relevant enough to answer this question; nothing was charged.${extra} Do not pay.`);
+      // Refused: with nothing relevant to sell, no challenge (do not pay); otherwise a fresh one with the reason.
+      const refuse = async (reason: string) => (relevant ? await paymentRequired({ rail, terms, config, reason, creditAvailable }) : nothingRelevant(` (${reason})`));
       if (!credential) {
-        if (!relevant) throw new ServiceError('no_relevant_content', 'No indexed content is relevant enough to price this question; nothing was charged. Do not pay.');
+        if (!relevant) throw nothingRelevant();
         throw await paymentRequired({ rail, terms, config, creditAvailable });
       }
-      if (!rail.accepts(credential)) {
-        throw await paymentRequired({ rail, terms, config, reason: `The credential sent is not one for the ${rail.rail} rail.` });
-      }
+      if (!rail.accepts(credential)) throw await refuse(`The credential sent is not one for the ${rail.rail} rail.`);
       let verified: Verified;
       try {
         verified = await rail.verify(credential, terms);
       } catch (error) {
+        if (error instanceof PaidButRefused) throw await refuse(creditFor(error, queryId));
         if (!(error instanceof CredentialRejected)) throw error;
-        throw await paymentRequired({ rail, terms, config, reason: `The payment credential was refused: ${error.message}` });
+        throw await refuse(`The payment credential was refused: ${error.message}`);
       }
-      if (!relevant && !verified.paid) {
-        throw new ServiceError('no_relevant_content', 'No indexed content is relevant enough to answer this question; your payment was not settled. Do not pay.');
-      }
+      if (!relevant && !verified.paid) throw nothingRelevant(' Your payment was not settled.');
       if (!Payments.reserve(db, { id: verified.challengeId, spendKey: verified.spendKey, rail: rail.rail, wallet: verified.wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
-        throw await paymentRequired({ rail, terms, config, reason: 'This payment credential was already used: each pays for one answer.' });
+        throw await refuse('This payment credential was already used: each pays for one answer.');
       }
       if (!relevant) {
         // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
@@ -82,7 +85,7 @@ export function payment(input: {
         const creditId = Payments.grantCredit(db, row, 'no relevant content after the payer broadcast the payment');
         throw new ServiceError(
           'no_relevant_content',
-          `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: send walletAddress ${verified.wallet} with your next ${rail.rail} query to spend it instead of a new transfer.`,
+          `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: send walletAddress ${verified.wallet} with your next ${rail.rail} query, and sign without broadcasting, to spend it instead of a new transfer.`,
           { details: { creditId } },
         );
       }
@@ -91,7 +94,23 @@ export function payment(input: {
       return hold({ db, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
     },
   };
+
+  /** Records a transfer the payer sent for a credential that was then refused, as a credit; says so, or why not. */
+  function creditFor(error: PaidButRefused, queryId: string): string {
+    const { challengeId, txHash, wallet } = error.paid;
+    const id = `${challengeId}:refused:${txHash}`;
+    if (!Payments.reserve(db, { id, spendKey: txHash, rail: input.rail, wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
+      return `The payment credential was refused (${error.message}), and its transfer ${txHash} was already used.`;
+    }
+    Payments.advance(db, id, ['verified'], 'settled', { txHash });
+    const creditId = Payments.grantCredit(db, Payments.get(db, id)!, `transfer sent for a credential that was refused: ${error.message}`);
+    logger.warn('credited a wallet for a transfer whose credential was refused', { rail: input.rail, txHash, credit: creditId });
+    return `The payment credential was refused (${error.message}), but its transfer ${txHash} reached this server and is kept as credit ${creditId}: send walletAddress ${wallet} and sign without broadcasting to spend it.`;
+  }
 }
+
+/** How old an unfinished payment must be before reconciliation resolves it (as for balance charges). */
+export const reconcileAfterMs = Charging.orphanAfterMs;
 
 /** USD micro-dollars (the ledger's unit) in one millicent. */
 const microsPerMillicent = 10;
@@ -116,11 +135,17 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
         try {
           settlement = await rail.settle(verified, terms);
         } catch (error) {
-          Payments.advance(db, id, ['settling'], 'released', { note: `settlement failed: ${error instanceof Error ? error.message : String(error)}` });
           if (error instanceof CredentialRejected) {
+            Payments.advance(db, id, ['settling'], 'released', { note: `settlement refused: ${error.message}` });
             throw await paymentRequired({ rail, terms, config, reason: `The payment could not be settled: ${error.message}` });
           }
-          throw error;
+          // Nobody said no, and nobody said yes: the payment stays "settling" until reconciliation looks it up.
+          input.logger.error('settlement outcome unknown: left for reconciliation', { queryId: input.queryId, rail: rail.rail, wallet: verified.wallet, error });
+          throw new ServiceError(
+            'service_unavailable',
+            `The ${rail.rail} payment was sent for settlement but its outcome is not known yet (${error instanceof Error ? error.message : 'no answer'}). If it went through, it becomes a credit for ${verified.wallet} within about ${Math.round(reconcileAfterMs / 60_000)} minutes: send walletAddress with your next query to spend it. Do not pay again for this question before then.`,
+            { cause: error },
+          );
         }
         receipt = rail.receipt(settlement, terms);
         Payments.advance(db, id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) });
@@ -147,7 +172,7 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
       if (row.state === 'verified') {
         Payments.advance(db, id, ['verified'], 'released', { note: reason });
         if (creditId) Payments.restoreCredit(db, creditId, id);
-      } else if (row.state === 'settled' || row.state === 'settling') {
+      } else if (row.state === 'settled') {
         if (creditId) {
           Payments.advance(db, id, ['settled'], 'released', { note: reason });
           Payments.restoreCredit(db, creditId, id);

@@ -46,6 +46,39 @@ export class CredentialRejected extends Error {
   override name = 'CredentialRejected';
 }
 
+/**
+ * A credential refused although its money already moved: a transfer the payer broadcast themselves, to this server,
+ * for a challenge that has since expired or was for another request. The wallet is credited instead of losing it.
+ */
+export class PaidButRefused extends CredentialRejected {
+  override name = 'PaidButRefused';
+
+  constructor(
+    message: string,
+    readonly paid: { challengeId: string; txHash: string; wallet: string },
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A settlement whose outcome is not known: the node or facilitator did not answer (a timeout, a dropped connection)
+ * after the transfer may have been sent. The payment stays "settling" until reconciliation looks it up.
+ */
+export class SettlementUnknown extends Error {
+  override name = 'SettlementUnknown';
+}
+
+/** True when an error, or one it was caused by, is the network failing rather than a party answering "no". */
+export function isTransportFailure(error: unknown): boolean {
+  for (let e = error as { name?: string; message?: string; code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+    if (['HttpRequestError', 'TimeoutError', 'SocketClosedError', 'AbortError', 'FacilitatorTimeoutError'].includes(e.name ?? '')) return true;
+    if (e.name === 'TypeError' && e.message === 'fetch failed') return true;
+    if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|UND_ERR_)/.test(e.code)) return true;
+  }
+  return false;
+}
+
 /** One on-chain rail: how it asks for money, checks a credential, moves the money and says so. */
 export interface PaymentRail {
   readonly rail: RailName;
@@ -53,10 +86,11 @@ export interface PaymentRail {
   readonly feeSponsored: boolean;
   /** Whether a transport-found credential is this rail's (its header, or its shape in MCP `_meta`). */
   accepts(credential: InboundCredential): boolean;
-  challenge(terms: Terms): Promise<Challenge>;
+  /** A challenge for these terms; `forCredit` asks for a signed transfer the server can decline to send (a credit pays). */
+  challenge(terms: Terms, options?: { forCredit?: boolean }): Promise<Challenge>;
   /** Checks a credential against the terms without moving money; throws CredentialRejected. */
   verify(credential: InboundCredential, terms: Terms): Promise<Verified>;
-  /** Moves the money (broadcasts, or has the facilitator settle); throws when it did not move. */
+  /** Moves the money (broadcasts, or has the facilitator settle); CredentialRejected when it did not, SettlementUnknown when that cannot be told. */
   settle(verified: Verified, terms: Terms): Promise<Settlement>;
   /** The receipt of a settlement, or of a credit spent instead of a transfer. */
   receipt(settlement: Settlement, terms: Terms): OutboundReceipt;

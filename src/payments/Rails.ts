@@ -3,7 +3,7 @@ import type { Config } from '../config/Config.js';
 import type { Rail } from '../contract/Quote.js';
 import type { Database } from '../store/Database.js';
 import * as Store from '../store/Database.js';
-import type { InboundCredential, PaymentRail } from './Rail.js';
+import type { PaymentRail } from './Rail.js';
 
 /** The on-chain rails this server takes payment on, built on first use (their libraries load only then). */
 export type Rails = {
@@ -11,8 +11,6 @@ export type Rails = {
   configured(): Rail[];
   /** A configured rail, or undefined. */
   get(rail: Rail): Promise<PaymentRail | undefined>;
-  /** Which configured rail a credential belongs to, if any. */
-  railOf(credential: InboundCredential): Promise<Rail | undefined>;
 };
 
 /**
@@ -44,12 +42,5 @@ export function fromConfig(config: Config, db: Database): Rails {
     }
     return found;
   };
-  return {
-    configured,
-    get,
-    async railOf(credential) {
-      for (const rail of configured()) if ((await get(rail))?.accepts(credential)) return rail;
-      return undefined;
-    },
-  };
+  return { configured, get };
 }

@@ -88,7 +88,7 @@ async function reconcile(services: Services): Promise<void> {
   try {
     const reversed = Charging.reconcile(services.db);
     if (reversed > 0) services.logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
-    const { released, credited } = await Onchain.reconcile(services.db, services.rails, { olderThanMs: Charging.orphanAfterMs });
+    const { released, credited } = await Onchain.reconcile(services.db, services.rails, { olderThanMs: Onchain.reconcileAfterMs });
     if (credited > 0) services.logger.warn('credited wallets whose on-chain payment got no answer (a stopped query)', { count: credited });
     if (released > 0) services.logger.info('released on-chain payments a stopped query never settled', { count: released });
   } catch (error) {

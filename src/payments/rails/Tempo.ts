@@ -13,8 +13,11 @@ import { tempo as tempoMainnet, tempoModerato } from 'viem/chains';
 import type { TempoConfig } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
 import * as Pricing from '../Pricing.js';
-import { CredentialRejected } from '../Rail.js';
+import { CredentialRejected, PaidButRefused, SettlementUnknown, isTransportFailure } from '../Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
+
+/** The ERC-20 / TIP-20 Transfer(address,address,uint256) event's topic. */
+const transferTopic = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
 /** Bound into every challenge id and the on-chain memo: it must not change while challenges are out. */
 const realm = 'profile-edge';
@@ -45,7 +48,9 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
    * What a credential must have been issued for: the price, and the challenge's own metadata (the request digest and
    * a nonce, so two challenges for the same request in the same millisecond are still two challenges).
    */
-  const bound = (terms: Terms, meta: Record<string, string>) => ({ request: { amount: dollars(terms) }, meta });
+  const bound = (terms: Terms, meta: Record<string, string>, modes?: ('pull' | 'push')[]) => ({ request: { amount: dollars(terms), ...(modes && { supportedModes: modes }) }, meta });
+  /** The modes a challenge allowed (only signing, for a wallet with a credit), as the route must repeat them. */
+  const modesOf = (challenge: Challenge.Challenge) => (challenge.request as { methodDetails?: { supportedModes?: ('pull' | 'push')[] } }).methodDetails?.supportedModes;
 
   const authorizationOf = (credential: InboundCredential): string => {
     if (credential.via === 'header') return credential.value.replace(/^Payment\s+/i, 'Payment ');
@@ -57,6 +62,31 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
     }
   };
 
+  /**
+   * The wallet that sent a transfer to this server's address, in its currency, of the challenge's amount, in a
+   * transaction that succeeded; undefined when the transaction is no such transfer.
+   */
+  const sentHere = async (hash: `0x${string}`, challenge: Challenge.Challenge): Promise<string | undefined> => {
+    const receipt = (await getClient({}).request({ method: 'eth_getTransactionReceipt', params: [hash] })) as {
+      status?: string;
+      from?: string;
+      logs?: { address: string; topics: string[]; data: string }[];
+    } | null;
+    if (receipt?.status !== '0x1' || !receipt.from) return undefined;
+    const amount = BigInt((challenge.request as { amount?: string }).amount ?? '0');
+    const to = config.payTo!.toLowerCase().slice(2);
+    const from = receipt.from.toLowerCase().slice(2);
+    const transfer = receipt.logs?.find(
+      (l) =>
+        l.address.toLowerCase() === config.currency.toLowerCase() &&
+        l.topics[0] === transferTopic &&
+        l.topics[1]?.toLowerCase().endsWith(from) &&
+        l.topics[2]?.toLowerCase().endsWith(to) &&
+        BigInt(l.data) === amount,
+    );
+    return transfer ? receipt.from.toLowerCase() : undefined;
+  };
+
   return {
     rail: 'tempo',
     feeSponsored: config.feePayerKey !== undefined,
@@ -66,13 +96,15 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       if (typeof value === 'string') return /^Payment\s/i.test(value);
       return value !== null && typeof value === 'object' && 'challenge' in value && 'payload' in value;
     },
-    async challenge(terms) {
+    async challenge(terms, options = {}) {
       const challenge = await mppx.challenge.tempo.charge({
         amount: dollars(terms),
         description: terms.description,
         meta: { digest: terms.digest, nonce: crypto.randomBytes(12).toString('base64url') },
         expires: Expires.seconds(ttlSeconds),
         ...(!config.feePayerKey && { feePayer: false }),
+        // A wallet with a credit must sign, not broadcast: a transfer it sent itself could not be left unsent.
+        ...(options.forCredit && { supportedModes: ['pull' as const] }),
       });
       return { headers: { 'WWW-Authenticate': Challenge.serialize(challenge), 'Cache-Control': 'no-store' }, mcp: challenge };
     },
@@ -88,35 +120,41 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
         throw new CredentialRejected('its challenge was not issued by this server, or was altered.');
       }
       const meta = metaOf(parsed.challenge);
-      if (meta?.digest !== terms.digest) {
-        throw new CredentialRejected('its challenge was issued for another request (question, scope, mode and price must be the same).');
-      }
+      const payload = (parsed.payload ?? {}) as { type?: string; hash?: `0x${string}`; signature?: `0x${string}` };
       let validation;
       try {
-        validation = await mppx.validateCredential(authorization, bound(terms, meta));
+        if (meta?.digest !== terms.digest) throw new CredentialRejected('its challenge was issued for another request (question, scope, mode and price must be the same).');
+        validation = await mppx.validateCredential(authorization, bound(terms, meta, modesOf(parsed.challenge)));
       } catch (error) {
-        throw rejected(error, 'it does not pay for this request (question, scope, mode and price must be the same as the challenge’s)');
+        const refusal = rejected(error, 'it does not pay for this request');
+        // A transfer the payer already sent to this server, for one of its challenges, is not simply refused.
+        if (refusal instanceof CredentialRejected && payload.type === 'hash' && typeof payload.hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(payload.hash)) {
+          const wallet = await sentHere(payload.hash, parsed.challenge).catch(() => undefined);
+          if (wallet) throw new PaidButRefused(refusal.message, { challengeId: parsed.challenge.id, txHash: payload.hash.toLowerCase(), wallet });
+        }
+        throw refusal;
       }
       const details = validation.details as { mode?: string; sender?: string; serializedTransaction?: `0x${string}`; hash?: `0x${string}` };
-      const payload = parsed.payload as { type?: string; hash?: `0x${string}`; signature?: `0x${string}` };
       if (payload.type === 'hash' && payload.hash) {
         // Push: the payer broadcast it; mppx checked the receipt's transfer, sender and memo on chain.
         const wallet = String(details.sender ?? '').toLowerCase();
-        return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: payload.hash.toLowerCase(), wallet, paid: { txHash: payload.hash }, state: { authorization, meta } };
+        return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: payload.hash.toLowerCase(), wallet, paid: { txHash: payload.hash }, state: { authorization, meta, modes: modesOf(parsed.challenge) } };
       }
       if (payload.type !== 'transaction' || !payload.signature) throw new CredentialRejected('only signed-transaction and transaction-hash credentials are taken.');
       // A sponsored envelope names its sender in a field nobody checks before broadcast: recover the signer instead.
       const wallet = signerOf(payload.signature).toLowerCase();
       // Its hash is not known until the fee payer co-signs, so it is spent under the hash of what the payer signed.
-      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: `signed:${keccak256(payload.signature)}`, wallet, state: { authorization, meta } };
+      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: `signed:${keccak256(payload.signature)}`, wallet, state: { authorization, meta, modes: modesOf(parsed.challenge) } };
     },
     async settle(verified, terms): Promise<Settlement> {
-      const { authorization, meta } = verified.state as { authorization: string; meta: Record<string, string> };
+      const { authorization, meta, modes } = verified.state as { authorization: string; meta: Record<string, string>; modes?: ('pull' | 'push')[] };
       try {
-        const receipt = await mppx.broadcastCredential(authorization, bound(terms, meta));
+        const receipt = await mppx.broadcastCredential(authorization, bound(terms, meta, modes));
         return { txHash: receipt.reference, receipt: { ...receipt } };
       } catch (error) {
-        throw rejected(error, 'the transfer could not be broadcast');
+        // The node not answering is not the node saying no: the transfer may be on its way.
+        if (isTransportFailure(error)) throw new SettlementUnknown('the Tempo node did not answer the broadcast', { cause: error });
+        throw new CredentialRejected(`the transfer could not be broadcast: ${firstLine(error)}`);
       }
     },
     receipt(settlement, terms): OutboundReceipt {
@@ -153,9 +191,12 @@ function signerOf(serialized: `0x${string}`): string {
   }
 }
 
-/** mppx's refusals (a 4xx problem) are a refused credential; anything else means the chain could not be reached. */
+const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
+
+/** A node that could not be reached is 503; any other failure to validate is a refused credential. */
 function rejected(error: unknown, what: string): Error {
-  if (error instanceof Errors.PaymentError && error.status < 500) return new CredentialRejected(`${what}: ${error.message.split('\n')[0]}`);
   if (error instanceof CredentialRejected) return error;
-  return new ServiceError('service_unavailable', 'The Tempo node could not be reached; nothing was charged. Try again shortly.', { cause: error });
+  if (isTransportFailure(error)) return new ServiceError('service_unavailable', 'The Tempo node could not be reached; nothing was charged. Try again shortly.', { cause: error });
+  const reason = error instanceof Errors.PaymentError && error.status >= 500 ? 'it could not be checked on chain' : firstLine(error);
+  return new CredentialRejected(`${what}: ${reason}`);
 }

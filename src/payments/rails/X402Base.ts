@@ -15,10 +15,25 @@ import { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { createPublicClient, http, parseAbi } from 'viem';
+import { z } from 'zod';
 import type { X402Config } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
-import { CredentialRejected } from '../Rail.js';
+import { CredentialRejected, SettlementUnknown, isTransportFailure } from '../Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
+
+/** The exact scheme's EIP-3009 payload, checked before anything is sent to the facilitator. */
+const uint = z.string().regex(/^\d{1,78}$/);
+const Eip3009 = z.object({
+  signature: z.string().regex(/^0x[0-9a-fA-F]+$/),
+  authorization: z.object({
+    from: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    to: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    value: uint,
+    validAfter: uint,
+    validBefore: uint,
+    nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+  }),
+});
 
 /** USDC has 6 decimals: one millicent is 10 atomic units. */
 const atomicPerMillicent = 10n;
@@ -72,6 +87,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
     }
     const parsed = PaymentPayloadV2Schema.safeParse(value);
     if (!parsed.success) throw new CredentialRejected('it is not an x402 v2 payment payload.');
+    if (!Eip3009.safeParse(parsed.data.payload).success) throw new CredentialRejected('it carries no well-formed EIP-3009 transfer authorization and signature.');
     return parsed.data as PaymentPayload;
   };
 
@@ -99,8 +115,9 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       const token = payload.accepted.extra?.challenge;
       const [expires, nonce, mac] = typeof token === 'string' ? token.split('.') : [];
       if (!expires || !nonce || !mac) throw new CredentialRejected('it does not answer a challenge from this server.');
-      const expected = sign(terms, Number(expires), nonce);
-      if (mac.length !== expected.length || !crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
+      const expected = Buffer.from(sign(terms, Number(expires), nonce));
+      const given = Buffer.from(mac);
+      if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
         throw new CredentialRejected('its challenge was not issued by this server for this request (question, scope, mode and price must be the same), or was altered.');
       }
       if (Number(expires) * 1000 < Date.now()) throw new CredentialRejected('its challenge has expired.');
@@ -112,7 +129,8 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       try {
         result = await server.verifyPayment(payload, requirements);
       } catch (error) {
-        throw facilitatorDown(error);
+        if (isTransportFailure(error)) throw facilitatorDown(error);
+        throw new CredentialRejected(`the facilitator could not verify it (${(error as { invalidReason?: string }).invalidReason ?? 'error'}).`);
       }
       if (!result.isValid) throw new CredentialRejected(`the facilitator refused it (${result.invalidReason ?? 'invalid'}).`);
       const wallet = authorization.from.toLowerCase();
@@ -124,10 +142,11 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       try {
         result = await server.settlePayment(payload, requirements);
       } catch (error) {
-        // A facilitator that answered with a failed settlement is a refusal; one that did not answer is unavailable.
+        // A facilitator that answered with a failed settlement is a refusal; one that did not answer, or failed
+        // without a reason, may have sent the transfer: that is looked up later, never called "nothing charged".
         const reason = (error as { errorReason?: string }).errorReason;
         if (reason) throw new CredentialRejected(`the facilitator could not settle it (${reason}).`);
-        throw facilitatorDown(error);
+        throw new SettlementUnknown('the x402 facilitator did not confirm the settlement', { cause: error });
       }
       if (!result.success) throw new CredentialRejected(`the facilitator could not settle it (${result.errorReason ?? 'failed'}).`);
       const { errorMessage: _raw, ...receipt } = result;

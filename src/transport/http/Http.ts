@@ -18,3 +18,12 @@ export function presentedOf(req: Request): Presented {
 export function sendError(res: Response, error: ServiceError): void {
   res.status(error.status).set(error.headers).json(toErrorBody(error));
 }
+
+/** Aborted when the client goes away before the response is written. */
+export function abortedOnClose(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}

@@ -132,7 +132,7 @@ export function create(options: { services: Services; binding: Binding; presente
     tools: Tools.all.map((t) => ({ name: t.name, description: t.description(binding), inputSchema: Tools.inputJsonSchema(t, binding) as { type: 'object' } })),
   }));
 
-  server.setRequestHandler(callTool, async (request) => {
+  server.setRequestHandler(callTool, async (request, extra) => {
     const { name, arguments: args, _meta: meta } = request.params;
     if (!Tools.find(name)) throw new RpcError(Tools.unknownTool(name));
     let note: ServiceError | undefined;
@@ -146,7 +146,7 @@ export function create(options: { services: Services; binding: Binding; presente
         binding,
         badCredentials: 'note',
         onNote: (problem) => (note = problem),
-        payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp) },
+        payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), signal: extra.signal },
       });
       const result = withNote(toolResult(payload), note);
       return receipt === undefined ? result : { ...result, _meta: { ...result._meta, [Credentials.mcpReceiptKey]: receipt } };
@@ -159,7 +159,7 @@ export function create(options: { services: Services; binding: Binding; presente
   });
 
   for (const tool of Tools.all) {
-    server.setRequestHandler(directCall(tool.name), async (request) => {
+    server.setRequestHandler(directCall(tool.name), async (request, extra) => {
       const { _meta: meta, ...args } = request.params ?? {};
       let receipt: unknown;
       try {
@@ -169,7 +169,7 @@ export function create(options: { services: Services; binding: Binding; presente
           args,
           presented,
           binding,
-          payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp) },
+          payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), signal: extra.signal },
         })) as Record<string, unknown>;
         return receipt === undefined ? payload : { ...payload, _meta: { [Credentials.mcpReceiptKey]: receipt } };
       } catch (thrown) {
