@@ -26,7 +26,7 @@ export function of(input: { rail: Rail; served: Served; request: QueryRequest; a
   const digest = crypto.createHash('sha256').update(canonical).digest('hex');
   const where = served.kind === 'profile' ? `profile "${served.slug}"` : 'the global endpoint';
   // One line of plain text: the description travels in an HTTP header, where control characters are not allowed.
-  const flat = request.question.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const flat = [...request.question].map((c) => (/\p{Cc}|\p{Zl}|\p{Zp}/u.test(c) ? ' ' : c)).join('').replace(/\s+/g, ' ').trim();
   const question = flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
   return {
     rail,
