@@ -6,6 +6,8 @@ import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { McpClient } from 'mppx/mcp/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
@@ -16,6 +18,9 @@ import * as Items from '../src/store/Items.js';
 import * as Profiles from '../src/store/Profiles.js';
 import * as Payments from '../src/store/Payments.js';
 import * as Onchain from '../src/payments/Onchain.js';
+import * as Credentials from '../src/payments/Credentials.js';
+import * as Tools from '../tools/Tools.js';
+import * as Environment from './support/Environment.js';
 
 const served = useChains();
 const question = 'How warm should a sourdough starter be?';
@@ -371,5 +376,123 @@ describe('reconciling payments a crash cut off', () => {
     expect([state(landed.id), state('never-landed'), state('signed-unknown'), state('only-verified')]).toEqual(['credited', 'released', 'credited', 'released']);
     // Reconciling again changes nothing.
     expect(await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0 });
+  });
+});
+
+/** An HTTP proxy to `target` that forwards every request, but drops the connection instead of relaying the answer to one that `drops` picks. */
+async function droppingProxy(target: string, drops: (path: string, body: string) => boolean): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(parts).toString('utf8');
+      const answer = await fetch(`${target}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'GET' ? undefined : body });
+      const text = await answer.text();
+      if (drops(req.url ?? '', body)) return req.socket.destroy();
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('what an independent review found', () => {
+  const ask = (body: Record<string, unknown>, headers: Record<string, string> = {}) => post(fetch, '/api/ask/query', body, headers);
+
+  test('error: a question with a line break gets a challenge, not a 500', async () => {
+    const res = await ask({ question: 'How warm should a sourdough\nstarter be?', rail: 'tempo' });
+    expect(res.status).toBe(402);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Payment /);
+  });
+
+  test('error: malformed credentials are refused with 402 and a fresh challenge, never 503 or 500', async () => {
+    const tempoChallenge = (await json(await ask({ question, rail: 'tempo' }))).challenges[0];
+    const tempoPayloads = [null, 'str', 42, { type: 'weird' }, { type: 'transaction', signature: '0x76zz' }, { type: 'hash', hash: `0x${'ab'.repeat(32)}` }, { type: 'hash', hash: 'nothex' }];
+    for (const payload of tempoPayloads) {
+      const res = await ask({ question, rail: 'tempo', _meta: { 'org.paymentauth/credential': { challenge: tempoChallenge, payload } } });
+      expect(res.status, JSON.stringify(payload)).toBe(402);
+      expect((await json(res)).message).toMatch(/refused/);
+    }
+    const unpaid = await ask({ question, rail: 'x402_base' });
+    const payload = await x402Payer(served.sandbox, served.sandbox.payer.key).createPaymentPayload((await json(unpaid)).challenges[0]);
+    const odd = [
+      { ...payload, payload: { ...payload.payload, authorization: { ...(payload.payload as any).authorization, from: 5 } } },
+      { ...payload, accepted: { ...payload.accepted, extra: { ...payload.accepted.extra, challenge: `${String(payload.accepted.extra!.challenge).slice(0, -2)}é1` } } },
+    ];
+    for (const credential of odd) {
+      const res = await ask({ question, rail: 'x402_base', _meta: { 'org.paymentauth/credential': credential } });
+      expect(res.status).toBe(402);
+      expect((await json(res)).message).toMatch(/refused/);
+    }
+  });
+
+  test('behavior: a refused credential on a question nothing answers is 422, as without one', async () => {
+    const res = await ask({ question: 'How do I laminate butter into dough to make croissants?', rail: 'tempo' }, { authorization: 'Payment eyJ9' });
+    expect(res.status).toBe(422);
+  });
+
+  test('behavior: a transfer pushed for another question is credited to its wallet, and that wallet is then asked to sign, not push', async () => {
+    const { sandbox } = served;
+    const payer = await sandbox.newPayer();
+    const pushed = await credentialFor(sandbox, 'tempo', await ask({ question, rail: 'tempo' }), payer.key, 'push');
+    const refused = await ask({ question: 'What flour should a starter be fed?', rail: 'tempo' }, pushed);
+    expect(refused.status).toBe(402);
+    const message = (await json(refused)).message as string;
+    expect(message).toMatch(/refused .*kept as credit credit_/);
+    const afterPush = await sandbox.balance('tempo', payer.address);
+
+    const next = { question, rail: 'tempo', walletAddress: payer.address };
+    const unpaid = await ask(next);
+    expect((await json(unpaid.clone())).challenges[0].request.methodDetails.supportedModes).toEqual(['pull']);
+    const spent = await ask(next, await credentialFor(sandbox, 'tempo', unpaid, payer.key));
+    expect(spent.status).toBe(200);
+    expect((await json(spent)).txHash).toBe(/kept as credit (credit_[0-9a-f]+)/.exec(message)![1]);
+    expect(await sandbox.balance('tempo', payer.address)).toBe(afterPush);
+  });
+
+  test('behavior: a caller that went away is not charged', async () => {
+    const { sandbox, environment } = served;
+    const unpaid = await ask({ question, rail: 'x402_base' });
+    const headers = await credentialFor(sandbox, 'x402_base', unpaid, sandbox.payer.key);
+    const before = await sandbox.balance('x402_base');
+    const gone = new AbortController();
+    gone.abort();
+    const outcome = await Tools.invoke({
+      services: environment.services,
+      name: 'profile_query',
+      args: { question, rail: 'x402_base' },
+      presented: { origin: 'test' },
+      binding: { kind: 'global' },
+      payment: { credential: Credentials.fromHeaders((name) => new Headers(headers).get(name) ?? undefined), signal: gone.signal },
+    }).catch((e: unknown) => e);
+    expect(outcome).toMatchObject({ code: 'service_unavailable' });
+    expect(await sandbox.balance('x402_base')).toBe(before);
+  });
+
+  test.each([
+    ['x402_base', 'X402_FACILITATOR_URL', (p: string) => p === '/settle'],
+    ['tempo', 'TEMPO_RPC_URL', (_p: string, body: string) => body.includes('eth_sendRawTransactionSync')],
+  ] as const)('behavior: %s: a settlement whose answer was lost is left for reconciliation, which credits the wallet once it is found on chain', async (rail, setting, drops) => {
+    const { sandbox } = served;
+    const proxy = await droppingProxy(sandbox.environment[setting]!, drops);
+    const environment = await Environment.create({ ...sandbox.environment, [setting]: proxy.url });
+    const server = await Environment.serve(environment);
+    try {
+      const payer = await sandbox.newPayer();
+      const body = { question, rail };
+      const send = (headers: Record<string, string> = {}) => fetch(`${server.url}/api/ask/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      const res = await send(await credentialFor(sandbox, rail, await send(), payer.key));
+      expect(res.status).toBe(503);
+      expect((await json(res)).message).toMatch(/outcome is not known yet.*becomes a credit/);
+      expect(await sandbox.balance(rail, payer.address)).toBe(10_000_000n - 50_000n);
+      const [row] = environment.services.db.prepare('SELECT id, state FROM payments').all() as { id: string; state: string }[];
+      expect(row!.state).toBe('settling');
+      expect(await Onchain.reconcile(environment.services.db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1 });
+      expect(Payments.openCredit(environment.services.db, rail, payer.address)).toBeDefined();
+    } finally {
+      await server.close();
+      await environment.close();
+      await proxy.close();
+    }
   });
 });
