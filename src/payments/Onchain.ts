@@ -71,7 +71,10 @@ export function payment(input: {
         verified = await rail.verify(credential, terms);
       } catch (error) {
         if (error instanceof PaidButRefused) throw await refuse(creditFor(error, queryId));
-        if (!(error instanceof CredentialRejected)) throw error;
+        if (!(error instanceof CredentialRejected)) {
+          logger.warn('payment rail unavailable while verifying a credential', { rail: rail.rail, error });
+          throw error;
+        }
         throw await refuse(`The payment credential was refused: ${error.message}`);
       }
       if (!relevant && !verified.paid) throw nothingRelevant(' Your payment was not settled.');
