@@ -82,8 +82,6 @@ export function isTransportFailure(error: unknown): boolean {
 /** One on-chain rail: how it asks for money, checks a credential, moves the money and says so. */
 export interface PaymentRail {
   readonly rail: RailName;
-  /** True when the payer's gas is paid for them (a fee payer, or the facilitator). */
-  readonly feeSponsored: boolean;
   /** Whether a transport-found credential is this rail's (its header, or its shape in MCP `_meta`). */
   accepts(credential: InboundCredential): boolean;
   /** A challenge for these terms; `forCredit` asks for a signed transfer the server can decline to send (a credit pays). */

@@ -89,7 +89,6 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
 
   return {
     rail: 'tempo',
-    feeSponsored: config.feePayerKey !== undefined,
     accepts(credential) {
       if (credential.via === 'header') return credential.name === 'authorization';
       const value = credential.value;

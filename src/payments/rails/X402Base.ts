@@ -95,7 +95,6 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
 
   return {
     rail: 'x402_base',
-    feeSponsored: true,
     accepts(credential) {
       if (credential.via === 'header') return credential.name === 'payment-signature';
       const value = credential.value;
