@@ -455,15 +455,13 @@ describe('what an independent review found', () => {
     const unpaid = await ask({ question, rail: 'x402_base' });
     const headers = await credentialFor(sandbox, 'x402_base', unpaid, sandbox.payer.key);
     const before = await sandbox.balance('x402_base');
-    const gone = new AbortController();
-    gone.abort();
     const outcome = await Tools.invoke({
       services: environment.services,
       name: 'profile_query',
       args: { question, rail: 'x402_base' },
       presented: { origin: 'test' },
       binding: { kind: 'global' },
-      payment: { credential: Credentials.fromHeaders((name) => new Headers(headers).get(name) ?? undefined), signal: gone.signal },
+      payment: { credential: Credentials.fromHeaders((name) => new Headers(headers).get(name) ?? undefined), gone: () => true },
     }).catch((e: unknown) => e);
     expect(outcome).toMatchObject({ code: 'service_unavailable' });
     expect(await sandbox.balance('x402_base')).toBe(before);

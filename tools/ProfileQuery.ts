@@ -198,7 +198,7 @@ export const profileQuery = define({
         hold.release(`no relevant content (${preflight.diagnostics.outcome})`);
         return response;
       }
-      if (channel.signal?.aborted) throw new ServiceError('service_unavailable', 'The caller went away before the answer was ready; nothing was charged.');
+      if (channel.gone?.()) throw new ServiceError('service_unavailable', 'The caller went away before the answer was ready; nothing was charged.');
       const receipt = await hold.settle();
       // The creators' shares and the mark that the payment stands land together, or neither does.
       services.db.transaction(() => {

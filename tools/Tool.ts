@@ -24,8 +24,8 @@ export type ToolContext = {
 export type PaymentChannel = {
   credential: InboundCredential | undefined;
   receipt(receipt: OutboundReceipt): void;
-  /** Aborted when the caller went away: money is not moved for an answer nobody will receive. */
-  signal?: AbortSignal | undefined;
+  /** True once the caller went away: money is not moved for an answer nobody will receive. */
+  gone?: (() => boolean) | undefined;
 };
 
 /** One MCP tool: its contract (a strict input schema per binding) and its handler. */

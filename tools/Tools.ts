@@ -95,7 +95,7 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   }
   const profile = binding.kind === 'profile' ? Access.readableProfile(services.db, binding.slug, caller) : undefined;
   const input = parseInput(tool, binding, invocation.args);
-  const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined), signal: invocation.payment?.signal };
+  const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined), gone: invocation.payment?.gone };
   return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment });
 }
 

@@ -6,7 +6,7 @@ import { projectRoot } from '../../config/Config.js';
 import { ServiceError, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
 import type { Services } from '../../Services.js';
 import * as Tools from '../../../tools/Tools.js';
-import { abortedOnClose, presentedOf, sendError } from './Http.js';
+import { goneBefore, presentedOf, sendError } from './Http.js';
 import * as Credentials from '../../payments/Credentials.js';
 import * as McpHttp from './McpHttp.js';
 import * as OpenApi from './OpenApi.js';
@@ -111,7 +111,7 @@ export function create(services: Services, options: { listenHost?: string } = {}
             payment: {
               credential: Credentials.fromHeaders((name) => req.get(name)) ?? Credentials.fromMeta((args as { _meta?: unknown } | undefined)?._meta),
               receipt: (receipt) => res.set(receipt.headers),
-              signal: abortedOnClose(res),
+              gone: goneBefore(res),
             },
           });
           res.json(payload);

@@ -19,11 +19,7 @@ export function sendError(res: Response, error: ServiceError): void {
   res.status(error.status).set(error.headers).json(toErrorBody(error));
 }
 
-/** Aborted when the client goes away before the response is written. */
-export function abortedOnClose(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
+/** Whether the client went away before the response was written (checked when asked: a listener per request costs). */
+export function goneBefore(res: Response): () => boolean {
+  return () => res.destroyed || res.socket?.destroyed === true;
 }

@@ -9,7 +9,7 @@ import type { Services } from '../../Services.js';
 import * as Tools from '../../../tools/Tools.js';
 import type { Binding } from '../../../tools/Tools.js';
 import * as McpServer from '../mcp/McpServer.js';
-import { abortedOnClose, presentedOf, sendError } from './Http.js';
+import { goneBefore, presentedOf, sendError } from './Http.js';
 import * as Credentials from '../../payments/Credentials.js';
 
 type JsonRpcId = string | number | null;
@@ -82,7 +82,7 @@ async function answerDirectCall(services: Services, req: Request, res: Response,
       args: withoutMeta(call.args),
       presented: presentedOf(req),
       binding: bindingOf(req),
-      payment: { credential: Credentials.fromMeta(metaOf(call.args)), receipt: (receipt) => (meta = { [Credentials.mcpReceiptKey]: receipt.mcp }), signal: abortedOnClose(res) },
+      payment: { credential: Credentials.fromMeta(metaOf(call.args)), receipt: (receipt) => (meta = { [Credentials.mcpReceiptKey]: receipt.mcp }), gone: goneBefore(res) },
     });
     res.json({ jsonrpc: '2.0', id, result: meta ? { ...(result as Record<string, unknown>), _meta: meta } : result });
   } catch (thrown) {

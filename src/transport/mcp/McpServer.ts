@@ -146,7 +146,7 @@ export function create(options: { services: Services; binding: Binding; presente
         binding,
         badCredentials: 'note',
         onNote: (problem) => (note = problem),
-        payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), signal: extra.signal },
+        payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), gone: () => extra.signal.aborted },
       });
       const result = withNote(toolResult(payload), note);
       return receipt === undefined ? result : { ...result, _meta: { ...result._meta, [Credentials.mcpReceiptKey]: receipt } };
@@ -169,7 +169,7 @@ export function create(options: { services: Services; binding: Binding; presente
           args,
           presented,
           binding,
-          payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), signal: extra.signal },
+          payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), gone: () => extra.signal.aborted },
         })) as Record<string, unknown>;
         return receipt === undefined ? payload : { ...payload, _meta: { [Credentials.mcpReceiptKey]: receipt } };
       } catch (thrown) {
