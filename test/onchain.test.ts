@@ -279,9 +279,15 @@ describe.each(['tempo', 'x402_base'] as const)('%s under concurrency', (rail) =>
     const payer = await sandbox.newPayer(20);
     const received = await sandbox.balance(rail, sandbox.payTo[rail]);
     const body = { question, rail };
-    const unpaid = await Promise.all(Array.from({ length: 200 }, () => post(fetch, '/api/ask/query', body)));
-    const credentials = await Promise.all(unpaid.map((r) => credentialFor(sandbox, rail, r, payer.key)));
-    const answers = await Promise.all(credentials.map((headers) => post(fetch, '/api/ask/query', body, headers)));
+    // Each request is challenged, paid and sent at once, as a wallet would (a signed tempo transfer lives ~25 s).
+    const paid = await Promise.all(
+      Array.from({ length: 200 }, async () => {
+        const headers = await credentialFor(sandbox, rail, await post(fetch, '/api/ask/query', body), payer.key);
+        return { headers, answer: await post(fetch, '/api/ask/query', body, headers) };
+      }),
+    );
+    const credentials = paid.map((p) => p.headers);
+    const answers = paid.map((p) => p.answer);
     const failed = await Promise.all(answers.filter((r) => r.status !== 200).map(async (r) => `${r.status} ${await r.text()}`));
     expect(failed).toEqual([]);
     const hashes = new Set(await Promise.all(answers.map(async (r) => (await json(r)).txHash as string)));
