@@ -3,7 +3,7 @@ import type { Logger } from './log/Logger.js';
 import * as Log from './log/Logger.js';
 import * as RateLimiter from './payments/RateLimiter.js';
 import * as Rails from './payments/Rails.js';
-import * as Extractive from './answer/Extractive.js';
+import * as Synthesizers from './answer/Synthesizers.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
 import * as Stats from './retrieval/Stats.js';
 import * as TermModel from './retrieval/TermModel.js';
@@ -64,7 +64,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
     quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
     rails: Rails.fromConfig(config, db),
     stats: Stats.create(db),
-    synthesizer: Extractive.create(),
+    synthesizer: Synthesizers.fromConfig(config, logger),
     embedder,
     vectors,
     fetcher: Connectors.fetcherFromConfig(config),

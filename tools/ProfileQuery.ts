@@ -138,9 +138,15 @@ async function answer(
       used: returned.map((e) => ({ e, text: e.text })),
     };
   }
-  const { answer: text, citations } = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question });
+  const { answer: text, citations, notes = [] } = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode });
   return {
-    response: { answer: returned.length === 0 ? Extractive.nothingFound : text, citations, ...common, retrieval: retrievalBlock(run, diagnostics, returned) },
+    response: {
+      answer: returned.length === 0 ? Extractive.nothingFound : text,
+      citations,
+      ...common,
+      confidenceReasons: [...common.confidenceReasons, ...notes],
+      retrieval: retrievalBlock(run, diagnostics, returned),
+    },
     used: returned.filter((e) => citations.some((c) => c.chunkId === e.chunkId)).map((e) => ({ e, text: e.chunkText })),
   };
 }

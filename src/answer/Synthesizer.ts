@@ -1,4 +1,4 @@
-import type { Citation } from '../contract/Query.js';
+import type { Citation, QueryMode } from '../contract/Query.js';
 import type { Evidence } from '../retrieval/Retriever.js';
 
 /** What a synthesizer gets: the question and the evidence the retrieval returned, best first. */
@@ -7,10 +7,15 @@ export type SynthesisInput = {
   evidence: Evidence[];
   /** The question's key terms and their weights, for picking sentences. */
   terms: { idf: Map<string, number>; totalIdf: number };
+  /** The retrieval mode, which shapes the answer (an overview, a timeline, a list of claims...). */
+  mode?: QueryMode | undefined;
 };
 
-/** Turns evidence into an answer whose every statement is cited. A model-written one plugs in here later. */
-export type Synthesizer = { synthesize(input: SynthesisInput): Promise<{ answer: string; citations: Citation[] }> };
+/** An answer whose every statement is cited, and notes on what was dropped or why it fell back (confidence reasons). */
+export type Synthesis = { answer: string; citations: Citation[]; notes?: string[] };
+
+/** Turns evidence into an answer whose every statement is cited: extractive (offline) or model-written. */
+export type Synthesizer = { synthesize(input: SynthesisInput): Promise<Synthesis> };
 
 /** The canonical citation path of a chunk, relative to the base address. */
 export const profileUrl = (slug: string, itemId: string, chunkId: string): string =>

@@ -92,6 +92,12 @@ const Environment = z.object({
   PAYMENT_SECRET: optionalText.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   PAYMENT_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
   PROFILE_EDGE_CRASH_AT: z.enum(['after_settle']).optional(),
+  SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
+  ANTHROPIC_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
+  ANTHROPIC_MODEL: z.string().trim().min(1).default('claude-sonnet-4-5'),
+  ANTHROPIC_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  ANTHROPIC_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   EMBEDDER: z.enum(['none', 'openai', 'transformers']).default('none'),
   EMBEDDING_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
   EMBEDDING_API_KEY: optionalText,
@@ -179,6 +185,13 @@ export type Config = {
    * its database; production refuses to take on-chain payment), how long a challenge lasts, and a crash point for tests.
    */
   payments: { secret: string | undefined; challengeTtlSeconds: number; crashAt: 'after_settle' | undefined };
+  /**
+   * Who writes synthesized answers: `extractive` (sentences of the evidence, offline, the default and the fallback) or
+   * `anthropic` (Claude through the Messages API, with citations). The API key is never logged.
+   */
+  synthesis:
+    | { provider: 'extractive' }
+    | { provider: 'anthropic'; apiKey: string; baseUrl: string; model: string; timeoutMs: number; maxRetries: number };
   /** How chunks and questions become vectors; `none` is lexical retrieval only (the offline default). */
   embedding:
     | { provider: 'none'; weight: number; minSimilarity: number }
@@ -246,6 +259,11 @@ function requirePaymentSecret(e: { ENVIRONMENT: string; PAYMENT_SECRET?: string;
   return e.PAYMENT_SECRET;
 }
 
+function requireAnthropicKey(key: string | undefined): string {
+  if (!key) throw new ConfigError('invalid configuration:\n  ANTHROPIC_API_KEY: required when SYNTHESIZER=anthropic');
+  return key;
+}
+
 function requireModelDir(dir: string | undefined): string {
   if (!dir) throw new ConfigError('invalid configuration:\n  EMBEDDING_MODEL_DIR: required when EMBEDDER=transformers (a local directory with the ONNX model)');
   return path.resolve(dir);
@@ -305,6 +323,10 @@ export function load(env: Record<string, string | undefined> = process.env): Con
       },
     },
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
+    synthesis:
+      e.SYNTHESIZER === 'anthropic'
+        ? { provider: 'anthropic', apiKey: requireAnthropicKey(e.ANTHROPIC_API_KEY), baseUrl: e.ANTHROPIC_BASE_URL, model: e.ANTHROPIC_MODEL, timeoutMs: e.ANTHROPIC_TIMEOUT_MS, maxRetries: e.ANTHROPIC_MAX_RETRIES }
+        : { provider: 'extractive' },
     embedding:
       e.EMBEDDER === 'openai'
         ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY }
