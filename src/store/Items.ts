@@ -114,6 +114,28 @@ export function byChannel(db: Database, channelId: string): StoredItem[] {
     .all(channelId) as StoredItem[];
 }
 
+/** One stored chunk as a citation page shows it. */
+export type StoredChunk = { id: string; ordinal: number; text: string; startSeconds: number | null; endSeconds: number | null; pageStart: number | null; pageEnd: number | null };
+
+/** An item with its chunks in order, or undefined. */
+export function withChunks(db: Database, id: string): (StoredItem & { chunks: StoredChunk[] }) | undefined {
+  const item = db
+    .prepare(
+      `SELECT i.id, i.channel_id AS channelId, i.external_id AS externalId, i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt,
+         i.author, i.content_hash AS contentHash, i.updated_at AS updatedAt, (SELECT count(*) FROM chunks c WHERE c.item_id = i.id) AS chunkCount
+       FROM items i WHERE i.id = ?`,
+    )
+    .get(id) as StoredItem | undefined;
+  if (!item) return undefined;
+  const chunks = db
+    .prepare(
+      `SELECT id, ordinal, text, start_seconds AS startSeconds, end_seconds AS endSeconds, page_start AS pageStart, page_end AS pageEnd
+       FROM chunks WHERE item_id = ? ORDER BY ordinal`,
+    )
+    .all(id) as StoredChunk[];
+  return { ...item, chunks };
+}
+
 /** Item and chunk totals of a channel. */
 export function counts(db: Database, channelId: string): { items: number; chunks: number } {
   return db

@@ -5,6 +5,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { projectRoot } from '../../config/Config.js';
 import { ServiceError, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
 import type { Services } from '../../Services.js';
+import * as Caller from '../../auth/Caller.js';
+import * as CitationPage from '../../pages/CitationPage.js';
 import * as Tools from '../../../tools/Tools.js';
 import { goneBefore, presentedOf, sendError } from './Http.js';
 import * as Credentials from '../../payments/Credentials.js';
@@ -124,6 +126,23 @@ export function create(services: Services, options: { listenHost?: string } = {}
     }
     chain.all(notAllowed(group.map((r) => r.method.toUpperCase()).join(', ')));
   }
+
+  // Where a citation's profileUrl points: HTML for browsers, JSON for Accept: application/json.
+  app
+    .route('/:slug/i/:itemId')
+    .get((req: Request, res: Response) => {
+      try {
+        const caller = Caller.resolve(services.db, presentedOf(req));
+        const chunkIds = ([] as unknown[]).concat(req.query.chunks ?? []).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
+        const page = CitationPage.load(services.db, { slug: String(req.params.slug), itemId: String(req.params.itemId), chunkIds, caller });
+        res.vary('Accept').set('Cache-Control', 'private, no-store');
+        if (req.accepts(['html', 'json']) === 'json') res.json(page);
+        else res.type('html').send(CitationPage.html(page));
+      } catch (thrown) {
+        sendError(res.vary('Accept'), toServiceError(thrown));
+      }
+    })
+    .all(notAllowed('GET'));
 
   app.route('/mcp').get(McpHttp.manifest(services)).post(McpHttp.rpc(services)).all(notAllowed('GET, POST'));
   app.route('/:slug/mcp').get(McpHttp.manifest(services)).post(McpHttp.rpc(services)).all(notAllowed('GET, POST'));

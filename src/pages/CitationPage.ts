@@ -1,0 +1,107 @@
+import * as Access from '../auth/Access.js';
+import type { Caller } from '../auth/Caller.js';
+import type { ItemPage } from '../contract/ItemPage.js';
+import { ServiceError } from '../errors/ServiceError.js';
+import * as SourceLinks from '../answer/SourceLinks.js';
+import type { Database } from '../store/Database.js';
+import * as Channels from '../store/Channels.js';
+import * as Items from '../store/Items.js';
+
+/** Neighbouring chunks shown on each side of a cited one, for context. */
+const context = 1;
+/** Chunks shown when the link names none: the item's opening. */
+const opening = 5;
+
+/**
+ * The page a citation's `profileUrl` names: the item, with the cited chunks and their neighbours. The same access
+ * rules as the profile and its channels: a private profile or channel the caller may not read, an unknown item, or an
+ * item of another profile is 404, alike; a paused channel's items too.
+ */
+export function load(db: Database, input: { slug: string; itemId: string; chunkIds: string[]; caller: Caller }): ItemPage {
+  const profile = Access.readableProfile(db, input.slug, input.caller);
+  const item = Items.withChunks(db, input.itemId);
+  const channel = item ? Channels.find(db, item.channelId) : undefined;
+  const visible = channel && channel.profileId === profile.id && channel.status !== 'paused' && (channel.accessLevel === 'public' || Access.isAuthorized(db, profile, input.caller));
+  if (!item || !channel || !visible) throw new ServiceError('not_found', `no item "${input.itemId.slice(0, 100)}" on profile "${profile.slug}"`);
+  const cited = new Set(input.chunkIds.filter((id) => item.chunks.some((c) => c.id === id)));
+  const shown = new Set<number>();
+  if (cited.size === 0) item.chunks.slice(0, opening).forEach((c) => shown.add(c.ordinal));
+  for (const c of item.chunks) if (cited.has(c.id)) for (let o = c.ordinal - context; o <= c.ordinal + context; o++) shown.add(o);
+  // Private content never links to its original.
+  const publicSource = channel.accessLevel === 'public' && profile.visibility !== 'private' && item.sourceUrl ? item.sourceUrl : undefined;
+  return {
+    profile: { slug: profile.slug, name: profile.name },
+    item: {
+      itemId: item.id,
+      title: item.title,
+      channel: { id: channel.id, label: channel.label, kind: channel.kind },
+      ...(item.publishedAt !== null && { publishedAt: new Date(item.publishedAt).toISOString() }),
+      ...(item.author && { author: item.author }),
+      ...(publicSource && { sourceUrl: publicSource }),
+      chunkCount: item.chunks.length,
+    },
+    chunks: item.chunks
+      .filter((c) => shown.has(c.ordinal))
+      .map((c) => {
+        const link = SourceLinks.deepLink(publicSource, c);
+        return {
+          chunkId: c.id,
+          ordinal: c.ordinal,
+          text: c.text,
+          cited: cited.has(c.id),
+          ...(c.startSeconds !== null && { startSeconds: c.startSeconds }),
+          ...(c.endSeconds !== null && { endSeconds: c.endSeconds }),
+          ...(c.pageStart !== null && { pageStart: c.pageStart }),
+          ...(c.pageEnd !== null && { pageEnd: c.pageEnd }),
+          ...(link && { sourceUrl: link }),
+        };
+      }),
+  };
+}
+
+const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const clock = (seconds: number): string => {
+  const s = Math.floor(seconds);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+};
+
+/** The page as HTML for a browser: cited chunks highlighted, the first scrolled into view; all text escaped. */
+export function html(page: ItemPage): string {
+  const { item, profile } = page;
+  const meta = [escape(profile.name), escape(item.channel.label), item.publishedAt ? escape(item.publishedAt.slice(0, 10)) : '', item.author ? escape(item.author) : ''].filter(Boolean).join(' · ');
+  const chunks = page.chunks
+    .map((c) => {
+      const at = c.startSeconds !== undefined ? clock(c.startSeconds) : c.pageStart !== undefined ? `p. ${c.pageStart}${c.pageEnd !== undefined && c.pageEnd !== c.pageStart ? `–${c.pageEnd}` : ''}` : '';
+      const where = at ? (c.sourceUrl ? `<a class="at" href="${escape(c.sourceUrl)}" rel="noopener noreferrer">${escape(at)}</a>` : `<span class="at">${escape(at)}</span>`) : '';
+      return `<section id="${escape(c.chunkId)}" class="chunk${c.cited ? ' cited' : ''}">${where}<p>${escape(c.text)}</p></section>`;
+    })
+    .join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(item.title)} · ${escape(profile.name)}</title>
+<style>
+body { font: 17px/1.55 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; }
+header p { color: #555; margin: .2rem 0; }
+.chunk { padding: .6rem .9rem; margin: .8rem 0; border-left: 4px solid #ddd; }
+.chunk.cited { background: rgb(255, 243, 176); border-left-color: rgb(230, 170, 0); }
+.at { font-size: .85rem; color: #555; }
+</style>
+</head>
+<body>
+<header>
+<h1>${escape(item.title)}</h1>
+<p>${meta}</p>
+${item.sourceUrl ? `<p><a href="${escape(item.sourceUrl)}" rel="noopener noreferrer">Original</a></p>` : ''}
+</header>
+<main>
+${chunks}
+</main>
+<script>document.querySelector('.chunk.cited')?.scrollIntoView({ block: 'center' });</script>
+</body>
+</html>
+`;
+}
