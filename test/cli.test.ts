@@ -121,6 +121,19 @@ describe('profile-edge CLI', () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ queries: 2, documents: 3, ndcg10: 1, recall10: 1, mrr10: 1 });
 
+    // Answer quality on the same claims: rationale sentences per document, split as the dataset gives them.
+    fs.writeFileSync(path.join(dataset, 'corpus.sentences.jsonl'), docs.map(([_id, , text]) => JSON.stringify({ _id, sentences: [text] })).join('\n'));
+    const evidence = path.join(dataset, 'evidence.jsonl');
+    fs.writeFileSync(evidence, [JSON.stringify({ query_id: 'q1', doc_id: 'd1', sentences: [0] }), JSON.stringify({ query_id: 'q2', doc_id: 'd2', sentences: [0] })].join('\n'));
+    const answers = await cli('eval', '--answers', '--dataset', dataset, '--evidence', evidence, '--json');
+    expect(answers.code, answers.stderr).toBe(0);
+    const scored = JSON.parse(answers.stdout);
+    expect(scored).toMatchObject({ claims: 2, answerRecall: 1, citationPrecision: 1, rationaleOverlap: 1 });
+    expect(scored.abstention).toEqual({ removedEvidence: { asked: 2, rate: 1 }, offTopic: { asked: 20, rate: 1 } });
+    expect(scored.confidence.high.answers + scored.confidence.medium.answers + scored.confidence.low.answers).toBe(2);
+    const noEvidence = await cli('eval', '--answers', '--dataset', dataset);
+    expect(noEvidence).toMatchObject({ code: 2, stderr: expect.stringContaining('--answers needs --evidence FILE') });
+
     fs.appendFileSync(path.join(dataset, 'corpus.jsonl'), '\n{"_id": "d4", "title": ');
     const bad = await cli('eval', '--dataset', dataset);
     expect(bad.code).toBe(1);
