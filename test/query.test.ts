@@ -133,9 +133,18 @@ describe('scope and access', () => {
   });
 
   test('behavior: channelIds narrow further; ids outside the scope are dropped with a note', async () => {
-    const r = await ask({ question: 'How should I shape a batard?', channelIds: ['ch_mara_blog', 'ch_nope'] });
+    const r = await ask({ question: 'What hydration does Mara now tell beginners to use?', channelIds: ['ch_mara_blog', 'ch_nope'] });
     expect(new Set(r.chunks.map((c) => c.channelId))).toEqual(new Set(['ch_mara_blog']));
     expect(r.confidenceReasons.join(' ')).toContain('ch_nope');
+  });
+
+  test('behavior: evidence that shares the topic but does not answer is no relevant content: the blog scores a bâtard, it never says how to shape one', async () => {
+    const r = await ask({ question: 'How should I shape a batard?', channelIds: ['ch_mara_blog'] });
+    expect(r.retrieval.noRelevantContent).toBe(true);
+    expect(r.chunks).toEqual([]);
+    expect(r.retrieval.diagnostics!.outcome).toBe('score_floor_not_met');
+    expect(r.retrieval.diagnostics!.answerability).toBeLessThan(0.1);
+    expect(r.confidenceReasons.join(' ')).toMatch(/shares the question's topic but does not state its claim/);
   });
 
   test('behavior: a paused channel does not answer', async () => {

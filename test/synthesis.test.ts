@@ -127,3 +127,21 @@ describe('when the model cannot answer', () => {
     expect(answered.n).toBe(1);
   }, 20_000);
 });
+
+describe('when the model finds no answer in the evidence', () => {
+  test('behavior: its "not answered" stands: no citations, no relevant content, the charge reversed and no creator credited', async () => {
+    api.queue.push({ kind: 'reply', content: () => [{ type: 'text', text: 'NOT ANSWERED: the documents describe anchor sleep, not its cost.', citations: null }] });
+    const r = await ask({ question });
+    expect(api.received[0]!.body.system).toMatch(/NOT ANSWERED/);
+    expect(r.citations).toEqual([]);
+    expect(r.answer).toMatch(/does not answer this question/);
+    expect(r.answer).not.toMatch(/their cost|anchor sleep/);
+    expect(r.confidence).toBe('low');
+    expect(r.retrieval.noRelevantContent).toBe(true);
+    expect(r.retrieval.diagnostics.outcome).toBe('low_confidence');
+    expect(r.confidenceReasons.join(' ')).toMatch(/does not answer the question.*charge for this query is reversed/s);
+    const rows = environment.services.db.prepare(`SELECT kind FROM ledger WHERE query_id = ? ORDER BY id`).pluck().all(r.queryId) as string[];
+    expect(rows).toEqual(['query_charge', 'query_reversal']);
+    expect(environment.services.db.prepare(`SELECT COUNT(*) FROM ledger WHERE query_id = ? AND kind = 'creator_earning'`).pluck().get(r.queryId)).toBe(0);
+  });
+});

@@ -1,5 +1,6 @@
 import * as Extractive from '../src/answer/Extractive.js';
 import * as Claims from '../src/answer/Claims.js';
+import * as Rationale from '../src/answer/Rationale.js';
 import * as SourceLinks from '../src/answer/SourceLinks.js';
 import { profileUrl } from '../src/answer/Synthesizer.js';
 import { QueryRequest } from '../src/contract/Query.js';
@@ -17,9 +18,7 @@ import { type Binding, define } from './Tool.js';
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 
-/** Private items never carry a source URL, whoever asks: private channels, and every channel of a private profile. */
-const publicSource = (e: Evidence): string | undefined =>
-  e.scoped.channel.accessLevel === 'public' && e.scoped.profile.visibility !== 'private' && e.sourceUrl ? e.sourceUrl : undefined;
+const { publicSource } = SourceLinks;
 
 export function rawChunk(e: Evidence): RawChunk {
   const sourceUrl = SourceLinks.deepLink(publicSource(e), e);
@@ -95,7 +94,7 @@ function retrievalBlock(run: Retrieval, diagnostics: RetrievalDiagnostics, retur
   };
 }
 
-type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: Evidence[] };
+type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: Evidence[]; sentences: Rationale.Scorer };
 
 /** Preflight retrieval: ranked evidence and its diagnostics, before anyone pays. */
 async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest): Promise<Preflight> {
@@ -109,12 +108,21 @@ async function retrieve(services: Services, scope: Scope.ResolvedScope, input: Q
     vectorWeight: config.embedding.weight,
     minSimilarity: config.embedding.minSimilarity,
   });
-  const { diagnostics, returned } = Diagnostics.diagnose(run, { scopeKind: scope.kind, scopeNotes: scope.notes, channelCount: scope.channels.size });
-  return { run, diagnostics, returned };
+  const assessment = Rationale.assess(run);
+  // The answerability model judges a question asking for one answer; an overview, a timeline, a comparison or an
+  // inventory asks for whatever the content holds, and the score floor alone decides it.
+  const focused = run.mode === 'lookup' || run.mode === 'claim_extraction';
+  const { diagnostics, returned } = Diagnostics.diagnose(run, {
+    scopeKind: scope.kind,
+    scopeNotes: scope.notes,
+    channelCount: scope.channels.size,
+    answerability: focused ? assessment : undefined,
+  });
+  return { run, diagnostics, returned, sentences: assessment.scorer };
 }
 
 /** What the caller receives, with the text each creator is paid for: returned text in raw mode, cited chunks in synthesized. */
-type Answer = { response: QueryResponse | RawQueryResponse; used: { e: Evidence; text: string }[] };
+type Answer = { response: QueryResponse | RawQueryResponse; used: { e: Evidence; text: string }[]; answered: boolean };
 
 /** The answer phase: ranked chunks, source groups and claims (raw), or a synthesized answer with citations. */
 async function answer(
@@ -136,9 +144,33 @@ async function answer(
         claims,
       },
       used: returned.map((e) => ({ e, text: e.text })),
+      answered: returned.length > 0,
     };
   }
-  const { answer: text, citations, notes = [] } = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode });
+  const { answer: text, citations, notes = [] } = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences });
+  if (returned.length > 0 && citations.length === 0) {
+    // The synthesizer found nothing in the evidence that answers: an answer with no grounds is no answer, and costs nothing.
+    const abstained: RetrievalDiagnostics = {
+      ...diagnostics,
+      outcome: 'low_confidence',
+      noRelevantContent: true,
+      confidence: 'low',
+      lowConfidence: true,
+      confidenceReasons: [...diagnostics.confidenceReasons, ...notes, 'No statement of the answer could be grounded in the evidence, so there is none to give. The charge for this query is reversed.'],
+    };
+    return {
+      response: {
+        answer: Extractive.nothingFound,
+        citations: [],
+        ...common,
+        confidence: 'low',
+        confidenceReasons: abstained.confidenceReasons,
+        retrieval: { ...retrievalBlock(run, abstained, returned), noRelevantContent: true },
+      },
+      used: [],
+      answered: false,
+    };
+  }
   return {
     response: {
       answer: returned.length === 0 ? Extractive.nothingFound : text,
@@ -147,6 +179,7 @@ async function answer(
       confidenceReasons: [...common.confidenceReasons, ...notes],
       retrieval: retrievalBlock(run, diagnostics, returned),
     },
+    answered: returned.length > 0,
     used: returned.filter((e) => citations.some((c) => c.chunkId === e.chunkId)).map((e) => ({ e, text: e.chunkText })),
   };
 }
@@ -199,9 +232,9 @@ export const profileQuery = define({
     const relevant = !preflight.diagnostics.noRelevantContent;
     const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
     try {
-      const { response, used } = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
-      if (!relevant) {
-        hold.release(`no relevant content (${preflight.diagnostics.outcome})`);
+      const { response, used, answered } = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
+      if (!relevant || !answered) {
+        hold.release(relevant ? 'no grounded answer' : `no relevant content (${preflight.diagnostics.outcome})`);
         return response;
       }
       if (channel.gone?.()) throw new ServiceError('service_unavailable', 'The caller went away before the answer was ready; nothing was charged.');

@@ -1,6 +1,7 @@
 import type { Citation } from '../contract/Query.js';
 import type { Evidence } from '../retrieval/Retriever.js';
-import * as Sentences from './Sentences.js';
+import * as Rationale from './Rationale.js';
+import type { ScoredSentence } from './Rationale.js';
 import type { SynthesisInput, Synthesizer } from './Synthesizer.js';
 import { citation } from './Synthesizer.js';
 
@@ -8,65 +9,78 @@ import { citation } from './Synthesizer.js';
 export const nothingFound =
   'The indexed content in this scope does not answer this question, so there is no grounded answer to give. The charge for this query was reversed.';
 
-const maxSentences = 4;
-const maxPerChunk = 2;
-const maxChunks = 5;
+/**
+ * How widely an answer draws. A direct question is answered from the best item and a runner-up that ranks nearly as
+ * well or states the answer more plainly (a second source is cited only when it is likely relevant too); an overview, a timeline, a comparison or an inventory
+ * takes one sentence from each of several items, in the order the mode returned them.
+ */
+const breadth = {
+  focused: { items: 2, runnerUp: 0.7, outdo: 1.3, second: { relative: 0.6, absolute: 0.5 } },
+  broad: { items: 4, runnerUp: 0, outdo: 0, second: null },
+} as const;
+/** Sentences shorter than this are headings or fragments: never chosen on their own. */
+const minLength = 20;
+/** A chosen sentence shorter than this is a lead-in ("Anchor sleep."): the next sentence comes along. */
+const leadIn = 40;
 
 /**
  * The offline synthesizer: an answer made only of sentences from the evidence, each followed by the number of its
- * citation. Sentences are chosen by how much of the question they cover and how strong their chunk is.
+ * citation. Each sentence is chosen by the rationale model (does it state the answer, or only set the scene?), from
+ * the items retrieval ranked best.
  */
 export function create(): Synthesizer {
   return {
-    async synthesize({ evidence, terms }: SynthesisInput) {
+    async synthesize({ evidence, terms, mode, sentences }: SynthesisInput) {
       if (evidence.length === 0) return { answer: nothingFound, citations: [] };
-      const pool: { sentence: string; e: Evidence; rank: number; position: number; value: number }[] = [];
-      // Only chunks near the best one speak for the answer; weaker ones stay available to a raw-mode caller.
-      const strong = evidence.slice(0, maxChunks).filter((e) => e.score >= 0.5 * evidence[0]!.score);
-      strong.forEach((e, rank) => {
-        Sentences.split(e.chunkText).forEach((sentence, position) => {
-          const coverage = Sentences.coverage(sentence, terms.idf, terms.totalIdf);
-          if (coverage >= 0.2 && sentence.length >= 20) pool.push({ sentence, e, rank, position, value: 0.7 * coverage + 0.3 * e.score });
-        });
-      });
-      if (pool.length === 0) {
-        // No sentence speaks to the question's terms on its own: quote the opening of the best chunk.
-        const first = Sentences.split(evidence[0]!.chunkText).slice(0, 2);
-        first.forEach((sentence, position) => pool.push({ sentence, e: evidence[0]!, rank: 0, position, value: 1 }));
+      const scorer = sentences ?? Rationale.scorer(terms, evidence);
+      const shape = mode === undefined || mode === 'lookup' || mode === 'claim_extraction' ? breadth.focused : breadth.broad;
+      // Items in the order retrieval returned them, each with its best score.
+      const items: { itemId: string; score: number; chunks: Evidence[] }[] = [];
+      for (const e of evidence) {
+        const item = items.find((i) => i.itemId === e.itemId);
+        if (item) item.chunks.push(e);
+        else items.push({ itemId: e.itemId, score: e.score, chunks: [e] });
       }
-      const chosen: typeof pool = [];
-      const perChunk = new Map<string, number>();
-      const seen = new Set<string>();
-      const best = Math.max(...pool.map((p) => p.value));
-      for (const p of [...pool].sort((a, b) => b.value - a.value)) {
-        const key = p.sentence.toLowerCase();
-        // A sentence far weaker than the best one would pad the answer, not ground it.
-        if (p.value < 0.4 * best) break;
-        if (chosen.length >= maxSentences || seen.has(key) || (perChunk.get(p.e.chunkId) ?? 0) >= maxPerChunk) continue;
-        chosen.push(p);
-        seen.add(key);
-        perChunk.set(p.e.chunkId, (perChunk.get(p.e.chunkId) ?? 0) + 1);
+      const top = Math.max(...items.map((i) => i.score));
+      const chosen: ScoredSentence[] = [];
+      for (const item of items) {
+        if (chosen.length > 0 && new Set(chosen.map((c) => c.e.itemId)).size >= shape.items) break;
+        const ranked = item.chunks
+          .flatMap((e) => scorer.sentences(e))
+          .filter((s) => s.sentence.length >= minLength)
+          .sort((a, b) => b.probability - a.probability);
+        const best = ranked[0];
+        if (!best) continue;
+        // A runner-up speaks when it ranks nearly as well, or states the answer more plainly than anything chosen.
+        const outdoes = best.probability > shape.outdo * Math.max(...chosen.map((c) => c.probability));
+        if (chosen.length > 0 && item.score < shape.runnerUp * top && !outdoes) continue;
+        chosen.push(best);
+        const next = ranked[1];
+        const second = chosen.length === 1 ? shape.second : null;
+        if (second && next && next.probability >= second.relative * best.probability && next.probability >= second.absolute) chosen.push(next);
       }
-      // A very short sentence ("Anchor sleep.") is a heading for what follows: bring its next sentence along.
-      for (const p of [...chosen]) {
-        if (p.sentence.length >= 60 || chosen.length >= maxSentences + 1) continue;
-        const next = Sentences.split(p.e.chunkText)[p.position + 1];
-        if (next && !seen.has(next.toLowerCase())) {
-          chosen.push({ ...p, sentence: next, position: p.position + 1 });
-          seen.add(next.toLowerCase());
-        }
+      if (chosen.length === 0) {
+        // Nothing but fragments: quote the opening of the best chunk.
+        chosen.push(...scorer.sentences(evidence[0]!).slice(0, 2));
       }
-      chosen.sort((a, b) => a.rank - b.rank || a.position - b.position);
+      // A lead-in says little alone: bring the sentence after it.
+      for (const s of [...chosen]) {
+        if (s.sentence.length >= leadIn) continue;
+        const after = scorer.sentences(s.e)[s.position + 1];
+        if (after && !chosen.some((c) => c.e.chunkId === after.e.chunkId && c.position === after.position)) chosen.push(after);
+      }
+      const order = new Map(evidence.map((e, i) => [e.chunkId, i]));
+      chosen.sort((a, b) => order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
       const citations: Citation[] = [];
       const numbers = new Map<string, number>();
-      const parts = chosen.map((p) => {
-        let n = numbers.get(p.e.chunkId);
+      const parts = chosen.map((s) => {
+        let n = numbers.get(s.e.chunkId);
         if (n === undefined) {
-          citations.push(citation(p.e));
+          citations.push(citation(s.e, s.e.chunkText.indexOf(s.sentence)));
           n = citations.length;
-          numbers.set(p.e.chunkId, n);
+          numbers.set(s.e.chunkId, n);
         }
-        return `${p.sentence} [${n}]`;
+        return `${s.sentence} [${n}]`;
       });
       return { answer: parts.join(' '), citations };
     },

@@ -1,12 +1,17 @@
 import type { Citation, QueryMode } from '../contract/Query.js';
+import type { Question } from '../retrieval/Features.js';
 import type { Evidence } from '../retrieval/Retriever.js';
+import type { Scorer } from './Rationale.js';
+import * as SourceLinks from './SourceLinks.js';
 
 /** What a synthesizer gets: the question and the evidence the retrieval returned, best first. */
 export type SynthesisInput = {
   question: string;
   evidence: Evidence[];
   /** The question's key terms and their weights, for picking sentences. */
-  terms: { idf: Map<string, number>; totalIdf: number };
+  terms: Question;
+  /** The sentence scorer the preflight used to judge answerability; the synthesizer makes one when absent. */
+  sentences?: Scorer | undefined;
   /** The retrieval mode, which shapes the answer (an overview, a timeline, a list of claims...). */
   mode?: QueryMode | undefined;
 };
@@ -28,13 +33,28 @@ const clock = (seconds: number) => {
   return `${h > 0 ? `${h}:` : ''}${mm}:${String(s % 60).padStart(2, '0')}`;
 };
 
-/** A human-facing label: the item's title, its creator, and the moment for audio and video or the pages of a PDF. */
-export function label(e: Evidence): string {
+/**
+ * A human-facing label: the item's title, its creator, and the moment for audio and video (where the words at
+ * `offset` in the chunk are spoken) or the pages of a PDF.
+ */
+export function label(e: Evidence, offset?: number): string {
   const pages = e.pageStart === null ? '' : e.pageEnd !== null && e.pageEnd !== e.pageStart ? `, pp. ${e.pageStart}–${e.pageEnd}` : `, p. ${e.pageStart}`;
-  const at = e.startSeconds !== null ? ` at ${clock(e.startSeconds)}` : pages;
+  const moment = SourceLinks.momentOf(e, offset);
+  const at = moment !== null ? ` at ${clock(moment)}` : pages;
   return `${e.title} (${e.scoped.profile.name}, ${e.scoped.channel.label}${at})`;
 }
 
-export function citation(e: Evidence): Citation {
-  return { label: label(e), text: e.chunkText, profileUrl: profileUrl(e.scoped.profile.slug, e.itemId, e.chunkId), itemId: e.itemId, chunkId: e.chunkId };
+/** The citation of a chunk; `offset` is where the cited words start in it, so a transcript cites their moment. */
+export function citation(e: Evidence, offset?: number): Citation {
+  const moment = SourceLinks.momentOf(e, offset);
+  const sourceUrl = SourceLinks.deepLink(SourceLinks.publicSource(e), { startSeconds: moment, pageStart: e.pageStart });
+  return {
+    label: label(e, offset),
+    text: e.chunkText,
+    profileUrl: profileUrl(e.scoped.profile.slug, e.itemId, e.chunkId),
+    itemId: e.itemId,
+    chunkId: e.chunkId,
+    ...(moment !== null && { startSeconds: moment }),
+    ...(sourceUrl && { sourceUrl }),
+  };
 }

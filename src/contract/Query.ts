@@ -47,6 +47,8 @@ export const Citation = z
     profileUrl: z.string().describe('/<slug>/i/<itemId>?chunks=<chunkId>, relative to the base address'),
     itemId: z.string(),
     chunkId: z.string(),
+    startSeconds: z.number().optional().describe('audio and video: the moment the cited words are spoken'),
+    sourceUrl: z.string().url().optional().describe('the original, at that moment or page, when it is safe to expose'),
   })
   .strict();
 export type Citation = z.infer<typeof Citation>;
@@ -117,6 +119,7 @@ export const RetrievalDiagnostics = z
     anchorMatchCount: z.number().int().optional(),
     directMatchCount: z.number().int().optional(),
     topicFillCount: z.number().int().optional(),
+    answerability: z.number().optional(),
   })
   .strict();
 export type RetrievalDiagnostics = z.infer<typeof RetrievalDiagnostics>;

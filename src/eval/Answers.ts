@@ -74,7 +74,7 @@ export const offTopic = [
 ];
 
 /** The share of an answer sentence's words found in a rationale sentence. */
-function overlap(answer: string, rationale: string): number {
+export function overlap(answer: string, rationale: string): number {
   const a = new Set(Text.stemsOf(answer));
   if (a.size === 0) return 0;
   const r = new Set(Text.stemsOf(rationale));

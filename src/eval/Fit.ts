@@ -117,3 +117,26 @@ export function calibrate(points: { score: number; label: number }[], options: {
   }
   return { slope, intercept };
 }
+
+/** L2-regularized logistic regression on standardized features, by full-batch gradient descent. */
+export function logistic(rows: { x: number[]; y: number }[], options: { epochs?: number; rate?: number; l2?: number } = {}): { mean: number[]; scale: number[]; weights: number[]; bias: number } {
+  const dims = rows[0]?.x.length ?? 0;
+  const { mean, scale } = standardize([{ features: rows.map((r) => r.x), labels: [] }], dims);
+  const z = rows.map((r) => r.x.map((v, i) => (v - mean[i]!) / scale[i]!));
+  const weights = new Array<number>(dims).fill(0);
+  let bias = 0;
+  const rate = options.rate ?? 0.5;
+  const l2 = options.l2 ?? 0.01;
+  for (let epoch = 0; epoch < (options.epochs ?? 400); epoch++) {
+    const grad = new Array<number>(dims).fill(0);
+    let gb = 0;
+    z.forEach((x, k) => {
+      const error = 1 / (1 + Math.exp(-(dot(weights, x) + bias))) - rows[k]!.y;
+      gb += error;
+      for (let i = 0; i < dims; i++) grad[i]! += error * x[i]!;
+    });
+    for (let i = 0; i < dims; i++) weights[i] = weights[i]! - rate * (grad[i]! / (rows.length || 1) + l2 * weights[i]!);
+    bias -= (rate * gb) / (rows.length || 1);
+  }
+  return { mean, scale, weights, bias };
+}

@@ -61,21 +61,33 @@ function render(units: Unit[]): ChunkDraft {
     const text = units.map((u) => u.text).join(units.length > 1 ? '\n\n' : '');
     return pages.length > 0 ? { text, pageStart: Math.min(...pages), pageEnd: Math.max(...pages) } : { text };
   }
-  const turns: { speaker: string | undefined; text: string[] }[] = [];
+  const turns: { speaker: string | undefined; units: Unit[] }[] = [];
   const spoken = new Map<string, number>();
   for (const u of units) {
     const last = turns.at(-1);
-    if (last && last.speaker === u.speaker) last.text.push(u.text);
-    else turns.push({ speaker: u.speaker, text: [u.text] });
+    if (last && last.speaker === u.speaker) last.units.push(u);
+    else turns.push({ speaker: u.speaker, units: [u] });
     if (u.speaker) spoken.set(u.speaker, (spoken.get(u.speaker) ?? 0) + u.text.length);
   }
-  const text = turns.map((t) => (t.speaker ? `${t.speaker}: ${t.text.join(' ')}` : t.text.join(' '))).join('\n');
+  // The text is built piece by piece so each cue's offset in it is known.
+  let text = '';
+  const cues: [number, number][] = [];
+  for (const [i, turn] of turns.entries()) {
+    if (i > 0) text += '\n';
+    if (turn.speaker) text += `${turn.speaker}: `;
+    turn.units.forEach((u, j) => {
+      if (j > 0) text += ' ';
+      if (u.startSeconds !== undefined && cues.at(-1)?.[1] !== u.startSeconds) cues.push([text.length, u.startSeconds]);
+      text += u.text;
+    });
+  }
   const speaker = [...spoken.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
   return {
     text,
     startSeconds: Math.min(...units.map((u) => u.startSeconds ?? Infinity)),
     endSeconds: Math.max(...units.map((u) => u.endSeconds ?? -Infinity)),
     speaker,
+    cues,
   };
 }
 

@@ -24,7 +24,13 @@ function coverage(stems: string[], chunk: Evidence): number {
  */
 export function diagnose(
   run: Retrieval,
-  context: { scopeKind: string; scopeNotes: string[]; channelCount: number },
+  context: {
+    scopeKind: string;
+    scopeNotes: string[];
+    channelCount: number;
+    /** How likely the evidence answers the question rather than only sharing its topic, and the bar it must reach. */
+    answerability?: { probability: number; threshold: number } | undefined;
+  },
 ): { diagnostics: RetrievalDiagnostics; returned: Retrieval['selected'] } {
   const reasons = [...context.scopeNotes];
   const top = run.ranked[0];
@@ -50,6 +56,11 @@ export function diagnose(
       anchorOnly
         ? `${anchorsInCandidates.map(quoted).join(', ')} ${anchorsInCandidates.length > 1 ? 'appear' : 'appears'} in the content, but nothing there addresses the rest of the question (best score ${round(topScore)} < floor ${scoreFloor}).`
         : `The best evidence scores ${round(topScore)}, below the floor of ${scoreFloor}: related words, not an answer.`,
+    );
+  } else if (context.answerability && context.answerability.probability < context.answerability.threshold) {
+    outcome = 'score_floor_not_met';
+    reasons.push(
+      `The evidence shares the question's topic but does not state its claim: answerability ${round(context.answerability.probability)} < ${context.answerability.threshold} (best score ${round(topScore)}).`,
     );
   } else {
     outcome = 'relevant_content';
@@ -120,6 +131,7 @@ export function diagnose(
       anchorMatchCount: anchorsMatched.length,
       directMatchCount: direct.length,
       topicFillCount: topicFill.length,
+      ...(context.answerability && { answerability: round(context.answerability.probability) }),
     },
   };
 }

@@ -29,10 +29,14 @@ type Row = {
   /** Pages of a paged document the chunk spans. */
   pageStart: number | null;
   pageEnd: number | null;
+  /** Transcripts: where each cue starts in the chunk text, as JSON [[offset, seconds], ...]. */
+  cues: string | null;
 };
 
 /** One piece of evidence: a chunk with its item, channel and profile, and its calibrated score. */
-export type Evidence = Omit<Row, 'text' | 'tokenCount'> & {
+export type Evidence = Omit<Row, 'text' | 'tokenCount' | 'cues'> & {
+  /** Transcripts: where each cue starts in `chunkText`, as [offset, seconds], in order; null for other content. */
+  cues: [number, number][] | null;
   /** The chunk's own text. */
   chunkText: string;
   /** What is returned: the chunk, or the chunk joined with its neighbours in expanded depth. */
@@ -95,7 +99,7 @@ function hydrate(db: Database, rowids: number[]): Map<number, Row> {
     .prepare(
       `SELECT c.rowid AS rowid, c.id AS chunkId, c.item_id AS itemId, i.channel_id AS channelId, c.ordinal, c.text, c.token_count AS tokenCount,
          i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds,
-         c.page_start AS pageStart, c.page_end AS pageEnd
+         c.page_start AS pageStart, c.page_end AS pageEnd, c.cues
        FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid IN (SELECT value FROM json_each(?))`,
     )
     .all(JSON.stringify(rowids)) as Row[];
@@ -190,8 +194,8 @@ function rerank(
       score = (1 - w) * score + w * Math.max(0, (similarity - floor) / (1 - floor));
     }
     const stems = [...analyzed.title, ...analyzed.text];
-    const { text, tokenCount: _tokens, ...stored } = row;
-    evidence.push({ ...stored, chunkText: text, text, score, scoped, stems, stemSet: new Set(stems), profileStems: view.profileStems });
+    const { text, tokenCount: _tokens, cues, ...stored } = row;
+    evidence.push({ ...stored, cues: cues === null ? null : (JSON.parse(cues) as [number, number][]), chunkText: text, text, score, scoped, stems, stemSet: new Set(stems), profileStems: view.profileStems });
   }
   return evidence.sort((a, b) => b.score - a.score || a.rowid - b.rowid);
 }

@@ -11,6 +11,8 @@ export type ChunkDraft = {
   startSeconds?: number | undefined;
   endSeconds?: number | undefined;
   speaker?: string | undefined;
+  /** Transcripts: where each cue starts in the text, as [character offset, start seconds], in order. */
+  cues?: [number, number][] | undefined;
   /** The pages of a paged document (PDF) the chunk spans, from 1. */
   pageStart?: number | undefined;
   pageEnd?: number | undefined;
@@ -76,15 +78,15 @@ export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: 
         draft.contentHash, JSON.stringify(draft.metadata ?? {}), now, now);
     }
     const insert = db.prepare(
-      `INSERT INTO chunks (id, item_id, ordinal, text, char_count, token_count, start_seconds, end_seconds, speaker, page_start, page_end)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO chunks (id, item_id, ordinal, text, char_count, token_count, start_seconds, end_seconds, speaker, page_start, page_end, cues)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const titleTokens = Text.tokens(draft.title).length;
     const rowids = draft.chunks.map((chunk, ordinal) =>
       Number(
         insert.run(Ids.stable('ck', id, ordinal, draft.contentHash), id, ordinal, chunk.text, chunk.text.length,
           chunk.tokenCount ?? titleTokens + Text.tokens(chunk.text).length, chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null,
-          chunk.pageStart ?? null, chunk.pageEnd ?? null).lastInsertRowid,
+          chunk.pageStart ?? null, chunk.pageEnd ?? null, chunk.cues?.length ? JSON.stringify(chunk.cues) : null).lastInsertRowid,
       ),
     );
     if (draft.vectors) VectorIndex.put(db, rowids.map((rowid, i) => ({ rowid, vector: draft.vectors![i]! })));

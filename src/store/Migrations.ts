@@ -4,6 +4,7 @@ import { pages } from './migrations/002_pages.js';
 import { listings } from './migrations/003_listings.js';
 import { answerMarkers } from './migrations/004_answer_markers.js';
 import { onchainPayments } from './migrations/005_onchain_payments.js';
+import { cueOffsets } from './migrations/006_cue_offsets.js';
 
 /** Numbered schema migrations; a later issue appends, never edits an applied one. */
 export const migrations: readonly { version: number; name: string; sql: string }[] = [
@@ -12,6 +13,7 @@ export const migrations: readonly { version: number; name: string; sql: string }
   { version: 3, name: 'listings', sql: listings },
   { version: 4, name: 'answer_markers', sql: answerMarkers },
   { version: 5, name: 'onchain_payments', sql: onchainPayments },
+  { version: 6, name: 'cue_offsets', sql: cueOffsets },
 ];
 
 /** Applies every migration newer than the database, each in its own transaction. Returns the versions applied. */
