@@ -137,9 +137,24 @@ export function answerabilityInput(run: Pick<Retrieval, 'ranked' | 'question'>, 
 
 export type Assessment = { probability: number; threshold: number; scorer: Scorer };
 
+/**
+ * The question as the best item's profile reads it: words naming the expert ("Does Owen still...") are implied by
+ * where the content comes from, so they count neither for nor against it, as in ranking.
+ */
+function asRead(run: Pick<Retrieval, 'ranked' | 'question'>): Question {
+  const top = run.ranked[0];
+  if (!top) return run.question;
+  const implied = (stem: string) => top.profileStems.has(stem) && !top.stemSet.has(stem);
+  const stems = run.question.stems.filter((s) => !implied(s));
+  if (stems.length === run.question.stems.length || stems.length === 0) return run.question;
+  const idf = new Map(stems.map((s) => [s, run.question.idf.get(s)!]));
+  return { stems, sequence: run.question.sequence.filter((s) => !implied(s)), idf, totalIdf: [...idf.values()].reduce((a, b) => a + b, 0) || 1 };
+}
+
 /** How likely the retrieval answers the question rather than only sharing its topic. */
 export function assess(run: Pick<Retrieval, 'ranked' | 'question'>, m: Model = defaultModel): Assessment {
-  const s = scorer(run.question, run.ranked.slice(0, poolDepth), m);
-  const probability_ = run.ranked.length === 0 ? 0 : probability(m.answerability, answerabilityInput(run, s));
+  const read = { ranked: run.ranked, question: asRead(run) };
+  const s = scorer(read.question, run.ranked.slice(0, poolDepth), m);
+  const probability_ = run.ranked.length === 0 ? 0 : probability(m.answerability, answerabilityInput(read, s));
   return { probability: probability_, threshold: m.threshold, scorer: s };
 }
