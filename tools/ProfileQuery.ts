@@ -110,8 +110,9 @@ async function retrieve(services: Services, scope: Scope.ResolvedScope, input: Q
   });
   const assessment = Rationale.assess(run);
   // The answerability model judges a question asking for one answer; an overview, a timeline, a comparison or an
-  // inventory asks for whatever the content holds, and the score floor alone decides it.
-  const focused = run.mode === 'lookup' || run.mode === 'claim_extraction';
+  // inventory asks for whatever the content holds, and the score floor alone decides it. The model reads words, so
+  // with vectors on (a synonym the words miss can be the answer) the floor decides too.
+  const focused = (run.mode === 'lookup' || run.mode === 'claim_extraction') && !services.vectors;
   const { diagnostics, returned } = Diagnostics.diagnose(run, {
     scopeKind: scope.kind,
     scopeNotes: scope.notes,
