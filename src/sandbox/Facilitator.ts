@@ -22,8 +22,14 @@ export async function start(options: { rpcUrl: string; chainId: number; gasKey: 
   const chain = defineChain({ id: options.chainId, name: 'local-base', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [options.rpcUrl] } } });
   // Concurrent settlements from one account need viem's nonce manager, or they race for the same nonce.
   const account = privateKeyToAccount(options.gasKey, { nonceManager });
-  const wallet = createWalletClient({ account, chain, transport: viemHttp(options.rpcUrl), pollingInterval: 50, cacheTime: 0 }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({ ...(wallet as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]), address: account.address });
+  // A loopback chain under a burst of settlements answers slowly rather than not at all: viem's 10 s default timeout
+  // would turn a queued broadcast into a failed settlement, so the sandbox waits as long as a payment stays valid.
+  const transport = viemHttp(options.rpcUrl, { timeout: 120_000 });
+  const wallet = createWalletClient({ account, chain, transport, pollingInterval: 50, cacheTime: 0 }).extend(publicActions);
+  // Ganache estimates gas by tracing every step of the call, queued with mining: a burst of settlements waits seconds
+  // on it. A transfer with authorization needs under 100k gas, so the sandbox states a limit instead of estimating.
+  const client = { ...wallet, writeContract: (args: Parameters<typeof wallet.writeContract>[0]) => wallet.writeContract({ ...args, gas: 300_000n }) };
+  const signer = toFacilitatorEvmSigner({ ...(client as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]), address: account.address });
   const facilitator = new x402Facilitator().register([`eip155:${options.chainId}`], new ExactEvmScheme(signer));
   let settled = 0;
 
