@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Charset from '../src/ingest/Charset.js';
 import * as Fetcher from '../src/sources/Fetcher.js';
@@ -42,6 +43,19 @@ describe('Fetcher', () => {
     host.routes.set('/gz', { body: 'squeezed text '.repeat(50), gzip: true });
     const r = await fetcher.get(`${host.url}/gz`);
     expect(r.status === 200 && r.body.toString()).toBe('squeezed text '.repeat(50));
+  });
+
+  test('behavior: gzip bytes served without Content-Encoding (a feed.xml.gz) are decompressed too, within the size cap', async () => {
+    const feed = `<rss version="2.0"><channel><title>Zipped</title>${'<item><title>x</title></item>'.repeat(20)}</channel></rss>`;
+    host.routes.set('/feed.xml.gz', { body: zlib.gzipSync(feed), type: 'application/x-gzip' });
+    const r = await fetcher.get(`${host.url}/feed.xml.gz`);
+    expect(r.status === 200 && r.body.toString()).toBe(feed);
+    host.routes.set('/bomb.gz', { body: zlib.gzipSync('x'.repeat(50_000)), type: 'application/octet-stream' });
+    await expect(fetcher.get(`${host.url}/bomb.gz`)).rejects.toThrow(/over the 10000-byte limit/);
+    // Audio is passed through as it came, whatever its first bytes.
+    const audio = zlib.gzipSync('not really audio');
+    host.routes.set('/episode.mp3', { body: audio, type: 'audio/mpeg' });
+    expect(await fetcher.get(`${host.url}/episode.mp3`)).toMatchObject({ status: 200, body: audio });
   });
 
   test('behavior: redirects are followed up to the limit', async () => {
@@ -130,5 +144,44 @@ describe('Charset', () => {
     expect(Charset.decode(Buffer.from('naïve'), 'text/plain; charset=no-such-charset')).toBe('naïve');
     // Not UTF-8 and undeclared: windows-1252, whose 0x80 to 0x9F are punctuation, not control characters.
     expect(Charset.decode(Buffer.from([0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x9f]))).toBe('€ “q” Ÿ');
+  });
+
+  /** Text in a legacy single- or double-byte encoding, through the inverse of TextDecoder's table. */
+  const encode = (text: string, encoding: string): Buffer => {
+    const decoder = new TextDecoder(encoding);
+    const table = new Map<string, number[]>();
+    for (let a = 0; a < 256; a++) table.set(Charset.decode(Buffer.of(a), `text/plain; charset=${encoding}`), [a]);
+    if (encoding === 'shift_jis') for (let a = 0x81; a < 0xf0; a++) for (let b = 0x40; b < 0xfd; b++) if (!table.has(decoder.decode(Uint8Array.of(a, b)))) table.set(decoder.decode(Uint8Array.of(a, b)), [a, b]);
+    return Buffer.from([...text].flatMap((c) => table.get(c) ?? [0x3f]));
+  };
+
+  test.each([
+    ['koi8-r', 'Как пережить зиму без потерь: советы садоводам о том, как укрыть розы и сохранить урожай в подвале.'],
+    ['windows-1251', 'Как пережить зиму без потерь: советы садоводам о том, как укрыть розы и сохранить урожай в подвале.'],
+    ['ibm866', 'Как пережить зиму без потерь: советы садоводам о том, как укрыть розы и сохранить урожай в подвале.'],
+    ['iso-8859-7', 'Καλημέρα σας, πώς είστε σήμερα; Η Ελλάδα είναι όμορφη χώρα με πολλά νησιά και βουνά.'],
+    ['shift_jis', '東京の天気は晴れです。明日は雨が降るでしょう。傘を持って出かけてください。'],
+    ['windows-1252', 'Les œufs à la neige, la crème brûlée et le café « très » élégant, déjà vu.'],
+  ])('behavior: undeclared %s is recognised from the bytes, with no warning', (encoding, text) => {
+    const warnings: string[] = [];
+    const feed = `<rss version="2.0"><channel><item><title>${text}</title></item></channel></rss>`;
+    expect(Charset.decode(encode(feed, encoding), 'application/rss+xml', (w) => warnings.push(w))).toBe(feed);
+    expect(warnings).toEqual([]);
+  });
+
+  test('behavior: Western text a detector half-takes for Central European is read as windows-1252, with a warning', () => {
+    const warnings: string[] = [];
+    const text = 'Ich möchte gern über die Straße gehen, während es regnet – schön!';
+    expect(Charset.decode(encode(text, 'windows-1252'), undefined, (w) => warnings.push(w))).toBe(text);
+    expect(warnings).toEqual([expect.stringMatching(/read as windows-1252, guessed from the bytes with confidence 0\.\d\d/)]);
+  });
+
+  test('error: bytes no detector is sure of are read as windows-1252, with a warning saying so', () => {
+    const warnings: string[] = [];
+    expect(Charset.decode(Buffer.from([0x41, 0xe9, 0x42]), undefined, (w) => warnings.push(w))).toBe('AéB');
+    expect(warnings).toEqual([expect.stringMatching(/^no charset declared.*windows-1252/)]);
+    // Declared or UTF-8 text is never second-guessed.
+    expect(Charset.read(encode('Привет', 'koi8-r'), 'text/plain; charset=windows-1251')).toMatchObject({ encoding: 'windows-1251', text: expect.not.stringMatching('Привет') });
+    expect(Charset.read(Buffer.from('Привет'))).toEqual({ text: 'Привет', encoding: 'utf-8' });
   });
 });

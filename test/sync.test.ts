@@ -125,13 +125,25 @@ describe('sync with an rss source', () => {
     expect(Items.byChannel(db, id)).toHaveLength(8);
   });
 
-  test('behavior: an entry with no text is stored without chunks, and fails nothing', async () => {
-    const { id } = channel([{ guid: 'e1', title: 'Empty', date: '2025-05-01', summary: '', link: 'not a url' }, posts[1]!]);
+  test('behavior: an entry with no text is not stored, as an empty upload is refused; it is named, fails nothing, and is read again once it changes', async () => {
+    const empty = { guid: 'e1', title: 'Empty', date: '2025-05-01', summary: '', link: 'not a url' };
+    const { id, feed } = channel([empty, posts[1]!]);
     const report = await Sync.syncChannel(deps(), id);
-    expect(report).toMatchObject({ created: 2, failed: 0 });
-    expect(Items.byChannel(db, id).find((i) => i.externalId === 'e1')).toMatchObject({ chunkCount: 0 });
-    expect(Channels.get(db, id).lastError).toBeNull();
+    expect(report).toMatchObject({ created: 1, empty: 1, failed: 0 });
+    expect(Items.byChannel(db, id).map((i) => i.externalId)).toEqual(['p2']);
+    expect(Channels.get(db, id).lastError).toMatch(/1 entries have no text to index and are not indexed until they change; first: e1/);
     expect((await Sync.syncChannel(deps(), id)).outcome).toBe('unchanged');
+    // The feed changes elsewhere: the empty entry is not read again, nor reported again.
+    host.routes.set(feed, { body: rss([empty, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, unchanged: 1, empty: 0 });
+    expect(Channels.get(db, id).lastError).toBeNull();
+    // It gains text: now it is indexed. Emptied again, its item goes.
+    host.routes.set(feed, { body: rss([{ ...empty, summary: 'Now it has words.' }, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, empty: 0 });
+    host.routes.set(feed, { body: rss([{ ...empty, summary: ' ' }, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
+    const emptied = await Sync.syncChannel(deps(), id);
+    expect(emptied, JSON.stringify(emptied)).toMatchObject({ empty: 1, removed: 1 });
+    expect(Items.byChannel(db, id).map((i) => i.externalId).sort()).toEqual(['p1', 'p2']);
   });
 
   test('behavior: pointing a channel at a new source forgets the old one\'s validators', async () => {

@@ -1,10 +1,26 @@
+import jschardet from 'jschardet';
+
 /**
  * Text from bytes, in the encoding the content declares: a byte order mark, then the Content-Type charset, then an
- * XML declaration or an HTML meta tag; undeclared, UTF-8, or windows-1252 when the bytes are not UTF-8. Feeds in
- * windows-1251 or ISO-8859-1 are still common.
+ * XML declaration or an HTML meta tag. Undeclared, it is UTF-8 when the bytes are valid UTF-8; otherwise the encoding
+ * is guessed from the bytes (feeds in KOI8-R, windows-1251 or Shift_JIS with no declaration are still served), and
+ * `warn` hears of a guess that is not sure, which falls back to windows-1252 as browsers do.
  */
-export function decode(body: Buffer, contentType?: string): string {
-  return repairC1(decodeBytes(body, contentType));
+export function decode(body: Buffer, contentType?: string, warn?: (message: string) => void): string {
+  const { text, guess } = read(body, contentType);
+  if (guess && guess.confidence < sure) warn?.(guess.note);
+  return text;
+}
+
+/** How sure a guess must be to go unremarked. */
+const sure = 0.8;
+
+export type Decoded = { text: string; encoding: string; guess?: { confidence: number; note: string } };
+
+/** The text and the encoding it was read in; `guess` when nothing declared it and it is not UTF-8. */
+export function read(body: Buffer, contentType?: string): Decoded {
+  const decoded = decodeBytes(body, contentType);
+  return { ...decoded, text: repairC1(decoded.text) };
 }
 
 /**
@@ -21,21 +37,45 @@ function repairC1(text: string): string {
   return /[\u0080-\u009f]/.test(text) ? text.replace(/[\u0080-\u009f]/g, (c) => cp1252High[c.charCodeAt(0) - 0x80]!) : text;
 }
 
-function decodeBytes(body: Buffer, contentType?: string): string {
+function decodeBytes(body: Buffer, contentType?: string): Decoded {
   const declared = fromBom(body) ?? fromContentType(contentType) ?? fromMarkup(body);
   if (declared !== undefined) {
     try {
-      return new TextDecoder(declared).decode(body);
+      return { text: new TextDecoder(declared).decode(body), encoding: declared };
     } catch {
       // An unknown label: read it as undeclared.
     }
   }
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(body);
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(body), encoding: 'utf-8' };
   } catch {
-    // Undeclared and not UTF-8: almost always windows-1252 (curly quotes as bytes 0x91 to 0x94), as browsers assume.
-    return new TextDecoder('windows-1252').decode(body);
+    return guessed(body);
   }
+}
+
+/**
+ * Undeclared and not UTF-8: the encoding the bytes' letter statistics point to (jschardet, the detector VS Code
+ * uses). Western text is often taken for a Central European encoding that shares most of its letters, so
+ * windows-1252, the web's default, wins a near tie. An unsure or unreadable guess is read as windows-1252, as
+ * browsers do, and the note says so.
+ */
+function guessed(body: Buffer): Decoded {
+  const candidates = jschardet.detectAll(body);
+  const western = candidates.find((c) => /^(windows-1252|iso-8859-1|ascii)$/i.test(c.encoding));
+  let best = candidates[0];
+  if (best && western && /^(windows-125[07]|iso-8859-(2|4|9|13|15))$/i.test(best.encoding) && western.confidence >= best.confidence - 0.15) best = western;
+  const label = best?.encoding.toLowerCase();
+  const confidence = best?.confidence ?? 0;
+  if (label && confidence >= 0.5) {
+    try {
+      const text = new TextDecoder(label).decode(body);
+      return { text, encoding: label, guess: { confidence, note: `no charset declared; read as ${label}, guessed from the bytes with confidence ${confidence.toFixed(2)}` } };
+    } catch {
+      // A label TextDecoder does not know: the fallback below.
+    }
+  }
+  const note = `no charset declared and the bytes are not UTF-8; read as windows-1252${label ? ` (the best guess, ${label}, had confidence ${confidence.toFixed(2)})` : ''}`;
+  return { text: new TextDecoder('windows-1252').decode(body), encoding: 'windows-1252', guess: { confidence: 0, note } };
 }
 
 function fromBom(body: Buffer): string | undefined {

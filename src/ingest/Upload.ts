@@ -41,7 +41,17 @@ export type UploadMetadata = {
   author?: string | undefined;
 };
 
-export type UploadResult = { itemId: string; title: string; outcome: Items.Outcome; chunkCount: number };
+export type UploadResult = {
+  itemId: string;
+  title: string;
+  outcome: Items.Outcome;
+  chunkCount: number;
+  /** How the file was read that its uploader should know (an encoding guessed from the bytes). */
+  warnings: string[];
+};
+
+/** A parsed file: its text, and what the file itself says about it (an HTML page's byline and date). */
+type Parsed = Document & { author?: string | undefined; publishedAt?: number | undefined };
 
 /** The format of a file from its extension, or a clear error naming the accepted ones. */
 export function formatOf(file: string): Format {
@@ -58,8 +68,8 @@ export function formatOf(file: string): Format {
  * page, whose main text Readability finds, or a Podcasting 2.0 transcript; JSON is the Podcasting 2.0 transcript
  * format; PDF pages keep their numbers. A file that does not parse as its format is a clear 400.
  */
-async function parse(bytes: Buffer, format: Format, name: string): Promise<Document> {
-  const text = () => Charset.decode(bytes);
+async function parse(bytes: Buffer, format: Format, name: string, warn: (note: string) => void): Promise<Parsed> {
+  const text = () => Charset.decode(bytes, undefined, warn);
   try {
     switch (format) {
       case 'markdown':
@@ -72,7 +82,11 @@ async function parse(bytes: Buffer, format: Format, name: string): Promise<Docum
         return await Transcript.fromTranscript(text(), format);
       case 'html': {
         const html = text();
-        return Transcript.isHtmlTranscript(html) ? Transcript.fromHtmlTranscript(html) : Html.articleFromPage(html);
+        if (Transcript.isHtmlTranscript(html)) return Transcript.fromHtmlTranscript(html);
+        // The page's own byline and publication date (meta tags, JSON-LD), as Readability finds them.
+        const page = Html.articleFromPage(html);
+        const published = page.publishedTime === undefined ? undefined : Values.dateMs(page.publishedTime);
+        return { title: page.title, blocks: page.blocks, author: page.byline?.trim() || undefined, publishedAt: published !== undefined && Number.isFinite(published) ? published : undefined };
       }
       case 'pdf':
         return await Pdf.fromPdf(bytes);
@@ -112,17 +126,21 @@ export async function ingest(
   const channel = Channels.get(db, input.channelId);
   const format = formatOf(input.file);
   const meta = input.metadata ?? {};
-  const publishedAt = parseDate(meta.publishedAt);
+  const given = parseDate(meta.publishedAt);
   const sourceUrl = parseUrl(meta.sourceUrl);
   const bytes = typeof input.content === 'string' ? Buffer.from(input.content) : (input.content ?? (await fs.readFile(input.file)));
-  const document = await parse(bytes, format, path.basename(input.file));
+  const warnings: string[] = [];
+  const document = await parse(bytes, format, path.basename(input.file), (note) => warnings.push(note));
   const chunks = Chunker.chunk(document, Chunker.sizes(input.chunkTargetTokens));
   if (chunks.length === 0) throw new ServiceError('invalid_request', `"${path.basename(input.file)}" has no text to index`);
   const title = meta.title ?? document.title ?? titleFromFile(input.file);
+  // What the operator says wins over what the file says.
+  const publishedAt = given ?? document.publishedAt;
+  const author = meta.author ?? document.author;
   const externalId = meta.externalId ?? path.basename(input.file);
   const contentHash = Ids.fingerprint(
     // Text formats hash their text (as before PDF support, so stored items stay unchanged); PDF its bytes.
-    JSON.stringify({ format, content: format === 'pdf' ? Ids.fingerprint(bytes) : Charset.decode(bytes), title, sourceUrl, publishedAt, author: meta.author, target: input.chunkTargetTokens }),
+    JSON.stringify({ format, content: format === 'pdf' ? Ids.fingerprint(bytes) : Charset.decode(bytes), title, sourceUrl, publishedAt, author, target: input.chunkTargetTokens }),
   );
   // Embedding happens before the write (a transaction cannot span an await), and only for changed content.
   const unchanged = Items.contentHash(db, channel.id, externalId) === contentHash;
@@ -134,10 +152,10 @@ export async function ingest(
     title,
     sourceUrl,
     publishedAt,
-    author: meta.author,
+    author,
     metadata: { format, file: path.basename(input.file) },
     contentHash,
     chunks,
   });
-  return { ...stored, title };
+  return { ...stored, title, warnings };
 }

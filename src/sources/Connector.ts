@@ -47,7 +47,14 @@ export type Coverage = { kind: 'complete' } | { kind: 'window' } | { kind: 'part
 
 export type Listing =
   | { unchanged: true; state: Record<string, unknown> }
-  | { unchanged?: false; entries: Entry[]; coverage: Coverage; state: Record<string, unknown> };
+  | {
+      unchanged?: false;
+      entries: Entry[];
+      coverage: Coverage;
+      state: Record<string, unknown>;
+      /** How the listing was read that an operator should know (an encoding guessed from the bytes). */
+      warnings?: string[] | undefined;
+    };
 
 export type SyncContext = {
   channel: StoredChannel;

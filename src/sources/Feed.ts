@@ -12,6 +12,8 @@ export type Feed = {
   /** The feed's language (RSS `language`, Atom `xml:lang` is not read), e.g. "en-us". */
   language: string | undefined;
   entries: FeedEntry[];
+  /** Ids that different entries shared, and how they were kept apart: for the operator, as warnings. */
+  collisions: string[];
 };
 
 export type FeedEntry = {
@@ -46,6 +48,19 @@ export function plain(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const text = squash(decodeEntities(value.replace(/<\/?[a-z][a-z0-9]*(\s[^<>]*)?\/?>/gi, ' ')));
   return text === '' ? undefined : text;
+}
+
+/** Element names whose escaped form ("&lt;p&gt;") in HTML with no real tags means the HTML was escaped twice. */
+const escapedTag = /&lt;\/?(p|br|a|div|span|em|strong|b|i|u|ul|ol|li|h[1-6]|img|blockquote|pre|code|table|thead|tbody|tr|td|th|figure|figcaption|hr|sup|sub|small|section|article)(\s|\/?&gt;)/i;
+const realTag = /<\/?[a-z][a-z0-9]*[\s>/]/i;
+
+/**
+ * Entry HTML as the author wrote it. Some publishers escape their HTML once more than the feed format asks
+ * ("&amp;lt;p&amp;gt;" in XML), so readers would see literal tags: such HTML (escaped tags, no real ones) is
+ * unescaped once.
+ */
+export function unescapedHtml(html: string | undefined): string | undefined {
+  return html !== undefined && !realTag.test(html) && escapedTag.test(html) ? decodeEntities(html) : html;
 }
 
 /** Epoch milliseconds of a feed date (a string or a text construct), or undefined. */
@@ -89,13 +104,35 @@ export function parse(text: string, feedUrl: string): Feed {
       dateOf(entry.pubDate), dateOf(entry.published), dateOf(entry.date_published), dateOf(list(dc?.dates)[0]), dateOf(dc?.date),
       dateOf(entry.updated), dateOf(entry.date_modified), dateOf(record(entry.atom)?.updated),
     );
-    const contentHtml = first(textOf(record(entry.content)?.encoded), format === 'atom' ? textOf(entry.content) : undefined, textOf(entry.content_html));
-    const summaryHtml = first(textOf(entry.description), textOf(entry.summary));
+    const contentHtml = unescapedHtml(first(textOf(record(entry.content)?.encoded), format === 'atom' ? textOf(entry.content) : undefined, textOf(entry.content_html)));
+    const summaryHtml = unescapedHtml(first(textOf(entry.description), textOf(entry.summary)));
     const guid = textOf(record(entry.guid)?.value) ?? textOf(entry.guid);
     // With no id, link or title, an entry is known by its content.
     const contentId = contentHtml ?? summaryHtml ?? textOf(entry.content_text);
     const id = first(guid, format === 'atom' || format === 'json' ? textOf(entry.id) : undefined, link, title && `${title}|${publishedAt ?? ''}`, contentId && `sha256:${Ids.fingerprint(contentId).slice(0, 32)}`) ?? '';
     return { id: id.trim(), title, link, publishedAt, author: authorOf(entry), contentHtml, summaryHtml, contentText: textOf(entry.content_text), raw: entry };
   });
-  return { format, title: plain(textOf(feed.title)), link: base, language: plain(textOf(feed.language)), entries: entries.filter((e) => e.id !== '') };
+  const { kept, collisions } = apart(entries.filter((e) => e.id !== ''));
+  return { format, title: plain(textOf(feed.title)), link: base, language: plain(textOf(feed.language)), entries: kept, collisions };
+}
+
+/** What tells apart entries that share an id: the media file, else the link, else the title and date. */
+function distinction(entry: FeedEntry): string {
+  const enclosure = list(entry.raw.enclosures).map(record).map((e) => textOf(e?.url)).find(Boolean) ?? textOf(record(entry.raw.enclosure)?.url);
+  return enclosure ?? entry.link ?? `${entry.title ?? ''}|${entry.publishedAt ?? ''}`;
+}
+
+/**
+ * Keeps apart different entries that share an id (a publisher reusing a GUID): each is keyed by its id plus a hash
+ * of what tells it apart, so both are indexed. The same entry listed twice (same id and same media or link) stays
+ * one, for the sync to take once.
+ */
+function apart(entries: FeedEntry[]): { kept: FeedEntry[]; collisions: string[] } {
+  const byId = new Map<string, Set<string>>();
+  for (const e of entries) byId.set(e.id, (byId.get(e.id) ?? new Set()).add(distinction(e)));
+  const collisions: string[] = [];
+  for (const [id, kinds] of byId) if (kinds.size > 1) collisions.push(`${kinds.size} different entries share the id "${id}"; each is kept, keyed by its id and its media file or link`);
+  if (collisions.length === 0) return { kept: entries, collisions };
+  const kept = entries.map((e) => (byId.get(e.id)!.size > 1 ? { ...e, id: `${e.id}#${Ids.fingerprint(distinction(e)).slice(0, 12)}` } : e));
+  return { kept, collisions };
 }

@@ -180,7 +180,17 @@ export function create(policy: Policy): Fetcher {
         });
         decoded.on('end', () => {
           if (!response.complete) return fail(new Error('connection closed mid-body'));
-          resolve({ status, headers: response.headers, body: Buffer.concat(parts) });
+          let body = Buffer.concat(parts);
+          // Gzip bytes served without Content-Encoding (a feed.xml.gz, a misconfigured server): a reader gets the text.
+          if (decoded === response && isGzip(body) && !/^(audio|video)\//i.test(String(response.headers['content-type'] ?? ''))) {
+            try {
+              body = zlib.gunzipSync(body, { maxOutputLength: limits.maxBytes });
+            } catch (error) {
+              if (error instanceof RangeError) return fail(new FetchError(`the response is over the ${limits.maxBytes}-byte limit`, { url: url.href, status, transient: false }));
+              // Not gzip after all: the bytes as they came.
+            }
+          }
+          resolve({ status, headers: response.headers, body });
         });
       });
       request.on('error', (error: Error & { code?: string }) => {
@@ -253,6 +263,9 @@ export function create(policy: Policy): Fetcher {
     },
   };
 }
+
+/** Whether bytes start with gzip's magic number and its one compression method (deflate). */
+const isGzip = (body: Buffer): boolean => body.length > 18 && body[0] === 0x1f && body[1] === 0x8b && body[2] === 0x08;
 
 const header = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 const definedOnly = (v: Validators): Validators => Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined));

@@ -158,7 +158,7 @@ export function connector(options: PodcastOptions = {}): Connector {
     async list(context: SyncContext) {
       const read = await readFeed(context);
       if (!read) return { unchanged: true, state: context.state };
-      const { feed, validators } = read;
+      const { feed, validators, warnings } = read;
       const entries: Entry[] = feed.entries.map((entry) => {
         const podcast = record(entry.raw.podcast);
         return {
@@ -184,7 +184,7 @@ export function connector(options: PodcastOptions = {}): Connector {
           },
         };
       });
-      return { entries, coverage: { kind: 'window' }, state: { validators } };
+      return { entries, coverage: { kind: 'window' }, state: { validators }, warnings };
     },
   };
 }

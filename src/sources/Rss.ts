@@ -17,18 +17,19 @@ const summaryLength = 1_000;
 const feedAccept = 'application/rss+xml, application/atom+xml, application/feed+json, application/json;q=0.9, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.1';
 
 /** Reads a feed with a conditional request; `undefined` when it has not changed since the validators. */
-export async function readFeed(context: SyncContext): Promise<{ feed: Feed.Feed; validators: Validators } | undefined> {
+export async function readFeed(context: SyncContext): Promise<{ feed: Feed.Feed; validators: Validators; warnings: string[] } | undefined> {
   const validators = (context.state.validators as Validators | undefined) ?? {};
   const response = await context.fetcher.get(context.source, { validators, accept: feedAccept });
   if (response.status === 304) return undefined;
   let feed: Feed.Feed;
+  const warnings: string[] = [];
   try {
-    feed = Feed.parse(Charset.decode(response.body, response.contentType), response.url);
+    feed = Feed.parse(Charset.decode(response.body, response.contentType, (note) => warnings.push(`feed: ${note}`)), response.url);
   } catch (error) {
     const type = response.contentType ? ` (${response.contentType.split(';')[0]})` : '';
     throw new Error(`${response.url} is not a feed${type}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return { feed, validators: response.validators };
+  return { feed, validators: response.validators, warnings: [...warnings, ...feed.collisions] };
 }
 
 const summaryOf = (entry: Feed.FeedEntry): Document => (entry.summaryHtml ? Html.fromHtml(entry.summaryHtml) : { blocks: [] });
@@ -65,7 +66,7 @@ export const connector: Connector = {
   async list(context) {
     const read = await readFeed(context);
     if (!read) return { unchanged: true, state: context.state };
-    const { feed, validators } = read;
+    const { feed, validators, warnings } = read;
     const entries: Entry[] = feed.entries.map((entry) => ({
       externalId: entry.id,
       version: Ids.fingerprint(JSON.stringify([entry.title, entry.link, entry.publishedAt, entry.author, entry.contentHtml, entry.summaryHtml, entry.contentText])),
@@ -86,6 +87,6 @@ export const connector: Connector = {
         });
       },
     }));
-    return { entries, coverage: { kind: 'window' }, state: { validators } };
+    return { entries, coverage: { kind: 'window' }, state: { validators }, warnings };
   },
 };

@@ -127,13 +127,14 @@ export const connector: Connector = {
     const validators = (context.state.validators as Record<string, string> | undefined) ?? {};
     const response = await context.fetcher.get(context.source, { validators, accept: 'application/json, text/csv;q=0.9' });
     if (response.status === 304) return { unchanged: true, state: context.state };
-    const text = Charset.decode(response.body, response.contentType);
+    const warnings: string[] = [];
+    const text = Charset.decode(response.body, response.contentType, (note) => warnings.push(`export: ${note}`));
     let messages: Message[];
     try {
       messages = parseExport(text, formatOf(new URL(response.url).pathname, response.contentType, text));
     } catch (error) {
       throw new Error(`${response.url} is not a Subtext export: ${error instanceof Error ? error.message : String(error)}`);
     }
-    return listing(messages, { validators: response.validators });
+    return { ...listing(messages, { validators: response.validators }), warnings };
   },
 };

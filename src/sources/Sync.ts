@@ -48,6 +48,8 @@ export type SyncReport = {
   failed: number;
   /** New items indexed from stand-in text (notes, a description) while their real text failed for a passing reason. */
   provisional: number;
+  /** Entries found with no text to index (as an empty upload is refused): not stored, and not read again until they change. */
+  empty: number;
   chunks: number;
   /** Why items failed, a few of them. */
   errors: string[];
@@ -56,7 +58,7 @@ export type SyncReport = {
 export type Progress = (event: { channelId: string; done: number; total: number; externalId?: string }) => void;
 
 const emptyReport = (channelId: string, outcome: SyncReport['outcome'], reason?: string): SyncReport => ({
-  channelId, outcome, reason, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0, provisional: 0, chunks: 0, errors: [],
+  channelId, outcome, reason, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0, provisional: 0, empty: 0, chunks: 0, errors: [],
 });
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -136,7 +138,7 @@ async function run(ctx: {
   const channelId = channel.id;
   const now = deps.now ?? Date.now;
   const log = deps.logger;
-  const finish = (outcome: { source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string }) =>
+  const finish = (outcome: { source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string; empty?: Record<string, string> }) =>
     Channels.finishSync(deps.db, channelId, holder, { now: now(), import: ctx.isImport, ...outcome });
   log.info(ctx.isImport ? 'import started' : 'sync started', { channelId, kind: channel.kind });
   const sourceState = (channel.syncState.source as Record<string, unknown>) ?? {};
@@ -163,14 +165,18 @@ async function run(ctx: {
   }
 
   const report = emptyReport(channelId, 'synced');
-  const entries = dedupe(listing.entries);
+  const { entries, dropped } = dedupe(listing.entries);
+  // Entries known to have no text, by the version they had then: skipped until they change.
+  const emptyBefore = (channel.syncState.empty as Record<string, string> | undefined) ?? {};
+  const emptyNow: Record<string, string> = {};
+  const emptyNames: string[] = [];
   const target = deps.chunkTargetTokens;
   let done = 0;
   // Fetching, parsing and embedding run a few items ahead (network-bound); writing stays in order, one transaction each.
   const ahead = Math.max(1, deps.prefetch ?? 4);
   const pending: (Promise<Prepared> | undefined)[] = [];
   const start = (i: number) => {
-    const p = prepare(deps, channelId, entries[i]!, target);
+    const p = prepare(deps, channelId, entries[i]!, target, emptyBefore);
     p.catch(() => undefined); // observed below, in order
     pending[i] = p;
   };
@@ -181,6 +187,23 @@ async function run(ctx: {
     ctx.onProgress?.({ channelId, done, total: entries.length, externalId: entry.externalId });
     try {
       const prepared = await pending[i]!;
+      if ('empty' in prepared) {
+        emptyNow[entry.externalId] = prepared.empty;
+        if (!prepared.known) {
+          report.empty += 1;
+          emptyNames.push(entry.externalId);
+          // Its text is gone at the source: what was indexed for it goes too.
+          const id = Items.itemId(channelId, entry.externalId);
+          if (Items.contentHash(deps.db, channelId, entry.externalId) !== undefined) {
+            Items.remove(deps.db, id);
+            report.removed += 1;
+          }
+        }
+        pending[i] = undefined;
+        ctx.beat();
+        done += 1;
+        continue;
+      }
       const outcome = 'draft' in prepared ? Items.put(deps.db, prepared.draft) : { outcome: 'unchanged' as const, chunkCount: 0 };
       report[outcome.outcome] += 1;
       report.chunks += outcome.chunkCount;
@@ -218,43 +241,62 @@ async function run(ctx: {
   ctx.onProgress?.({ channelId, done, total: entries.length });
   const origin = ctx.isImport ? 'import' : 'source';
   const previous = Channels.lastListed(deps.db, channelId, origin);
-  report.removed = removeGone(deps.db, channelId, { entries, coverage: listing.coverage, previous }, log);
+  report.removed += removeGone(deps.db, channelId, { entries, coverage: listing.coverage, previous }, log);
 
   // With failed items the listing's validators are not kept, so the next sync lists again and retries them. A
   // partial or empty listing is not remembered: it would hide deletions from the next comparison.
-  const warning = listing.coverage.kind === 'partial' ? `partial listing, nothing removed: ${listing.coverage.reason}` : undefined;
+  const partial = listing.coverage.kind === 'partial' ? `partial listing, nothing removed: ${listing.coverage.reason}` : undefined;
+  const empties = emptyNames.length > 0 ? `${emptyNames.length} entries have no text to index and are not indexed until they change; first: ${emptyNames[0]}` : undefined;
+  const twice = dropped.length > 0 ? `${dropped.length} entries listed more than once with different content; the first listing of each was synced; first: ${dropped[0]}` : undefined;
+  const warning = [partial, empties, twice, ...(listing.warnings ?? [])].filter(Boolean).join('; ') || undefined;
+  for (const note of listing.warnings ?? []) log.warn('source read with a guess', { channelId, note });
   const failures = report.failed > 0 ? `${report.failed} of ${entries.length} items failed; first: ${report.errors[0]}` : undefined;
   const listed = listing.coverage.kind === 'partial' || entries.length === 0 ? undefined : entries.map((e) => e.externalId);
   // Stand-in text is kept until the real text can be read: like failures, it keeps the listing's validators from
   // being saved, so the next sync lists again and retries those items.
   const standIns = report.provisional > 0 ? `${report.provisional} new items indexed from stand-in text for now, retried on the next sync; first: ${report.errors[0]}` : undefined;
-  if (failures) finish({ error: [failures, warning].filter(Boolean).join('; '), listed });
-  else if (standIns) finish({ listed, warning: [standIns, warning].filter(Boolean).join('; ') });
-  else finish({ source: listing.state, listed, ...(warning && { warning }) });
+  if (failures) finish({ error: [failures, warning].filter(Boolean).join('; '), listed, empty: emptyNow });
+  else if (standIns) finish({ listed, warning: [standIns, warning].filter(Boolean).join('; '), empty: emptyNow });
+  else finish({ source: listing.state, listed, empty: emptyNow, ...(warning && { warning }) });
   log.info('sync finished', { channelId, created: report.created, updated: report.updated, unchanged: report.unchanged, removed: report.removed, failed: report.failed });
   return report;
 }
 
-/** The same item listed twice (feeds do this) is synced once: the first listing wins. */
-function dedupe(entries: Entry[]): Entry[] {
-  const seen = new Set<string>();
-  return entries.filter((e) => !seen.has(e.externalId) && seen.add(e.externalId));
+/**
+ * The same item listed twice (feeds do this) is synced once: the first listing wins. Listings of one id that differ
+ * are named in `dropped`, so the operator hears of them.
+ */
+function dedupe(entries: Entry[]): { entries: Entry[]; dropped: string[] } {
+  const seen = new Map<string, string>();
+  const dropped = new Set<string>();
+  const kept = entries.filter((e) => {
+    const version = seen.get(e.externalId);
+    if (version === undefined) return seen.set(e.externalId, e.version);
+    if (version !== e.version) dropped.add(e.externalId);
+    return false;
+  });
+  return { entries: kept, dropped: [...dropped] };
 }
 
-/** An item ready to write (provisional: from stand-in text, with why), or nothing to do for it. */
-type Prepared = { unchanged: true } | { draft: Items.ItemDraft; provisional?: string | undefined };
+/**
+ * An item ready to write (provisional: from stand-in text, with why), nothing to do for it, or an entry with no text
+ * (`empty`: the version it has; `known`: it had none at that version already).
+ */
+type Prepared = { unchanged: true } | { draft: Items.ItemDraft; provisional?: string | undefined } | { empty: string; known: boolean };
 
 /** Loads, chunks and embeds an item whose version changed; everything but the write, so it can run ahead. */
-async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number): Promise<Prepared> {
+async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number, emptyBefore: Record<string, string>): Promise<Prepared> {
   const contentHash = Ids.fingerprint(JSON.stringify({ version: entry.version, target }));
   const existing = Items.contentHash(deps.db, channelId, entry.externalId);
   if (existing === contentHash || (entry.keep && existing !== undefined)) return { unchanged: true };
+  if (emptyBefore[entry.externalId] === contentHash && existing === undefined) return { empty: contentHash, known: true };
   const item = await entry.load();
   // Stand-in text is stored under a version that never matches, so the next sync loads the item again.
   const stored = item.provisional ? Ids.fingerprint(JSON.stringify({ version: entry.version, target, provisional: true })) : contentHash;
-  // An item with no text (a video with no captions and no description) is stored without chunks, so it is not
-  // fetched again until it changes, and it never fails the sync.
+  // An entry with no text (a video with no captions and no description) is not stored, as an empty upload is refused;
+  // the channel remembers its version, so it is not fetched again until it changes, and it never fails the sync.
   const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
+  if (chunks.length === 0 && !item.provisional) return { empty: contentHash, known: false };
   const vectors = chunks.length > 0 && deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
   return {
     draft: { channelId, externalId: entry.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author, metadata: item.metadata, contentHash: stored, chunks, vectors },

@@ -184,13 +184,13 @@ export function finishSync(
   db: Database,
   id: string,
   holder: string,
-  outcome: { now: number; source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string; import?: boolean },
+  outcome: { now: number; source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string; import?: boolean; empty?: Record<string, string> },
 ): StoredChannel {
   db.transaction(() => {
     const channel = get(db, id);
     const { holder: current, syncingSince: _since, heartbeatAt: _beat, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
     if (current !== holder) return;
-    const state = { ...rest, ...(outcome.source !== undefined && { source: outcome.source }) };
+    const state = { ...rest, ...(outcome.source !== undefined && { source: outcome.source }), ...(outcome.empty !== undefined && { empty: outcome.empty }) };
     const status = channel.status === 'syncing' ? 'live' : channel.status;
     if (outcome.listed !== undefined) {
       db.prepare(

@@ -22,7 +22,8 @@ export function describe(report: SyncReport): string {
   switch (report.outcome) {
     case 'synced': {
       const failed = report.failed > 0 ? `, ${report.failed} failed (${report.errors[0]})` : report.provisional > 0 ? `, ${report.provisional} from stand-in text for now (${report.errors[0]})` : '';
-      return `${report.channelId}: synced, ${report.created} new, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed${failed}`;
+      const empty = report.empty > 0 ? `, ${report.empty} with no text (not indexed)` : '';
+      return `${report.channelId}: synced, ${report.created} new, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed${empty}${failed}`;
     }
     case 'unchanged':
       return `${report.channelId}: unchanged since the last sync`;
