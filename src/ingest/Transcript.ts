@@ -1,6 +1,7 @@
 import * as Dom from './Dom.js';
 import { parseText } from 'media-captions';
 import { z } from 'zod';
+import { ServiceError } from '../errors/ServiceError.js';
 import { type Block, type Document, decodeEntities, squash } from './Document.js';
 
 export type TranscriptFormat = 'vtt' | 'srt' | 'json' | 'html';
@@ -31,12 +32,117 @@ function recurringSpeakers(texts: string[]): Set<string> {
   return new Set([...counts].filter(([, n]) => n >= 2).map(([name]) => name));
 }
 
+type CaptionFormat = 'vtt' | 'srt';
+
 /**
- * Parses WebVTT or SRT into timed cue blocks. A cue without its own speaker keeps the last one named, since captions
- * name a speaker only when the turn changes.
+ * One end of a cue timing as players accept it: hours optional, one- or two-digit minutes and seconds, `.` or `,`
+ * before one to three digits of a fraction of a second (`,5` is half a second, as media-captions has always read it).
+ * Like the WebVTT parser's timestamp, it ends where its digits, colons and separator end.
  */
-export async function fromCaptions(content: string, format: 'vtt' | 'srt'): Promise<Document> {
-  const parsed = await parseText(content.replace(/^\uFEFF/, ''), { type: format, strict: false });
+const clock = String.raw`(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d{1,3}))?(?![\d.,:])`;
+const timingLine = new RegExp(String.raw`^\s*${clock}\s*-->\s*${clock}(.*)$`);
+
+type Timing = { startMs: number; endMs: number; settings: string };
+
+const clockMs = (hours = '0', minutes: string, seconds: string, fraction = ''): number =>
+  ((Number(hours) * 60 + Number(minutes)) * 60 + Number(seconds)) * 1000 + Number(fraction.padEnd(3, '0'));
+
+/** A line's cue timing and what follows it (WebVTT settings, SRT coordinates), or undefined when it is not one. */
+function readTiming(line: string): Timing | undefined {
+  const m = timingLine.exec(line);
+  if (!m) return undefined;
+  return { startMs: clockMs(m[1], m[2]!, m[3]!, m[4]), endMs: clockMs(m[5], m[6]!, m[7]!, m[8]), settings: m[9]!.trim() };
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+const clockText = (ms: number) => `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${pad(ms % 1000, 3)}`;
+
+/** The timing in the one form media-captions reads; SRT coordinates (`X1:40 X2:600 …`) are position, not text. */
+const timingText = (timing: Timing, format: CaptionFormat): string =>
+  `${clockText(timing.startMs)} --> ${clockText(timing.endMs)}${format === 'vtt' && timing.settings ? ` ${timing.settings}` : ''}`;
+
+/** The first line of a WebVTT block that holds no cue: a comment, a style sheet or a region. */
+const nonCueBlock = /^(?:NOTE|STYLE|REGION)/;
+
+/**
+ * The caption lines as media-captions reads every cue a player shows: each cue timing in its canonical form, and a
+ * blank line before a timing line that does not open its block. The WebVTT parser starts a new block at any line
+ * holding `-->` that is not a block's first line or the one after a cue identifier; FFmpeg's SRT reader starts a new
+ * cue at any timing line, taking a bare number just above it as that cue's index.
+ */
+function playerLines(content: string, format: CaptionFormat): string[] {
+  const lines: string[] = [];
+  let block: string[] = [];
+  let header = format === 'vtt' && content.startsWith('WEBVTT');
+  for (const line of content.split(/\r\n|\r|\n/)) {
+    if (line === '') {
+      lines.push(line);
+      block = [];
+      header = false;
+      continue;
+    }
+    const timing = readTiming(line);
+    const opensCue = timing !== undefined || (format === 'vtt' && line.includes('-->'));
+    const underIdentifier = block.length === 1 && !header && !block[0]!.includes('-->') && !(format === 'vtt' && nonCueBlock.test(block[0]!));
+    if (opensCue && block.length > 0 && !underIdentifier) {
+      const index = format === 'srt' && timing && block.length > 1 && /^\s*\d+\s*$/.test(block.at(-1)!) ? lines.pop() : undefined;
+      lines.push('');
+      block = [];
+      header = false;
+      if (index !== undefined) {
+        lines.push(index);
+        block.push(index);
+      }
+    }
+    const written = timing ? timingText(timing, format) : line;
+    lines.push(written);
+    block.push(written);
+  }
+  return lines;
+}
+
+const expectedTiming = { srt: 'HH:MM:SS,mmm --> HH:MM:SS,mmm', vtt: 'HH:MM:SS.mmm --> HH:MM:SS.mmm' } as const;
+
+/**
+ * Why a caption file gave no cue: the first line where a cue timing belonged (a block's first line, or its second
+ * after a cue identifier or SRT index; in a WebVTT header, a line that starts like one) and what is wrong with it.
+ * Undefined when no line is wrong: the file is empty, or a header and comments alone.
+ */
+function unreadableLine(content: string, format: CaptionFormat): string | undefined {
+  const blocks: { line: string; number: number }[][] = [[]];
+  content.split(/\r\n|\r|\n/).forEach((line, i) => {
+    if (line.trim() === '') blocks.push([]);
+    else blocks.at(-1)!.push({ line, number: i + 1 });
+  });
+  for (const block of blocks.filter((b) => b.length > 0)) {
+    if (format === 'vtt' && nonCueBlock.test(block[0]!.line)) continue;
+    const header = format === 'vtt' && block[0]!.number === 1 && block[0]!.line.startsWith('WEBVTT');
+    const at = header
+      ? block.slice(1).find((l) => /-->|^\s*\d/.test(l.line))
+      : block[0]!.line.includes('-->') || block.length === 1
+        ? block[0]
+        : block[1];
+    if (!at) continue;
+    const quoted = JSON.stringify(at.line.trim().slice(0, 80));
+    const timing = readTiming(at.line);
+    if (!timing) return `line ${at.number}: ${quoted} is not a cue timing (expected ${expectedTiming[format]})`;
+    if (timing.endMs <= timing.startMs) return `line ${at.number}: ${quoted} ends no later than it starts`;
+  }
+  return undefined;
+}
+
+/**
+ * Parses WebVTT or SRT into timed cue blocks, reading cue timings as players do (see `playerLines`). A cue without its
+ * own speaker keeps the last one named, since captions name a speaker only when the turn changes. A file with text but
+ * no readable cue is a `TranscriptError` naming the line that could not be read.
+ */
+export async function fromCaptions(content: string, format: CaptionFormat): Promise<Document> {
+  const text = content.replace(/^\uFEFF/, '');
+  const parsed = await parseText(playerLines(text, format).join('\n'), { type: format, strict: false });
+  if (parsed.cues.length === 0) {
+    const problem = unreadableLine(text, format);
+    if (problem) throw new TranscriptError(problem);
+  }
   const cues = parsed.cues.map((cue) => ({ cue, ...cueText(cue.text) }));
   const speakers = recurringSpeakers(cues.filter((c) => !c.speaker).map((c) => c.text));
   const blocks: Block[] = [];
@@ -141,9 +247,13 @@ export function fromHtmlTranscript(content: string): Document {
 /** Whether HTML is a Podcasting 2.0 transcript (speakers and times) rather than a page. */
 export const isHtmlTranscript = (content: string): boolean => /<cite[\s>]/i.test(content) && /<time[\s>]/i.test(content) && !/<article[\s>]/i.test(content);
 
-/** A transcript that cannot be read. */
-export class TranscriptError extends Error {
+/** A transcript that cannot be read: the request's fault, never the service's, wherever it is raised. */
+export class TranscriptError extends ServiceError {
   override name = 'TranscriptError';
+
+  constructor(message: string) {
+    super('invalid_request', message);
+  }
 }
 
 /** Any transcript format, by name. */

@@ -167,7 +167,10 @@ async function captionListing(db: Sync.SyncDependencies['db'], channelId: string
       if (!videoId) throw new UsageError(`no video id in "${name}": yt-dlp names files "Title [VIDEO_ID].en.vtt"; or give --video ID`);
       if (!/\.vtt$/i.test(name)) throw new UsageError(`"${name}" is not a WebVTT (.vtt) caption file`);
       const content = await readText(file);
-      const document = await Transcript.fromCaptions(content, 'vtt');
+      const document = await Transcript.fromCaptions(content, 'vtt').catch((error: unknown) => {
+        if (error instanceof Transcript.TranscriptError) throw new ServiceError('invalid_request', `cannot import "${name}": ${error.message}`);
+        throw error;
+      });
       if (document.blocks.length === 0) throw new ServiceError('invalid_request', `cannot import "${name}": no captions in it`);
       const existing = known.get(videoId);
       return {
