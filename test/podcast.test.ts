@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Connectors from '../src/sources/Connectors.js';
+import type * as Fetcher from '../src/sources/Fetcher.js';
 import * as Podcast from '../src/sources/Podcast.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Transcriber from '../src/sources/Transcriber.js';
@@ -129,7 +130,7 @@ describe('podcast_rss connector', () => {
     } finally {
       whisper.failWith = undefined;
     }
-    expect(await Sync.syncChannel(deps, 'ch_soil_4')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
+    expect(await Sync.syncChannel({ ...deps, now: () => Date.now() + 16 * 60_000 }, 'ch_soil_4')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
     expect(metadataOf('ch_soil_4', 'ep5').text).toBe('transcription');
     expect(Channels.get(store.db, 'ch_soil_4').lastError).toBeNull();
 
@@ -151,13 +152,65 @@ describe('podcast_rss connector', () => {
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ created: 1, failed: 0, provisional: 1 });
     expect(chunksOf('ch_soil_6', 'ep7')[0]!.text).toBe('Notes.');
     expect(Channels.get(store.db, 'ch_soil_6').lastError).toMatch(/transcript unavailable for now/);
-    expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
+    expect(await Sync.syncChannel({ ...store.deps(), now: () => Date.now() + 16 * 60_000 }, 'ch_soil_6')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
     expect(chunksOf('ch_soil_6', 'ep7')[0]).toMatchObject({ text: 'Gus: Soil is alive.', startSeconds: 1 });
     // The episode is edited while the host is down again: it fails, and keeps its transcript.
     host.routes.get('/t/ep7.vtt')!.failFirst = [{ status: 503 }];
     host.routes.set('/feeds/ch_soil_6.xml', { body: feed([{ ...episode, notes: 'Edited notes.' }]), type: 'application/rss+xml' });
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ failed: 1, provisional: 0 });
     expect(chunksOf('ch_soil_6', 'ep7')[0]!.text).toBe('Gus: Soil is alive.');
+  });
+
+  test('error: a transcript whose host does not resolve or refuses connections is recorded on the episode and the channel, and retried with backoff until it arrives', async () => {
+    // The name does not resolve: answered by the fetcher's resolver, so the test makes no DNS lookup.
+    const resolver: Fetcher.Resolver = (hostname, callback) => (hostname.endsWith('.invalid') ? callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })) : callback(null, [{ address: '127.0.0.1', family: 4 }]));
+    const fetcher = Sources.fetcher({ resolver });
+    let clock = Date.parse('2025-07-01T00:00:00Z');
+    const deps = store.deps({ fetcher, now: () => clock });
+    const vtt = 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Gus>Roots need air.\n';
+    const episodes = [
+      { guid: 'ep9', title: 'Roots', date: '2025-06-26', notes: 'Notes on roots.', extra: '<podcast:transcript url="http://transcripts.invalid/ep9.vtt" type="text/vtt"/>' },
+      { guid: 'ep10', title: 'Air', date: '2025-06-27', notes: 'Notes on air.', extra: '<podcast:transcript url="http://127.0.0.1:9/ep10.vtt" type="text/vtt"/>' },
+    ];
+    serveShow('ch_soil_9', episodes);
+    const first = await Sync.syncChannel(deps, 'ch_soil_9');
+    expect(first).toMatchObject({ created: 2, failed: 0, provisional: 2 });
+    expect(first.errors).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^ep10: transcript unavailable for now \(could not fetch: connect ECONNREFUSED.*\) \(tried 1 times; next after 2025-07-01T00:15:00\.000Z\)$/),
+        expect.stringMatching(/^ep9: transcript unavailable for now \(could not fetch: getaddrinfo ENOTFOUND transcripts\.invalid\) \(tried 1 times; next after 2025-07-01T00:15:00\.000Z\)$/),
+      ]),
+    );
+    expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', pendingText: { attempts: 1, reason: expect.stringMatching(/ENOTFOUND/), next: clock + 15 * 60_000 } });
+    expect(Channels.get(store.db, 'ch_soil_9').lastError).toMatch(/2 new items indexed from stand-in text for now, their real text retried with backoff/);
+
+    // Before its time nothing is fetched; after it, each failure doubles the wait.
+    const asked = () => host.requests.length;
+    clock += 5 * 60_000;
+    const early = await Sync.syncChannel(deps, 'ch_soil_9');
+    expect(early).toMatchObject({ provisional: 2, updated: 0, unchanged: 2 });
+    clock += 11 * 60_000;
+    const due = await Sync.syncChannel(deps, 'ch_soil_9');
+    expect(due, JSON.stringify(due)).toMatchObject({ provisional: 2 });
+    expect(metadataOf('ch_soil_9', 'ep9').pendingText).toMatchObject({ attempts: 2, next: clock + 30 * 60_000 });
+
+    // The transcript arrives for one (its host is up again); the other is given up on after 30 days, and says so.
+    episodes[1]!.extra = '<podcast:transcript url="/t/ep10.vtt" type="text/vtt"/>';
+    host.routes.set('/t/ep10.vtt', { body: vtt.replace('Roots need air', 'Air reaches roots'), type: 'text/vtt' });
+    host.routes.set('/feeds/ch_soil_9.xml', { body: feed(episodes), type: 'application/rss+xml' });
+    const before = asked();
+    clock += 31 * 60_000;
+    expect(await Sync.syncChannel(deps, 'ch_soil_9')).toMatchObject({ updated: 1, provisional: 1 });
+    expect(asked() - before).toBeGreaterThan(1);
+    expect(chunksOf('ch_soil_9', 'ep10')[0]).toMatchObject({ text: 'Gus: Air reaches roots.', startSeconds: 1 });
+    expect(metadataOf('ch_soil_9', 'ep10').pendingText).toBeUndefined();
+    clock += 31 * 24 * 3_600_000;
+    const last = await Sync.syncChannel(deps, 'ch_soil_9');
+    expect(last).toMatchObject({ provisional: 0, gaveUp: 1 });
+    expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', textUnavailable: expect.stringMatching(/ENOTFOUND.*gave up after 4 tries since 2025-07-01T00:00:00\.000Z/) });
+    expect(Channels.get(store.db, 'ch_soil_9').lastError).toMatch(/1 items keep their stand-in text for good; first: ep9/);
+    // Given up, it is read again only when its entry changes.
+    expect((await Sync.syncChannel(deps, 'ch_soil_9')).outcome).toBe('unchanged');
   });
 
   test('behavior: an HTML transcript that is a plain page is read as text, not as timed cues', async () => {

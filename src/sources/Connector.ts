@@ -84,6 +84,12 @@ export class RetryLater extends Error {
   override name = 'RetryLater';
 }
 
+/** Whether an item is indexed from its real text (not from stand-in text still waiting for it). */
+export function hasRealText(context: SyncContext, externalId: string): boolean {
+  const stored = context.stored(externalId);
+  return stored !== undefined && stored.metadata.pendingText === undefined;
+}
+
 /**
  * Loads an item's real text; when that fails for a passing reason, an item not yet indexed gets its stand-in text
  * (show notes, a description, a summary) now, marked provisional, while an indexed one keeps what it has.

@@ -22,7 +22,14 @@ export type Policy = {
   /** The longest Retry-After honoured by waiting; a longer one fails the request with its time. */
   maxRetryAfterMs: number;
   userAgent: string;
+  /** How host names resolve: the system's resolver unless given (tests answer names without the network). */
+  resolver?: Resolver | undefined;
 };
+
+/** Resolves a host name to its addresses, as `dns.lookup` with `all: true` does. */
+export type Resolver = (hostname: string, callback: (error: (Error & { code?: string }) | null, addresses?: dns.LookupAddress[]) => void) => void;
+
+const systemResolver: Resolver = (hostname, callback) => dns.lookup(hostname, { all: true }, (error, addresses) => callback(error, addresses));
 
 export type Validators = { etag?: string | undefined; lastModified?: string | undefined };
 
@@ -39,7 +46,14 @@ export class FetchError extends Error {
   override name = 'FetchError';
   constructor(
     message: string,
-    readonly details: { url: string; transient: boolean; status?: number | undefined; retryAfterMs?: number | undefined },
+    readonly details: {
+      url: string;
+      transient: boolean;
+      status?: number | undefined;
+      retryAfterMs?: number | undefined;
+      /** No answer came: the name did not resolve, the connection or TLS failed. */
+      network?: boolean | undefined;
+    },
   ) {
     super(message);
   }
@@ -47,6 +61,13 @@ export class FetchError extends Error {
 
 /** Whether an error is a fetch failure that may pass on a later try. */
 export const isTransient = (error: unknown): boolean => error instanceof FetchError && error.details.transient;
+
+/**
+ * Whether a linked resource (a transcript, captions, an article) may still arrive: anything but a definite answer
+ * that it is not there (a 4xx) or a URL this fetcher refuses. A name that does not resolve or a certificate that is
+ * wrong is not worth retrying within a request, but a host comes back from those; a later sync tries again.
+ */
+export const mayPass = (error: unknown): boolean => error instanceof FetchError && (error.details.transient || error.details.network === true);
 
 export type RequestOptions = {
   validators?: Validators | undefined;
@@ -111,10 +132,13 @@ export function create(policy: Policy): Fetcher {
     else active -= 1;
   };
 
+  const resolve = policy.resolver ?? systemResolver;
   const lookup: net.LookupFunction = (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    resolve(hostname, (error, addresses) => {
       if (error) return callback(error, '', 0);
-      const list = addresses as dns.LookupAddress[];
+      const family = (options as dns.LookupOptions).family;
+      const list = (addresses ?? []).filter((a) => !family || a.family === family);
+      if (list.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
       const blocked = list.find((a) => isPrivateAddress(a.address));
       if (blocked && !policy.allowPrivate) {
         return callback(Object.assign(new Error(`${hostname} resolves to a private address (${blocked.address}; set FETCH_ALLOW_PRIVATE=true to allow it)`), { code: 'EPRIVATE' }), '', 0);
@@ -196,7 +220,7 @@ export function create(policy: Policy): Fetcher {
       request.on('error', (error: Error & { code?: string }) => {
         if (signal.aborted) reject(new FetchError(`no complete response within ${limits.timeoutMs} ms`, { url: url.href, transient: true }));
         else if (error.code === 'EPRIVATE') reject(new FetchError(error.message, { url: url.href, transient: false }));
-        else reject(new FetchError(`could not fetch: ${error.message}`, { url: url.href, transient: !lasting(error.code) }));
+        else reject(new FetchError(`could not fetch: ${error.message}`, { url: url.href, transient: !lasting(error.code), network: true }));
       });
       request.end(body);
     });

@@ -4,9 +4,9 @@ import { fromPlainText } from '../ingest/Document.js';
 import * as Html from '../ingest/Html.js';
 import * as Transcript from '../ingest/Transcript.js';
 import * as Ids from '../store/Ids.js';
-import { type Connector, type Entry, RetryLater, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
+import { type Connector, type Entry, RetryLater, type SourceItem, type SyncContext, hasRealText, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
-import { type Fetcher, isTransient } from './Fetcher.js';
+import { type Fetcher, mayPass } from './Fetcher.js';
 import { readFeed } from './Rss.js';
 import { type Transcriber, TranscriberError } from './Transcriber.js';
 import { type Loose, record, records, str } from './Loose.js';
@@ -78,8 +78,9 @@ function htmlTranscript(html: string): Document {
 
 /**
  * The publisher's transcript: the best link that can be fetched and parsed, or undefined when none can. A link that
- * failed for a passing reason (network, 429, 5xx) makes the episode fail instead, so the next sync tries again and
- * the indexed text is kept meanwhile; a dead link (404) or an unreadable file moves on to the next link.
+ * failed for a passing reason (a host that does not resolve or answer, 429, 5xx) makes the episode fail instead, so
+ * a later sync tries again and the indexed text is kept meanwhile; a dead link (404) or an unreadable file moves on
+ * to the next link.
  */
 async function publisherTranscript(fetcher: Fetcher, links: TranscriptLink[]): Promise<{ document: Document; format: string } | undefined> {
   let passing: unknown;
@@ -90,7 +91,7 @@ async function publisherTranscript(fetcher: Fetcher, links: TranscriptLink[]): P
       const document = format === 'html' ? htmlTranscript(text) : format ? await Transcript.fromTranscript(text, format) : fromPlainText(text);
       if (document.blocks.length > 0) return { document, format: format ?? 'text' };
     } catch (error) {
-      if (isTransient(error)) passing ??= error;
+      if (mayPass(error)) passing ??= error;
     }
   }
   if (passing) throw new RetryLater(`transcript unavailable for now (${passing instanceof Error ? passing.message : String(passing)})`);
@@ -116,7 +117,7 @@ async function episodeText(
       chapters = parseChapters((await fetchText(context.fetcher, chaptersUrl, 'application/json+chapters, application/json')).text);
     } catch (error) {
       // Chapters only label chunks: a dead or unreadable chapters file leaves them out; a passing failure is retried.
-      if (isTransient(error)) throw error;
+      if (mayPass(error)) throw error;
     }
   }
   if (published) return { document: withChapters(published.document, chapters), text: 'transcript', transcriptFormat: published.format };
@@ -145,7 +146,7 @@ function showNotes(entry: Feed.FeedEntry): { document: Document; text: 'show_not
 }
 
 /** Failures worth another try: a fetch that may pass, a transcript host down, a transcriber busy. */
-const passing = (error: unknown) => isTransient(error) || error instanceof RetryLater || (error instanceof TranscriberError && error.transient);
+const passing = (error: unknown) => mayPass(error) || error instanceof RetryLater || (error instanceof TranscriberError && error.transient);
 
 /**
  * Podcasts: RSS with the iTunes and Podcasting 2.0 namespaces. An episode is indexed from the publisher's transcript
@@ -179,7 +180,7 @@ export function connector(options: PodcastOptions = {}): Connector {
             return withStandIn(
               async () => item(await episodeText(entry, { fetcher: context.fetcher, base: feed.link ?? context.source, language: feed.language, transcriber: options.transcriber })),
               () => item(showNotes(entry)),
-              { indexed: context.stored(entry.id) !== undefined, passing },
+              { indexed: hasRealText(context, entry.id), passing },
             );
           },
         };

@@ -3,9 +3,9 @@ import { fromPlainText } from '../ingest/Document.js';
 import * as Html from '../ingest/Html.js';
 import * as Ids from '../store/Ids.js';
 import * as Charset from '../ingest/Charset.js';
-import { type Connector, type Entry, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
+import { type Connector, type Entry, type SourceItem, type SyncContext, hasRealText, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
-import { type Fetcher, type Validators, isTransient } from './Fetcher.js';
+import { type Fetcher, type Validators, mayPass } from './Fetcher.js';
 import { httpUrl } from '../ingest/Values.js';
 
 /**
@@ -55,7 +55,7 @@ async function documentOf(
     }
   } catch (error) {
     // A gone or unreadable article leaves the summary; a passing failure fails the item, to be tried again.
-    if (isTransient(error)) throw error;
+    if (mayPass(error)) throw error;
   }
   return { document: summary, text: 'summary' };
 }
@@ -82,8 +82,8 @@ export const connector: Connector = {
         });
         // An article that fails for a passing reason: a new entry is indexed from its summary meanwhile.
         return withStandIn(async () => item(await documentOf(entry, context.fetcher)), () => item({ document: summaryOf(entry), text: 'summary' }), {
-          indexed: context.stored(entry.id) !== undefined,
-          passing: isTransient,
+          indexed: hasRealText(context, entry.id),
+          passing: mayPass,
         });
       },
     }));

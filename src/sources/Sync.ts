@@ -23,8 +23,22 @@ export type SyncDependencies = {
   staleMs?: number;
   /** Items fetched, parsed and embedded ahead of the one being written (writes stay one at a time, in order). */
   prefetch?: number;
+  /** When an item's real text is tried again after it failed for a passing reason (see `Retry`). */
+  retry?: Retry;
   now?: () => number;
 };
+
+/**
+ * How an item whose real text failed for a passing reason is tried again: after `firstMs`, then twice as long each
+ * time up to `maxMs`, until the text arrives, the link is answered as gone, or `giveUpMs` after the first failure,
+ * when the stand-in text is kept for good and the item says why.
+ */
+export type Retry = { firstMs: number; maxMs: number; giveUpMs: number };
+
+export const defaultRetry: Retry = { firstMs: 15 * 60_000, maxMs: 24 * 3_600_000, giveUpMs: 30 * 24 * 3_600_000 };
+
+/** An item's record of its real text failing: why, how often, since when, and when it is tried next. */
+export type Pending = { reason: string; attempts: number; since: number; next: number };
 
 /** What a sync needs, from the process's services. */
 export const dependencies = (services: Services): SyncDependencies => ({
@@ -51,6 +65,8 @@ export type SyncReport = {
   /** Entries found with no text to index (as an empty upload is refused): not stored, and not read again until they change. */
   empty: number;
   chunks: number;
+  /** Items whose real text was given up on this sync (failing since `Retry.giveUpMs`): their stand-in text stays for good. */
+  gaveUp: number;
   /** Why items failed, a few of them. */
   errors: string[];
 };
@@ -58,7 +74,7 @@ export type SyncReport = {
 export type Progress = (event: { channelId: string; done: number; total: number; externalId?: string }) => void;
 
 const emptyReport = (channelId: string, outcome: SyncReport['outcome'], reason?: string): SyncReport => ({
-  channelId, outcome, reason, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0, provisional: 0, empty: 0, chunks: 0, errors: [],
+  channelId, outcome, reason, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0, provisional: 0, empty: 0, gaveUp: 0, chunks: 0, errors: [],
 });
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -170,13 +186,14 @@ async function run(ctx: {
   const emptyBefore = (channel.syncState.empty as Record<string, string> | undefined) ?? {};
   const emptyNow: Record<string, string> = {};
   const emptyNames: string[] = [];
+  const gaveUp: string[] = [];
   const target = deps.chunkTargetTokens;
   let done = 0;
   // Fetching, parsing and embedding run a few items ahead (network-bound); writing stays in order, one transaction each.
   const ahead = Math.max(1, deps.prefetch ?? 4);
   const pending: (Promise<Prepared> | undefined)[] = [];
   const start = (i: number) => {
-    const p = prepare(deps, channelId, entries[i]!, target, emptyBefore);
+    const p = prepare(deps, channelId, entries[i]!, target, emptyBefore, now());
     p.catch(() => undefined); // observed below, in order
     pending[i] = p;
   };
@@ -207,9 +224,14 @@ async function run(ctx: {
       const outcome = 'draft' in prepared ? Items.put(deps.db, prepared.draft) : { outcome: 'unchanged' as const, chunkCount: 0 };
       report[outcome.outcome] += 1;
       report.chunks += outcome.chunkCount;
-      if ('draft' in prepared && prepared.provisional) {
+      if ('waiting' in prepared || ('draft' in prepared && prepared.provisional)) {
+        const pendingText = 'waiting' in prepared ? prepared.waiting : prepared.provisional!;
         report.provisional += 1;
-        if (report.errors.length < 5) report.errors.push(`${entry.externalId}: ${prepared.provisional}`);
+        if (report.errors.length < 5) report.errors.push(`${entry.externalId}: ${pendingText.reason} (tried ${pendingText.attempts} times; next after ${new Date(pendingText.next).toISOString()})`);
+      }
+      if ('draft' in prepared && prepared.gaveUp) {
+        report.gaveUp += 1;
+        gaveUp.push(`${entry.externalId}: ${prepared.gaveUp}`);
       }
     } catch (error) {
       report.failed += 1;
@@ -248,13 +270,14 @@ async function run(ctx: {
   const partial = listing.coverage.kind === 'partial' ? `partial listing, nothing removed: ${listing.coverage.reason}` : undefined;
   const empties = emptyNames.length > 0 ? `${emptyNames.length} entries have no text to index and are not indexed until they change; first: ${emptyNames[0]}` : undefined;
   const twice = dropped.length > 0 ? `${dropped.length} entries listed more than once with different content; the first listing of each was synced; first: ${dropped[0]}` : undefined;
-  const warning = [partial, empties, twice, ...(listing.warnings ?? [])].filter(Boolean).join('; ') || undefined;
+  const givenUp = gaveUp.length > 0 ? `${gaveUp.length} items keep their stand-in text for good; first: ${gaveUp[0]}` : undefined;
+  const warning = [partial, empties, twice, givenUp, ...(listing.warnings ?? [])].filter(Boolean).join('; ') || undefined;
   for (const note of listing.warnings ?? []) log.warn('source read with a guess', { channelId, note });
   const failures = report.failed > 0 ? `${report.failed} of ${entries.length} items failed; first: ${report.errors[0]}` : undefined;
   const listed = listing.coverage.kind === 'partial' || entries.length === 0 ? undefined : entries.map((e) => e.externalId);
   // Stand-in text is kept until the real text can be read: like failures, it keeps the listing's validators from
   // being saved, so the next sync lists again and retries those items.
-  const standIns = report.provisional > 0 ? `${report.provisional} new items indexed from stand-in text for now, retried on the next sync; first: ${report.errors[0]}` : undefined;
+  const standIns = report.provisional > 0 ? `${report.provisional} new items indexed from stand-in text for now, their real text retried with backoff; first: ${report.errors[0]}` : undefined;
   if (failures) finish({ error: [failures, warning].filter(Boolean).join('; '), listed, empty: emptyNow });
   else if (standIns) finish({ listed, warning: [standIns, warning].filter(Boolean).join('; '), empty: emptyNow });
   else finish({ source: listing.state, listed, empty: emptyNow, ...(warning && { warning }) });
@@ -282,26 +305,64 @@ function dedupe(entries: Entry[]): { entries: Entry[]; dropped: string[] } {
  * An item ready to write (provisional: from stand-in text, with why), nothing to do for it, or an entry with no text
  * (`empty`: the version it has; `known`: it had none at that version already).
  */
-type Prepared = { unchanged: true } | { draft: Items.ItemDraft; provisional?: string | undefined } | { empty: string; known: boolean };
+type Prepared =
+  | { unchanged: true }
+  | { draft: Items.ItemDraft; provisional?: Pending | undefined; gaveUp?: string | undefined }
+  | { empty: string; known: boolean }
+  | { waiting: Pending };
 
 /** Loads, chunks and embeds an item whose version changed; everything but the write, so it can run ahead. */
-async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number, emptyBefore: Record<string, string>): Promise<Prepared> {
+async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number, emptyBefore: Record<string, string>, now: number): Promise<Prepared> {
   const contentHash = Ids.fingerprint(JSON.stringify({ version: entry.version, target }));
   const existing = Items.contentHash(deps.db, channelId, entry.externalId);
   if (existing === contentHash || (entry.keep && existing !== undefined)) return { unchanged: true };
   if (emptyBefore[entry.externalId] === contentHash && existing === undefined) return { empty: contentHash, known: true };
+  // An item standing on stand-in text records when its real text is tried next; until then it is left as it is.
+  const standingIn = Ids.fingerprint(JSON.stringify({ version: entry.version, target, provisional: true }));
+  const before = existing !== undefined ? pendingOf(deps.db, channelId, entry.externalId) : undefined;
+  // An edited entry is read at once; its failures keep counting from the first.
+  if (before && before.next > now && existing === standingIn) return { waiting: before };
   const item = await entry.load();
-  // Stand-in text is stored under a version that never matches, so the next sync loads the item again.
-  const stored = item.provisional ? Ids.fingerprint(JSON.stringify({ version: entry.version, target, provisional: true })) : contentHash;
+  const retry = deps.retry ?? defaultRetry;
+  let pending: Pending | undefined;
+  let gaveUp: string | undefined;
+  if (item.provisional) {
+    const attempts = (before?.attempts ?? 0) + 1;
+    const since = before?.since ?? now;
+    if (now - since >= retry.giveUpMs) gaveUp = `${item.provisional}; gave up after ${attempts} tries since ${new Date(since).toISOString()}`;
+    else pending = { reason: item.provisional, attempts, since, next: now + Math.min(retry.maxMs, retry.firstMs * 2 ** (attempts - 1)) };
+  }
+  // Stand-in text is stored under a version that never matches, so a later sync loads the item again; given up on,
+  // it is stored under the entry's version like any text, and loaded again only when the entry changes.
+  const stored = pending ? standingIn : contentHash;
   // An entry with no text (a video with no captions and no description) is not stored, as an empty upload is refused;
   // the channel remembers its version, so it is not fetched again until it changes, and it never fails the sync.
   const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
-  if (chunks.length === 0 && !item.provisional) return { empty: contentHash, known: false };
+  if (chunks.length === 0 && !pending) return { empty: contentHash, known: false };
   const vectors = chunks.length > 0 && deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
   return {
-    draft: { channelId, externalId: entry.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author, metadata: item.metadata, contentHash: stored, chunks, vectors },
-    provisional: item.provisional,
+    draft: {
+      channelId,
+      externalId: entry.externalId,
+      title: item.title,
+      sourceUrl: item.sourceUrl,
+      publishedAt: item.publishedAt,
+      author: item.author,
+      metadata: { ...item.metadata, ...(pending && { pendingText: pending }), ...(gaveUp && { textUnavailable: gaveUp }) },
+      contentHash: stored,
+      chunks,
+      vectors,
+    },
+    provisional: pending,
+    gaveUp,
   };
+}
+
+/** The retry record of a stored item standing on stand-in text, if it has one. */
+function pendingOf(db: Database, channelId: string, externalId: string): Pending | undefined {
+  const raw = db.prepare('SELECT metadata FROM items WHERE id = ?').pluck().get(Items.itemId(channelId, externalId)) as string | null | undefined;
+  const pending = raw ? (JSON.parse(raw) as { pendingText?: Pending }).pendingText : undefined;
+  return pending && typeof pending.next === 'number' ? pending : undefined;
 }
 
 /**

@@ -53,14 +53,17 @@ export type Outcome = 'created' | 'updated' | 'unchanged';
 export const itemId = (channelId: string, externalId: string): string => Ids.stable('it', channelId, externalId);
 
 /**
- * Stores an item and its chunks. Unchanged content (same fingerprint) writes nothing; changed content replaces the
+ * Stores an item and its chunks. Unchanged content (same fingerprint) writes at most its metadata; changed content replaces the
  * item's chunks in one transaction, so readers see the old chunks or the new ones, never a mix.
  */
 export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: Outcome; chunkCount: number } {
   const id = itemId(draft.channelId, draft.externalId);
   return db.transaction(() => {
-    const existing = db.prepare('SELECT content_hash AS contentHash FROM items WHERE id = ?').get(id) as { contentHash: string } | undefined;
+    const existing = db.prepare('SELECT content_hash AS contentHash, metadata FROM items WHERE id = ?').get(id) as { contentHash: string; metadata: string | null } | undefined;
     if (existing?.contentHash === draft.contentHash) {
+      // The same text: only what the item records about itself (a retry schedule) may have moved on.
+      const metadata = JSON.stringify(draft.metadata ?? {});
+      if (existing.metadata !== metadata) db.prepare('UPDATE items SET metadata = ? WHERE id = ?').run(metadata, id);
       const chunkCount = db.prepare('SELECT count(*) FROM chunks WHERE item_id = ?').pluck().get(id) as number;
       return { itemId: id, outcome: 'unchanged' as const, chunkCount };
     }
