@@ -4,4 +4,6 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { main } = await import('../src/cli/Cli.ts');
+const { exitOnClosedPipe } = await import('../src/cli/Output.ts');
+exitOnClosedPipe();
 process.exitCode = await main(process.argv.slice(2));

@@ -1,11 +1,16 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { main } from '../src/cli/Cli.js';
+import { projectRoot } from '../src/config/Config.js';
 import * as Output from '../src/cli/Output.js';
+import * as Channels from '../src/store/Channels.js';
 import * as Store from '../src/store/Database.js';
+import * as Profiles from '../src/store/Profiles.js';
 
 let directory: string;
 
@@ -258,3 +263,56 @@ describe('serve and reconciliation', () => {
     }
   });
 });
+
+describe('a closed pipe', () => {
+  /** The CLI as a shell runs it, over a database with more channels than a pipe holds (64 KiB on Linux). */
+  function setUp() {
+    const database = path.join(directory, 'pipe.db');
+    if (!fs.existsSync(database)) {
+      const { db } = Store.open(database);
+      const profileId = Profiles.create(db, { slug: 'many', name: 'Many channels', visibility: 'public' }).id;
+      db.transaction(() => {
+        for (let i = 0; i < 3000; i++) Channels.create(db, { profileId, kind: 'rss', label: `Channel ${i} with a label long enough to fill a pipe quickly`, accessLevel: 'public', ratePerMillionTokens: 1 });
+      })();
+      db.close();
+    }
+    const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: database, DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn' };
+    return { bin: path.join(projectRoot, 'bin', 'profile-edge.mjs'), env };
+  }
+
+  test('behavior: "channels list | head -1" prints the first line; the CLI ends quietly with 141, as Unix tools do', () => {
+    const { bin, env } = setUp();
+    // stdin not a socket: bash would take itself for a remote shell and read ~/.bashrc.
+    const run = spawnSync('bash', ['-c', `"${process.execPath}" "${bin}" channels list | head -1; echo "status \${PIPESTATUS[0]}"`], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/^id +profile +kind +label[^\n]*\nstatus 141\n$/);
+  });
+
+  test('behavior: a reader that closes stdout after its first chunk gets no stack trace on stderr', async () => {
+    const { bin, env } = setUp();
+    const child = spawn(process.execPath, [bin, 'channels', 'list', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const closed = once(child, 'close');
+    const [first] = (await once(child.stdout, 'data')) as [Buffer];
+    child.stdout.destroy();
+    const [code, signal] = await closed;
+    expect(first.toString()).toMatch(/^\[/);
+    expect(stderr).toBe('');
+    expect({ code, signal }).toEqual({ code: 141, signal: null });
+  });
+
+  test('behavior: a closed stderr ends a command quietly too', async () => {
+    const { bin, env } = setUp();
+    // An unknown command writes only its error, to stderr, whose reader is gone before the CLI starts.
+    const child = spawn(process.execPath, [bin, 'frobnicate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr.destroy();
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const [code] = await once(child, 'close');
+    expect(stdout).toBe('');
+    // 2 (usage error) would mean the error was written; a crash on EPIPE exits 1.
+    expect(code).toBe(141);
+  });
+});
+

@@ -30,6 +30,19 @@ describe('Config.load', () => {
   });
 });
 
+describe('connector base URLs', () => {
+  test('behavior: YOUTUBE_BASE_URL and NOTION_BASE_URL default to the real services and lose trailing slashes', () => {
+    expect(Config.load({})).toMatchObject({ youtube: { baseUrl: 'https://www.youtube.com' }, notion: { baseUrl: 'https://api.notion.com' } });
+    const config = Config.load({ YOUTUBE_BASE_URL: ' http://127.0.0.1:9000/yt/ ', NOTION_BASE_URL: 'http://127.0.0.1:9001/' });
+    expect(config).toMatchObject({ youtube: { baseUrl: 'http://127.0.0.1:9000/yt' }, notion: { baseUrl: 'http://127.0.0.1:9001' } });
+  });
+
+  test.each(['YOUTUBE_BASE_URL', 'NOTION_BASE_URL'])('error: %s must be an http(s) URL', (name) => {
+    expect(() => Config.load({ [name]: 'www.youtube.com' })).toThrow(new RegExp(`${name}: Invalid url`));
+    expect(() => Config.load({ [name]: 'ftp://mirror.example.com' })).toThrow(new RegExp(`${name}: must be an http\\(s\\) URL`));
+  });
+});
+
 describe('on-chain payment settings', () => {
   const address = '0x1111111111111111111111111111111111111111';
 

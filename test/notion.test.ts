@@ -10,6 +10,11 @@ import * as Sync from '../src/sources/Sync.js';
 import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as Config from '../src/config/Config.js';
+import * as Services from '../src/Services.js';
+import * as Accounts from '../src/store/Accounts.js';
+import * as Credentials from '../src/store/Credentials.js';
+import * as Ledger from '../src/store/Ledger.js';
+import * as Tools from '../tools/Tools.js';
 import * as Cli from './support/Cli.js';
 import * as NotionServer from './support/NotionServer.js';
 import * as Shared from './support/Shared.js';
@@ -142,6 +147,107 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
   });
 });
 
+describe('notion property values (a workspace configured through the environment)', () => {
+  const tracker = '77777777-7777-4777-8777-777777777777';
+  const trackerSource = '88888888-8888-4888-8888-888888888888';
+  const ticket = '99999999-9999-4999-8999-999999999999';
+  const signed = (expiry: string) => ({ url: `https://prod-files-secure.s3.us-west-2.amazonaws.com/ws/audit-checklist.pdf?X-Amz-Expires=3600&X-Amz-Date=${expiry}`, expiry_time: expiry });
+  // Each property exactly as the API returns it on a page (see PageObjectResponse in @notionhq/client).
+  const properties = (attachmentExpiry: string) => ({
+    Ticket: { id: '%7BGE%7C', type: 'unique_id', unique_id: { prefix: 'ENG', number: 42 } },
+    Stage: { id: 'fStg', type: 'formula', formula: { type: 'string', string: 'Blocked on the vendor audit' } },
+    Effort: { id: 'fEff', type: 'formula', formula: { type: 'number', number: 0.1 + 0.2 } },
+    Shipped: { id: 'fShp', type: 'formula', formula: { type: 'boolean', boolean: false } },
+    Due: { id: 'fDue', type: 'formula', formula: { type: 'date', date: { start: '2025-09-08T03:52:00.000+00:00', end: null, time_zone: null } } },
+    Unset: { id: 'fNil', type: 'formula', formula: { type: 'string', string: null } },
+    'Estimate total': { id: 'rSum', type: 'rollup', rollup: { type: 'number', number: 13, function: 'sum' } },
+    'Latest check-in': { id: 'rDat', type: 'rollup', rollup: { type: 'date', date: { start: '2025-10-01', end: '2025-10-03', time_zone: null }, function: 'date_range' } },
+    Owners: {
+      id: 'rArr',
+      type: 'rollup',
+      rollup: {
+        type: 'array',
+        array: [
+          { type: 'title', title: text('Platform guild') },
+          { type: 'rich_text', rich_text: text('Vendor liaison') },
+          { type: 'multi_select', multi_select: [{ id: 'e81a52e0-b168-451e-b23b-1c35e57037b2', name: 'security', color: 'red' }] },
+          { type: 'relation', relation: [{ id: root }] },
+        ],
+        function: 'show_original',
+      },
+    },
+    Reviewers: { id: 'rNon', type: 'rollup', rollup: { type: 'array', array: [], function: 'show_original' } },
+    Attachments: {
+      id: 'qEdK',
+      type: 'files',
+      files: [
+        { name: 'audit-checklist.pdf', type: 'file', file: signed(attachmentExpiry) },
+        { name: 'Vendor contract', type: 'external', external: { url: 'https://example.com/contracts/vendor' } },
+      ],
+    },
+  });
+
+  test('behavior: formulas, rollups, unique ids and files are indexed as Notion shows them, and a query finds them', async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-notion-properties-'));
+    const w = notion.workspace;
+    w.databases.set(tracker, { object: 'database', id: tracker, title: text('Tracker'), data_sources: [{ id: trackerSource, name: 'Tracker' }] });
+    w.rows.set(trackerSource, [page(ticket, 'Vendor onboarding', properties('2025-01-11T10:00:00.000Z'))]);
+    w.children.set(ticket, []);
+    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent', NOTION_BASE_URL: `${notion.url}/`, NOTION_TOKEN: token };
+    try {
+      await Cli.profileWithChannel(env, { slug: 'tracker', kind: 'notion', channelId: 'ch_tracker' });
+      expect((await Cli.run(env, 'channels', 'update', 'ch_tracker', '--source-url', `https://www.notion.so/acme/${tracker.replace(/-/g, '')}?v=1`)).code).toBe(0);
+      const synced = await Cli.run(env, 'sync', '--channel', 'ch_tracker', '--json');
+      expect(JSON.parse(synced.stdout)).toMatchObject([{ outcome: 'synced', created: 1, failed: 0 }]);
+
+      const services = Services.create(Config.load(env));
+      try {
+        const lines = (services.db.prepare("SELECT group_concat(c.text, char(10)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = 'ch_tracker'").pluck().get() as string).split(/\n+/);
+        expect(lines).toEqual(
+          expect.arrayContaining([
+            'Ticket: ENG-42',
+            'Stage: Blocked on the vendor audit',
+            'Effort: 0.3',
+            'Shipped: no',
+            'Due: 2025-09-08T03:52:00.000+00:00',
+            'Estimate total: 13',
+            'Latest check-in: 2025-10-01 to 2025-10-03',
+            'Owners: Platform guild, Vendor liaison, security',
+            'Attachments: audit-checklist.pdf, Vendor contract',
+          ]),
+        );
+        // Empty values make no line; a hosted file's signed URL is never indexed.
+        expect(lines.join('\n')).not.toMatch(/Unset|Reviewers|X-Amz|prod-files-secure/);
+
+        const account = Accounts.create(services.db, { name: 'reader' });
+        Ledger.move(services.db, { accountId: account.id, kind: 'grant', creditsDelta: 100 });
+        const key = Credentials.issue(services.db, { kind: 'api_key', accountId: account.id }).token;
+        const ask = async (question: string) =>
+          (
+            (await Tools.invoke({
+              services,
+              name: 'profile_query',
+              args: { question, mode: 'raw', paymentMode: 'credits' },
+              presented: { apiKey: key, origin: 'test' },
+              binding: { kind: 'profile', slug: 'tracker' },
+            })) as { chunks: { text: string; sourceUrl?: string }[] }
+          ).chunks;
+        const found = await ask('Which ticket is blocked on the vendor audit?');
+        expect(found[0]).toMatchObject({ sourceUrl: expect.stringContaining(ticket.replace(/-/g, '')), text: expect.stringContaining('Ticket: ENG-42') });
+        expect((await ask('Who are the owners from the platform guild?'))[0]!.text).toContain('Owners: Platform guild, Vendor liaison, security');
+      } finally {
+        services.close();
+      }
+
+      // Notion signs a hosted file's URL afresh on every read: that alone is no edit.
+      w.rows.set(trackerSource, [page(ticket, 'Vendor onboarding', properties('2025-01-11T11:00:00.000Z'))]);
+      expect(JSON.parse((await Cli.run(env, 'sync', '--channel', 'ch_tracker', '--json')).stdout)).toMatchObject([{ outcome: 'synced', unchanged: 1, updated: 0 }]);
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('channel settings (CLI)', () => {
   test('error: settings are checked; tokenVariable may name only NOTION_TOKEN variables', async () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-notion-cli-'));
@@ -193,6 +299,13 @@ describe.skipIf(!Shared.hasFixtures)('real Notion API responses (../shared/fixtu
       expect(response.object).toBe('data_source');
       expect(NotionBlocks.richText(response.title)).not.toBe('');
     }
+  });
+
+  test('behavior: formula, rollup, unique id and files properties of real rows read as Notion shows them', () => {
+    const [first, second] = read('notion-ruby-mapping_query_data_source_limit_2.json').results.map((row: Record<string, unknown>) => NotionBlocks.propertyLines(row));
+    expect(first).toEqual(expect.arrayContaining(['ID: ST-4', 'FormulaTitle: 2025-09-08T03:52:00.000+00:00']));
+    expect(first!.some((line: string) => line.startsWith('RollupTitle:') || line.startsWith('File&MediaTitle:'))).toBe(false);
+    expect(second).toEqual(expect.arrayContaining(['ID: ST-5', 'RollupTitle: Tag 1', 'File&MediaTitle: https://img.icons8.com/ios-filled/250/000000/mac-os.png']));
   });
 
   test('behavior: table rows and database rows read from real responses', () => {

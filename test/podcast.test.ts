@@ -183,6 +183,7 @@ describe('podcast_rss connector', () => {
     );
     expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', pendingText: { attempts: 1, reason: expect.stringMatching(/ENOTFOUND/), next: clock + 15 * 60_000 } });
     expect(Channels.get(store.db, 'ch_soil_9').lastError).toMatch(/2 new items indexed from stand-in text for now, their real text retried with backoff/);
+    expect(Items.textNotes(store.db, 'ch_soil_9').get(Items.itemId('ch_soil_9', 'ep9'))).toMatch(/^stand-in text; transcript unavailable for now .*ENOTFOUND.*; next try after 2025-07-01T00:15:00\.000Z$/);
 
     // Before its time nothing is fetched; after it, each failure doubles the wait.
     const asked = () => host.requests.length;

@@ -176,11 +176,34 @@ describe('youtube connector', () => {
       expect(first).toMatchObject({ created: 2, failed: 0, provisional: 1 });
       expect(first.errors[0]).toMatch(/vid_503xxxx: .*answered 503/);
       expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get(videoIds[1]) as string).text).toBe('description');
-      // The endpoint is back: the stand-in video is read again (no captions here, so its description for good).
-      expect(await Sync.syncChannel(deps(), id)).toMatchObject({ updated: 1, unchanged: 1, failed: 0, provisional: 0 });
-      expect((await Sync.syncChannel(deps(), id)).outcome).toBe('unchanged');
+      // The endpoint is back: when its retry is due, the stand-in video is read again (no captions here, so its
+      // description for good).
+      const later = { ...deps(), now: () => Date.now() + 16 * 60_000 };
+      expect(await Sync.syncChannel(later, id)).toMatchObject({ updated: 1, unchanged: 1, failed: 0, provisional: 0 });
+      expect((await Sync.syncChannel(later, id)).outcome).toBe('unchanged');
     } finally {
       player.respond = original;
+    }
+  });
+
+  test('behavior: YOUTUBE_BASE_URL sends a configured sync to its host, youtube.com sources included; links stay on youtube.com', async () => {
+    const env = { DATABASE_PATH: path.join(directory, 'configured.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true', YOUTUBE_BASE_URL: `${host.url}/` };
+    await Cli.profileWithChannel(env, { slug: 'crumb-configured', kind: 'youtube', channelId: 'ch_configured' });
+    expect((await Cli.run(env, 'channels', 'update', 'ch_configured', '--source-url', 'https://www.youtube.com/@crumbtv')).code).toBe(0);
+    const services = Services.create(Config.load(env));
+    const before = host.requests.length;
+    try {
+      // The connectors are the configured ones; the fetcher only refuses anything past loopback, as every test's does.
+      const report = await Sync.syncChannel({ ...Sync.dependencies(services), fetcher: Sources.loopbackOnly(services.fetcher) }, 'ch_configured');
+      expect(report, report.reason).toMatchObject({ outcome: 'synced', created: 2, failed: 0 });
+      const paths = host.requests.slice(before).map((r) => r.path);
+      expect(paths.slice(0, 2)).toEqual(['/@crumbtv', `/feeds/videos.xml?channel_id=${channelId}`]);
+      expect(paths).toEqual(expect.arrayContaining(['/youtubei/v1/player?prettyPrint=false', '/api/timedtext?v=vid_levain1&lang=en']));
+      expect(Items.byChannel(services.db, 'ch_configured').map((i) => i.sourceUrl).sort()).toEqual(['https://www.youtube.com/watch?v=vid_levain1', 'https://www.youtube.com/watch?v=vid_nocapt2']);
+      const metadata = services.db.prepare("SELECT i.metadata FROM items i WHERE i.channel_id = 'ch_configured' AND i.external_id = 'vid_levain1'").pluck().get() as string;
+      expect(JSON.parse(metadata)).toMatchObject({ text: 'captions', track: 'en' });
+    } finally {
+      services.close();
     }
   });
 
@@ -189,6 +212,11 @@ describe('youtube connector', () => {
     expect(await Youtube.feedUrlOf('https://www.youtube.com/channel/UCabcdefghijklmnop', fetcher, 'https://www.youtube.com')).toBe('https://www.youtube.com/feeds/videos.xml?channel_id=UCabcdefghijklmnop');
     expect(await Youtube.feedUrlOf('https://www.youtube.com/playlist?list=PL123', fetcher, 'https://www.youtube.com')).toBe('https://www.youtube.com/feeds/videos.xml?playlist_id=PL123');
     expect(await Youtube.feedUrlOf('https://www.youtube.com/feeds/videos.xml?channel_id=UCx', fetcher, 'https://www.youtube.com')).toBe('https://www.youtube.com/feeds/videos.xml?channel_id=UCx');
+    // Another base (a proxy with a path prefix) takes youtube.com sources; other hosts' feeds are read where they are.
+    expect(await Youtube.feedUrlOf('https://m.youtube.com/feeds/videos.xml?channel_id=UCx', fetcher, 'http://127.0.0.1:9/yt')).toBe('http://127.0.0.1:9/yt/feeds/videos.xml?channel_id=UCx');
+    expect(await Youtube.feedUrlOf('https://www.youtube.com/playlist?list=PL123', fetcher, 'http://127.0.0.1:9/yt')).toBe('http://127.0.0.1:9/yt/feeds/videos.xml?playlist_id=PL123');
+    expect(await Youtube.feedUrlOf('https://www.youtube.com/channel/UCabcdefghijklmnop', fetcher, 'http://127.0.0.1:9/yt')).toBe('http://127.0.0.1:9/yt/feeds/videos.xml?channel_id=UCabcdefghijklmnop');
+    expect(await Youtube.feedUrlOf('https://feeds.example.org/feeds/videos.xml?channel_id=UCx', fetcher, 'http://127.0.0.1:9/yt')).toBe('https://feeds.example.org/feeds/videos.xml?channel_id=UCx');
     host.routes.set('/@nobody', { body: '<html>no channel here</html>', type: 'text/html' });
     await expect(Youtube.feedUrlOf(`${host.url}/@nobody`, fetcher, host.url)).rejects.toThrow(/not a YouTube channel or playlist/);
     expect(Youtube.videoIdOfFile('Levain in 5 days [dQw4w9WgXcQ].en.vtt')).toBe('dQw4w9WgXcQ');

@@ -56,3 +56,20 @@ export function create(streams: { stdout: NodeJS.WritableStream; stderr: NodeJS.
     },
   };
 }
+
+/** What a shell reports for a Unix tool ended by SIGPIPE (128 + 13): the reader of its output went away. */
+export const closedPipeStatus = 141;
+
+/**
+ * Ends the process quietly once the reader of stdout or stderr has gone (`profile-edge channels list | head`), as
+ * Unix tools do. Node ignores SIGPIPE, so such a write fails with EPIPE instead, which would crash with a stack trace.
+ * Other stream errors still crash, loudly.
+ */
+export function exitOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(closedPipeStatus);
+    });
+  }
+}

@@ -111,8 +111,9 @@ const Environment = z.object({
   FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(1_073_741_824).default(52_428_800),
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   SYNC_SCHEDULE: flag.optional(),
-  NOTION_BASE_URL: z.string().url().default('https://api.notion.com'),
+  NOTION_BASE_URL: httpUrl.default('https://api.notion.com'),
   NOTION_TOKEN: optionalText,
+  YOUTUBE_BASE_URL: httpUrl.default('https://www.youtube.com'),
   TRANSCRIBER: z.enum(['none', 'openai']).default('none'),
   TRANSCRIBE_BASE_URL: z.string().url().refine((v) => /^https?:\/\//i.test(v), 'must be an http(s) URL').default('https://api.openai.com/v1'),
   TRANSCRIBE_API_KEY: optionalText,
@@ -206,6 +207,11 @@ export type Config = {
    * NOTION_TOKEN_<NAME>); a channel's `tokenVariable` setting picks one. Never logged.
    */
   notion: { baseUrl: string; tokens: Record<string, string> };
+  /**
+   * YouTube: where channel pages, feeds, the player endpoint and captions are read from (a stand-in or a proxy);
+   * sources on youtube.com are read there too. Watch links in citations stay on youtube.com.
+   */
+  youtube: { baseUrl: string };
   /** Transcription of podcast audio without a publisher transcript; off unless configured. */
   transcription: { provider: 'none' } | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; maxBytes: number };
   /** Credentials the stdio MCP server acts with; never logged. */
@@ -336,9 +342,10 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     fetch: { allowPrivate: e.FETCH_ALLOW_PRIVATE, timeoutMs: e.FETCH_TIMEOUT_MS, maxBytes: e.FETCH_MAX_BYTES, concurrency: e.FETCH_CONCURRENCY },
     sync: { schedule: e.SYNC_SCHEDULE ?? e.ENVIRONMENT !== 'test', intervalMinutes: { ...defaultSyncIntervals, ...e.SYNC_INTERVAL_MINUTES } },
     notion: {
-      baseUrl: e.NOTION_BASE_URL.replace(/\/+$/, ''),
+      baseUrl: e.NOTION_BASE_URL,
       tokens: Object.fromEntries(Object.entries(present).filter(([k, v]) => /^NOTION_TOKEN(_[A-Z0-9_]+)?$/.test(k) && v!.trim() !== '').map(([k, v]) => [k, v!.trim()])),
     },
+    youtube: { baseUrl: e.YOUTUBE_BASE_URL },
     transcription:
       e.TRANSCRIBER === 'openai'
         ? { provider: 'openai', baseUrl: e.TRANSCRIBE_BASE_URL.replace(/\/+$/, ''), apiKey: requireTranscribeKey(e.TRANSCRIBE_BASE_URL, e.TRANSCRIBE_API_KEY), model: e.TRANSCRIBE_MODEL, maxBytes: e.TRANSCRIBE_MAX_BYTES }

@@ -28,6 +28,7 @@ export function fromConfig(config: Config): ConnectorSet {
   const t = config.transcription;
   return create({
     transcriber: t.provider === 'openai' ? Transcriber.openAi({ baseUrl: t.baseUrl, apiKey: t.apiKey, model: t.model, maxBytes: t.maxBytes }) : undefined,
+    youtubeBaseUrl: config.youtube.baseUrl,
     notion: { baseUrl: config.notion.baseUrl, tokens: config.notion.tokens },
   });
 }

@@ -1,6 +1,6 @@
 import type { Block } from '../ingest/Document.js';
 import { squash } from '../ingest/Document.js';
-import { type Loose, record } from './Loose.js';
+import { type Loose, record, records, str } from './Loose.js';
 
 /** A Notion block as the API returns it, read loosely: only the fields turned into text. */
 export type NotionBlock = { id: string; type: string; has_children?: boolean; [type: string]: unknown };
@@ -112,26 +112,60 @@ export function propertyLines(page: Loose): string[] {
   return lines;
 }
 
+/** A number as text; a fraction is cut to the 15 digits a double holds, so a rollup's 0.1 + 0.2 reads 0.3 as in Notion. */
+const numberText = (n: unknown): string | undefined =>
+  typeof n !== 'number' || !Number.isFinite(n) ? undefined : Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(15)));
+
+/** A date value's text: its start, and its end when it is a range. */
+const dateText = (v: unknown): string | undefined => (typeof record(v)?.start === 'string' ? [record(v)!.start, record(v)!.end].filter(Boolean).join(' to ') : undefined);
+
+/**
+ * A property value as Notion shows it, from `{ type, [type]: value }`: the shape of a page's properties, of a formula's
+ * result, and of each element of a rollup's array (so rollups recurse through here).
+ */
 function propertyValue(p: Loose): string | undefined {
   const v = p[p.type as string];
   switch (p.type) {
+    case 'title':
     case 'rich_text':
       return squash(richText(v)) || undefined;
     case 'number':
-      return typeof v === 'number' ? String(v) : undefined;
+      return numberText(v);
     case 'select':
     case 'status':
       return typeof record(v)?.name === 'string' ? (record(v)!.name as string) : undefined;
     case 'multi_select':
       return Array.isArray(v) ? v.map((o) => record(o)?.name).filter((n): n is string => typeof n === 'string').join(', ') || undefined : undefined;
     case 'date':
-      return typeof record(v)?.start === 'string' ? [record(v)!.start, record(v)!.end].filter(Boolean).join(' to ') : undefined;
+      return dateText(v);
     case 'checkbox':
+    case 'boolean':
       return v === true ? 'yes' : v === false ? 'no' : undefined;
     case 'url':
     case 'email':
     case 'phone_number':
-      return typeof v === 'string' ? v : undefined;
+    case 'string':
+      return typeof v === 'string' ? squash(v) || undefined : undefined;
+    case 'formula':
+      // A formula's result has the same shape: { type: 'string' | 'number' | 'boolean' | 'date', [type]: value }.
+      return record(v) ? propertyValue(record(v)!) : undefined;
+    case 'rollup': {
+      const rollup = record(v);
+      if (rollup?.type !== 'array') return rollup ? propertyValue(rollup) : undefined;
+      return records(rollup.array).map(propertyValue).filter((value): value is string => value !== undefined).join(', ') || undefined;
+    }
+    case 'unique_id': {
+      const id = record(v);
+      const number = numberText(id?.number);
+      if (number === undefined) return undefined;
+      return typeof id!.prefix === 'string' && id!.prefix !== '' ? `${id!.prefix}-${number}` : number;
+    }
+    case 'files': {
+      // Names only: a hosted file's URL is signed and expires within the hour, so it would change the page's
+      // version on every sync. An unnamed external file is known by its (stable) URL.
+      const names = records(v).map((file) => str(file.name) ?? str(record(file.external)?.url));
+      return names.filter((name): name is string => name !== undefined).join(', ') || undefined;
+    }
     default:
       return undefined;
   }

@@ -2,9 +2,9 @@ import * as Charset from '../ingest/Charset.js';
 import type { Block, Document } from '../ingest/Document.js';
 import { decodeEntities, fromPlainText, squash } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
-import { type Connector, type Entry, type SourceItem, type SyncContext, withStandIn } from './Connector.js';
+import { type Connector, type Entry, type SourceItem, type SyncContext, hasRealText, withStandIn } from './Connector.js';
 import * as Feed from './Feed.js';
-import { type Fetcher, isTransient } from './Fetcher.js';
+import { type Fetcher, mayPass } from './Fetcher.js';
 import { type Loose, record, records, str } from './Loose.js';
 
 
@@ -16,19 +16,26 @@ export const importedCaptions = 'imported_captions';
 /** A video's public watch URL. */
 export const watchUrl = (videoId: string, base = defaultBaseUrl): string => `${base}/watch?v=${encodeURIComponent(videoId)}`;
 
+/** YouTube's own host names: a source on one of them is read from the configured base URL. */
+const youtubeHosts = new Set(['youtube.com', 'www.youtube.com', 'm.youtube.com']);
+
+/** A URL on youtube.com moved onto `base` (a stand-in, or a proxy whose path prefix is kept); any other as it is. */
+const onBase = (url: URL, base: string): string => (youtubeHosts.has(url.hostname.toLowerCase()) ? `${base}${url.pathname}${url.search}` : url.href);
+
 /**
  * The public Atom feed of a channel or playlist source: a feed URL as it is; `/channel/UC…` and `?list=…` (playlist)
- * URLs mapped to their feed; `/@handle` and `/c/…` pages read for their channel id.
+ * URLs mapped to their feed; `/@handle` and `/c/…` pages read for their channel id. Sources on youtube.com are read
+ * from `base`.
  */
 export async function feedUrlOf(source: string, fetcher: Fetcher, base: string): Promise<string> {
   const url = new URL(source);
-  if (url.pathname.endsWith('/feeds/videos.xml')) return url.href;
+  if (url.pathname.endsWith('/feeds/videos.xml')) return onBase(url, base);
   const feed = (param: 'channel_id' | 'playlist_id', id: string) => `${base}/feeds/videos.xml?${param}=${encodeURIComponent(id)}`;
   const playlist = url.searchParams.get('list');
   if (playlist) return feed('playlist_id', playlist);
   const channel = /^\/channel\/(UC[\w-]{10,})/.exec(url.pathname)?.[1];
   if (channel) return feed('channel_id', channel);
-  const page = await fetcher.get(url.href, { accept: 'text/html' });
+  const page = await fetcher.get(onBase(url, base), { accept: 'text/html' });
   if (page.status !== 200) throw new Error(`${url.href} did not answer with a page`);
   const html = page.body.toString('utf8');
   const id = /<link rel="canonical" href="[^"]*\/channel\/(UC[\w-]{10,})"/.exec(html)?.[1] ?? /"(?:externalId|channelId)":"(UC[\w-]{10,})"/.exec(html)?.[1];
@@ -125,12 +132,12 @@ export function connector(options: YoutubeOptions = {}): Connector {
               async () =>
                 item(
                   await captions(context.fetcher, videoId, { base, language }).catch((error: unknown) => {
-                    if (isTransient(error)) throw error;
+                    if (mayPass(error)) throw error;
                     return undefined;
                   }),
                 ),
               () => item(undefined),
-              { indexed: context.stored(videoId) !== undefined, passing: isTransient },
+              { indexed: hasRealText(context, videoId), passing: mayPass },
             );
           },
         };

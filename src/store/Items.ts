@@ -119,6 +119,21 @@ export function byChannel(db: Database, channelId: string): StoredItem[] {
     .all(channelId) as StoredItem[];
 }
 
+/**
+ * What a channel's items record about their text, by item id: still waiting for it (`pendingText`, from stand-in
+ * text) or given up on (`textUnavailable`). Items with neither are left out.
+ */
+export function textNotes(db: Database, channelId: string): Map<string, string> {
+  const rows = db
+    .prepare(
+      `SELECT id, json_extract(metadata, '$.pendingText.reason') AS reason, json_extract(metadata, '$.pendingText.next') AS next,
+         json_extract(metadata, '$.textUnavailable') AS unavailable
+       FROM items WHERE channel_id = ? AND json_valid(metadata) AND (reason IS NOT NULL OR unavailable IS NOT NULL)`,
+    )
+    .all(channelId) as { id: string; reason: string | null; next: number | null; unavailable: string | null }[];
+  return new Map(rows.map((r) => [r.id, r.reason ? `stand-in text; ${r.reason}; next try after ${new Date(r.next ?? 0).toISOString()}` : `stand-in text for good; ${r.unavailable}`]));
+}
+
 /** One stored chunk as a citation page shows it. */
 export type StoredChunk = { id: string; ordinal: number; text: string; startSeconds: number | null; endSeconds: number | null; pageStart: number | null; pageEnd: number | null };
 

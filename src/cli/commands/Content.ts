@@ -225,11 +225,21 @@ export const itemsList: Command = {
   options: { channel: { type: 'string' }, ...jsonOption },
   run({ services, out }, { values }) {
     const db = services().db;
-    const items = Items.byChannel(db, Channels.get(db, required(values, 'channel')).id);
-    if (values.json) out.json(items);
+    const channelId = Channels.get(db, required(values, 'channel')).id;
+    const items = Items.byChannel(db, channelId);
+    // Items standing on stand-in text say so, with why and when their real text is tried next.
+    const notes = Items.textNotes(db, channelId);
+    if (values.json) out.json(items.map((i) => (notes.has(i.id) ? { ...i, text: notes.get(i.id) } : i)));
     else
       out.table(
-        items.map((i) => ({ id: i.id, title: i.title, published: i.publishedAt && new Date(i.publishedAt).toISOString().slice(0, 10), chunks: i.chunkCount, source: i.sourceUrl })),
+        items.map((i) => ({
+          id: i.id,
+          title: i.title,
+          published: i.publishedAt && new Date(i.publishedAt).toISOString().slice(0, 10),
+          chunks: i.chunkCount,
+          source: i.sourceUrl,
+          ...(notes.size > 0 && { text: notes.get(i.id) ?? '' }),
+        })),
       );
   },
 };
