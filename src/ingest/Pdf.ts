@@ -1,18 +1,28 @@
+import * as Bidi from './Bidi.js';
 import type { Block, Document } from './Document.js';
 import { squash } from './Document.js';
 
-type TextItem = { str: string; hasEOL?: boolean; transform: number[]; height: number };
+type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; height: number };
 type Item = TextItem | { type: string };
+type Line = { text: string; y: number; height: number };
 
 /** A PDF that cannot be read (damaged, encrypted, or no PDF at all). */
+/**
+ * The version of how text is read from a PDF: part of an upload's fingerprint, so a re-upload of a PDF indexed by an
+ * older reading is indexed again (2: right-to-left lines in reading order, running lines dropped, metadata titles).
+ */
+export const extraction = 2;
+
 export class PdfError extends Error {
   override name = 'PdfError';
 }
 
 /**
- * The text of a PDF, page by page: lines are rebuilt from the text layer and joined into paragraphs where the gap
- * between lines is wider than usual; every block keeps its page number (from 1) for citations. The document title
- * comes from the PDF's metadata when it has one. Scanned pages without a text layer give no text.
+ * The text of a PDF, page by page, as it reads: lines are rebuilt from the text layer in logical order (right-to-left
+ * scripts included), running headers, footers and page numbers are left out, and lines are joined into paragraphs
+ * where the gap between lines is wider than usual; every block keeps its page number (from 1) for citations. The
+ * document title comes from the PDF's metadata (XMP dc:title, else the info dictionary's Title) when that says
+ * something. Scanned pages without a text layer give no text.
  */
 export async function fromPdf(data: Uint8Array): Promise<Document> {
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
@@ -24,31 +34,52 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
     throw new PdfError(`not a readable PDF: ${error instanceof Error ? error.message : String(error)}`);
   }
   try {
-    const blocks: Block[] = [];
+    const pages: Line[][] = [];
     for (let number = 1; number <= pdf.numPages; number++) {
       const page = await pdf.getPage(number);
       const content = await page.getTextContent();
-      const items = (content.items as Item[]).filter((i): i is TextItem => 'str' in i);
-      for (const text of paragraphs(items)) blocks.push({ kind: 'paragraph', text, page: number });
+      pages.push(linesOf((content.items as Item[]).filter((i): i is TextItem => 'str' in i)));
       page.cleanup();
     }
-    const info = (await pdf.getMetadata().catch(() => undefined))?.info as { Title?: unknown } | undefined;
-    const title = typeof info?.Title === 'string' && info.Title.trim() !== '' ? squash(info.Title) : undefined;
+    const blocks: Block[] = [];
+    withoutRunningLines(pages).forEach((lines, index) => {
+      for (const text of paragraphs(lines)) blocks.push({ kind: 'paragraph', text, page: index + 1 });
+    });
+    const metadata = await pdf.getMetadata().catch(() => undefined);
+    const info = metadata?.info as { Title?: unknown } | undefined;
+    const title = [metadata?.metadata?.get('dc:title'), info?.Title].map(meaningfulTitle).find((t) => t !== undefined);
     return { title, blocks };
   } finally {
     await pdf.destroy();
   }
 }
 
-/** Lines from the text items, then paragraphs: a new one where the vertical gap exceeds 1.5 times the line height. */
-function paragraphs(items: TextItem[]): string[] {
-  const lines: { text: string; y: number; height: number }[] = [];
-  let line = '';
+/**
+ * Glyph text as a reader means it. Presentation forms (the contextual shapes of Arabic letters, ligatures such as
+ * lam-alef, Latin fi) become the letters they draw (NFKC); the Arabic elongation stroke (tatweel), bidi controls, soft
+ * hyphens and glyphs that map to nothing readable (private use, U+FFFD, control characters) are dropped, so search
+ * sees the same words a person would type.
+ */
+function readable(text: string): string {
+  return (
+    text
+      // An isolated Arabic vowel mark's compatibility form starts with a space; the mark belongs to its letter.
+      .replace(/[\ufb00-\ufdff\ufe70-\ufefe]/gu, (c) => c.normalize('NFKC').trim())
+      .replace(/[\t\n\r\f\v]/g, ' ')
+      .replace(/[\p{Cc}\p{Co}\p{Cs}\ufffd\ufffe\uffff\ufeff\u00ad\u0640\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, '')
+  );
+}
+
+/** The page's lines in drawing order, each in reading order: a new line where the text moves off the baseline. */
+function linesOf(items: TextItem[]): Line[] {
+  const lines: Line[] = [];
+  let runs: Bidi.Run[] = [];
   let y: number | undefined;
   let height = 0;
   const endLine = () => {
-    if (squash(line) !== '') lines.push({ text: squash(line), y: y ?? 0, height: height || 10 });
-    line = '';
+    const text = squash(Bidi.logicalLine(runs));
+    if (text !== '') lines.push({ text, y: y ?? 0, height: height || 10 });
+    runs = [];
     y = undefined;
     height = 0;
   };
@@ -57,11 +88,61 @@ function paragraphs(items: TextItem[]): string[] {
     if (y !== undefined && Math.abs(itemY - y) > Math.max(2, height * 0.5)) endLine();
     y ??= itemY;
     height = Math.max(height, item.height || Math.abs(item.transform[3] ?? 0));
-    line += item.str;
-    if (item.hasEOL) endLine();
+    runs.push({ text: readable(item.str), x: item.transform[4] ?? 0, rtl: item.dir === 'rtl' });
+    // pdf.js also ends a line after a vowel mark or a space nudged off the baseline; only text ends one here.
+    if (item.hasEOL && /[\p{L}\p{N}]/u.test(item.str)) endLine();
   }
   endLine();
+  return lines;
+}
 
+/** Lines looked at for running headers (from the top) and footers (from the bottom) of each page. */
+const edgeLines = 3;
+
+/**
+ * The pages without their running headers and footers: at the top and bottom of each page, lines that repeat at the
+ * same edge and height of many pages (at least two, and 40% of them, so odd and even pages may differ) once numbers
+ * are set aside, and lone page numbers ("3", "- 3 -", "Page 3 of 12", "iv"). Lines are peeled from each edge until
+ * one is content, so nothing inside the page goes.
+ */
+function withoutRunningLines(pages: Line[][]): Line[][] {
+  // A running line sits at the same height on every page; body text that repeats seldom does.
+  const key = (edge: string, line: Line) => `${edge}:${Math.round(line.y / 2)}:${line.text.toLowerCase().replace(/\p{Nd}+/gu, '#')}`;
+  const edges = pages.map((lines) => {
+    const byHeight = [...lines].sort((a, b) => b.y - a.y);
+    return { top: byHeight.slice(0, edgeLines), bottom: byHeight.slice(-edgeLines).reverse() };
+  });
+  const pagesWith = new Map<string, number>();
+  for (const edge of edges) {
+    const keys = new Set([...edge.top.map((l) => key('top', l)), ...edge.bottom.map((l) => key('bottom', l))]);
+    for (const k of keys) pagesWith.set(k, (pagesWith.get(k) ?? 0) + 1);
+  }
+  const repeats = Math.max(2, Math.ceil(pages.length * 0.4));
+  return pages.map((lines, index) => {
+    const running = new Set<Line>();
+    for (const edge of ['top', 'bottom'] as const) {
+      for (const line of edges[index]![edge]) {
+        if (!isPageNumber(line.text) && (pagesWith.get(key(edge, line)) ?? 0) < repeats) break;
+        running.add(line);
+      }
+    }
+    return lines.filter((l) => !running.has(l));
+  });
+}
+
+const pageWords = String.raw`page|pg\.?|p\.|seite|página|pagina|صفحة|الصفحة|עמוד|עמ'`;
+const ofWords = String.raw`of|/|de|von|sur|di|من|מתוך`;
+const pageNumber = new RegExp(String.raw`^[-–—|·•(\[\s]*(?:(?:${pageWords})\s*)?(\p{Nd}+|[ivxlcdm]+)(?:\s*(?:${ofWords})\s*\p{Nd}+)?[-–—|·•)\]\s]*$`, 'iu');
+const roman = /^m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$/i;
+
+/** A line that is only a page number, in the usual dressings. */
+function isPageNumber(text: string): boolean {
+  const number = pageNumber.exec(text)?.[1];
+  return number !== undefined && (/\p{Nd}/u.test(number) || roman.test(number));
+}
+
+/** Paragraphs from a page's lines: a new one where the vertical gap exceeds 1.5 times the line height. */
+function paragraphs(lines: Line[]): string[] {
   const out: string[] = [];
   let current: string[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -78,3 +159,26 @@ function paragraphs(items: TextItem[]): string[] {
 
 /** Joins a paragraph's lines, mending words hyphenated across a line break. */
 const joinLines = (lines: string[]): string => squash(lines.reduce((text, next) => (/[a-z]-$/.test(text) ? `${text.slice(0, -1)}${next}` : `${text} ${next}`), '').trim());
+
+/** Names that tools give a document nobody named. */
+const generic = /^(?:untitled(?: document)?|no title|title|document|doc|new document|presentation|workbook|book|sheet|slide|sans titre|ohne titel|unbenannt|sin título|senza titolo|без названия|بدون عنوان|ללא כותרת|无标题|無題)(?:[\s_-]*\d+)?$/iu;
+const application = /^(?:microsoft\s+)?(?:word|powerpoint|excel|visio|publisher)\s+-\s+/i;
+const fileExtension = /\.(?:docx?|dotx?|rtf|odt|odp|ods|pptx?|xlsx?|pages|key|numbers|pdf|tex|dvi|ps|txt|md|html?|indd|ai|psd|qxp|wpd)$/i;
+
+/**
+ * A PDF metadata title (info dictionary Title or XMP dc:title) worth showing, or undefined. "Microsoft Word -
+ * Annual report.docx" reads "Annual report"; what is left of such a file name must be more than one word, or the
+ * uploaded file's own name serves as well. Generic names ("Untitled", "Document1"), paths, URLs and titles with
+ * broken characters are no titles.
+ */
+export function meaningfulTitle(value: unknown): string | undefined {
+  const raw = Array.isArray(value) ? value.find((v) => typeof v === 'string') : value;
+  if (typeof raw !== 'string' || /[\ufff0-\uffff]/u.test(raw)) return undefined;
+  const text = squash(readable(raw));
+  const name = squash(text.replace(application, '').replace(fileExtension, ''));
+  const wasFileName = name !== text;
+  if (!/[\p{L}\p{N}]/u.test(name) || generic.test(name)) return undefined;
+  if (/^(?:[a-z][a-z0-9+.-]*:\/\/|(?:file|about|data):|[a-z]:\\|\/|\\\\)/i.test(name)) return undefined;
+  if (wasFileName && !/\s/.test(name)) return undefined;
+  return name;
+}

@@ -140,7 +140,7 @@ export async function ingest(
   const externalId = meta.externalId ?? path.basename(input.file);
   const contentHash = Ids.fingerprint(
     // Text formats hash their text (as before PDF support, so stored items stay unchanged); PDF its bytes.
-    JSON.stringify({ format, content: format === 'pdf' ? Ids.fingerprint(bytes) : Charset.decode(bytes), title, sourceUrl, publishedAt, author, target: input.chunkTargetTokens }),
+    JSON.stringify({ format, content: format === 'pdf' ? `${Pdf.extraction}:${Ids.fingerprint(bytes)}` : Charset.decode(bytes), title, sourceUrl, publishedAt, author, target: input.chunkTargetTokens }),
   );
   // Embedding happens before the write (a transaction cannot span an await), and only for changed content.
   const unchanged = Items.contentHash(db, channel.id, externalId) === contentHash;

@@ -1,0 +1,134 @@
+/**
+ * Reading order for lines of mixed direction. A PDF places glyphs where they are seen, and most producers draw them
+ * left to right, so a line of Arabic or Hebrew comes out of the page backwards. This puts it back in the order it is
+ * read and typed (logical order) with the Unicode bidirectional algorithm (UAX #9), applied to the pieces of a line as
+ * they sit on the page.
+ */
+
+/** A piece of a line as drawn: text already in logical order within the piece, and where it sits on the line. */
+export type Run = {
+  text: string;
+  /** Left edge, in page units. */
+  x: number;
+  /** The piece was read right to left (pdf.js text items say so in `dir`). */
+  rtl: boolean;
+};
+
+type Type = 'L' | 'R' | 'EN' | 'ES' | 'CS' | 'ET' | 'N';
+type Token = { text: string; type: Type };
+
+// JavaScript has no Bidi_Class property: the scripts written right to left stand in for it.
+const rtlScripts = String.raw`\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Yezidi}`;
+const rtlLetter = new RegExp(`(?=\\p{L})[${rtlScripts}]`, 'u');
+const rtlLetters = new RegExp(`(?=\\p{L})[${rtlScripts}]`, 'gu');
+const onlyMarks = /^\s*\p{M}+\s*$/u;
+
+/** Whether a text has a letter of a script written right to left. */
+export const hasRightToLeft = (text: string): boolean => rtlLetter.test(text);
+
+/**
+ * The text of a line in logical order, from its runs in the order they were drawn. A line without right-to-left
+ * letters is the runs joined as drawn; otherwise the runs are laid out by position, combining marks drawn as pieces
+ * of their own are left out, the line is reordered by the bidi algorithm and brackets read right to left are turned
+ * back the way they were typed. The line's direction is that of most of its letters.
+ */
+export function logicalLine(runs: Run[]): string {
+  const present = runs.filter((r) => r.text !== '');
+  if (!present.some((r) => hasRightToLeft(r.text))) return present.map((r) => r.text).join('');
+  // A vowel mark drawn as a piece of its own cannot be put on its letter reliably: where and when producers draw it
+  // differs. Unvowelled text is how these scripts are mostly written, and searched.
+  const visual = present.filter((r) => !onlyMarks.test(r.text)).sort((a, b) => a.x - b.x);
+  const tokens = visual.flatMap(tokensOf);
+  const text = tokens.map((t) => t.text).join('');
+  const rtl = text.match(rtlLetters)?.length ?? 0;
+  const letters = text.match(/\p{L}/gu)?.length ?? 0;
+  const base = rtl > letters - rtl ? 1 : 0;
+  const resolved = levels(tokens, base);
+  // Rule L4 the other way round: right to left, a bracket is drawn as its mirror image, and maps to that.
+  const unmirrored = tokens.map((t, i) => (t.type === 'R' || resolved[i]! % 2 === 1 ? t.text.replace(/[()[\]{}<>«»‹›]/gu, (c) => mirrors[c] ?? c) : t.text));
+  return reorder(unmirrored, resolved).join('');
+}
+
+const mirrors: Record<string, string> = { '(': ')', ')': '(', '[': ']', ']': '[', '{': '}', '}': '{', '<': '>', '>': '<', '«': '»', '»': '«', '‹': '›', '›': '‹' };
+
+/**
+ * A run read right to left is already in logical order: one opaque right-to-left token. A run read left to right with
+ * right-to-left letters in it was reordered with a left-to-right base: one opaque left-to-right token. Any other run
+ * is split into characters, typed as the bidi algorithm types them.
+ */
+function tokensOf(run: Run): Token[] {
+  if (run.rtl && hasRightToLeft(run.text)) return [{ text: run.text, type: 'R' }];
+  if (hasRightToLeft(run.text)) return [{ text: run.text, type: 'L' }];
+  const tokens: Token[] = [];
+  for (const char of run.text) {
+    const previous = tokens[tokens.length - 1];
+    // A combining mark takes the type of the character it sits on (rule W1).
+    if (/\p{M}/u.test(char) && previous) previous.text += char;
+    else tokens.push({ text: char, type: typeOf(char) });
+  }
+  return tokens;
+}
+
+function typeOf(char: string): Type {
+  if (/\p{L}/u.test(char)) return 'L';
+  if (/\p{Nd}/u.test(char)) return 'EN';
+  if (/[+\-\u2212]/u.test(char)) return 'ES';
+  if (/[,.:/\u00a0\u060c]/u.test(char)) return 'CS';
+  if (/[#%\u00b0\u00b1\u2030\u2031\u066a\p{Sc}]/u.test(char)) return 'ET';
+  return 'N';
+}
+
+/** Embedding levels of the tokens (rules W4 to W7, N1, N2, I1 and I2 of UAX #9, one paragraph, no explicit embeddings). */
+function levels(tokens: Token[], base: 0 | 1): number[] {
+  const types = tokens.map((t) => t.type);
+  const n = types.length;
+  // W4: one separator between two numbers joins them; W5: terminators next to a number are part of it.
+  for (let i = 1; i < n - 1; i++) {
+    if (types[i - 1] === 'EN' && types[i + 1] === 'EN' && (types[i] === 'ES' || types[i] === 'CS')) types[i] = 'EN';
+  }
+  for (let i = 0; i < n; i++) {
+    if (types[i] !== 'ET') continue;
+    let end = i;
+    while (end < n && types[end] === 'ET') end++;
+    if (types[i - 1] === 'EN' || types[end] === 'EN') types.fill('EN', i, end);
+    i = end - 1;
+  }
+  // W6: other separators and terminators are neutral; W7: a number after left-to-right text is left to right.
+  let strong: Type = base ? 'R' : 'L';
+  for (let i = 0; i < n; i++) {
+    if (types[i] === 'ES' || types[i] === 'CS' || types[i] === 'ET') types[i] = 'N';
+    if (types[i] === 'L' || types[i] === 'R') strong = types[i]!;
+    else if (types[i] === 'EN' && strong === 'L') types[i] = 'L';
+  }
+  // N1, N2: neutrals between two of one direction take it (numbers count as right to left); others take the base.
+  const direction = (t: Type | undefined): Type => (t === undefined ? (base ? 'R' : 'L') : t === 'EN' ? 'R' : t);
+  for (let i = 0; i < n; i++) {
+    if (types[i] !== 'N') continue;
+    let end = i;
+    while (end < n && types[end] === 'N') end++;
+    const before = direction(types[i - 1]);
+    const after = direction(types[end]);
+    types.fill(before === after ? before : base ? 'R' : 'L', i, end);
+    i = end - 1;
+  }
+  // I1, I2.
+  return types.map((t) => (base === 0 ? (t === 'L' ? 0 : t === 'R' ? 1 : 2) : t === 'R' ? 1 : 2));
+}
+
+/** Rule L2: from the highest level down to the lowest odd one, reverse every run at that level or higher. */
+function reorder(texts: string[], levels: number[]): string[] {
+  const order = [...texts];
+  const at = [...levels];
+  const highest = Math.max(0, ...at);
+  for (let level = highest; level >= 1; level--) {
+    for (let i = 0; i < order.length; i++) {
+      if (at[i]! < level) continue;
+      let end = i;
+      while (end < order.length && at[end]! >= level) end++;
+      order.splice(i, end - i, ...order.slice(i, end).reverse());
+      at.splice(i, end - i, ...at.slice(i, end).reverse());
+      i = end - 1;
+    }
+  }
+  return order;
+}
