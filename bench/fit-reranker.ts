@@ -20,12 +20,12 @@ const { values } = parseArgs({ options: { dataset: { type: 'string' }, qrels: { 
 const directory = values.dataset ?? path.join(shared, 'datasets', 'scifact');
 const dataset = await Beir.load(directory, values.qrels ?? path.join(directory, 'qrels', 'train.tsv'));
 const store = await Evaluate.buildStore(dataset);
-const stats = store.services.stats.current();
+const index = store.services.lexicalIndex();
 const candidates = Number(values.candidates ?? 100);
 const ids = [...dataset.qrels.keys()];
 const groups = new Map<string, Fit.Group>();
 for (const qid of ids) {
-  const rows = Retriever.candidateFeatures(store.services.db, stats, { question: dataset.queries.get(qid)!, channels: store.channels, candidates, termModel: store.services.termModel() });
+  const rows = await Retriever.candidateFeatures(store.services.db, index, { question: dataset.queries.get(qid)!, channels: store.channels, candidates, termModel: store.services.termModel() });
   const qrels = dataset.qrels.get(qid)!;
   groups.set(qid, { features: rows.map((r) => r.features), labels: rows.map((r) => qrels.get(store.docOf.get(r.itemId)!) ?? 0) });
 }

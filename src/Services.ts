@@ -5,10 +5,11 @@ import * as RateLimiter from './payments/RateLimiter.js';
 import * as Rails from './payments/Rails.js';
 import * as Synthesizers from './answer/Synthesizers.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
-import * as Stats from './retrieval/Stats.js';
+import * as LexicalIndex from './retrieval/LexicalIndex.js';
 import * as TermModel from './retrieval/TermModel.js';
 import type { Embedder } from './retrieval/Embedder.js';
 import * as Embedders from './retrieval/Embedders.js';
+import type { SearchIndex } from './retrieval/SearchIndex.js';
 import * as VectorSearch from './retrieval/VectorSearch.js';
 import * as VectorIndex from './store/VectorIndex.js';
 import * as Connectors from './sources/Connectors.js';
@@ -24,15 +25,18 @@ export type Services = {
   quoteLimiter: RateLimiter.RateLimiter;
   /** The on-chain rails payment is taken on (those with a receiving address). */
   rails: Rails.Rails;
-  /** Collection statistics for ranking, reused while the store is unchanged. */
-  stats: ReturnType<typeof Stats.create>;
+  /**
+   * The lexical search index and the statistics it counts, opened on first use (at a million chunks that takes
+   * seconds: commands that never search do not pay it) and kept current with the store from then on.
+   */
+  lexicalIndex(): LexicalIndex.LexicalIndex;
   synthesizer: Synthesizer;
   /** The corpus term model (soft term matching), reloaded when a rebuild lands; undefined until one is built. */
   termModel(): TermModel.TermModel | undefined;
   /** The configured embedder, if any (used by ingestion and reindexing). */
   embedder: Embedder | undefined;
   /** Vector search, when an embedder is configured and the index was built with it. */
-  vectors: VectorSearch.VectorSearch | undefined;
+  vectors: SearchIndex | undefined;
   /** How connectors fetch from the web, with the configured limits. */
   fetcher: Fetcher;
   /** The connector of each channel kind that syncs from a source. */
@@ -48,9 +52,10 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   const logger = options.logger ?? Log.create({ level: config.logLevel });
   const embedder = Embedders.fromConfig(config);
   const index = VectorIndex.info(db);
-  let vectors: VectorSearch.VectorSearch | undefined;
+  let vectors: SearchIndex | undefined;
   if (embedder && index?.embedderId === embedder.id) vectors = VectorSearch.create({ db, embedder, logger });
   else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
+  let lexicalIndex: LexicalIndex.LexicalIndex | undefined;
   let termModel: { stamp: string | undefined; model: TermModel.TermModel | undefined } = { stamp: undefined, model: undefined };
   return {
     config,
@@ -63,7 +68,14 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
     },
     quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
     rails: Rails.fromConfig(config, db),
-    stats: Stats.create(db),
+    lexicalIndex() {
+      if (!lexicalIndex) {
+        const started = performance.now();
+        lexicalIndex = LexicalIndex.open(db, { onProgress: (stage) => logger.info(`search index: ${stage}`) });
+        logger.debug('search index loaded', { ...lexicalIndex.size(), ms: Math.round(performance.now() - started) });
+      }
+      return lexicalIndex;
+    },
     synthesizer: Synthesizers.fromConfig(config, logger),
     embedder,
     vectors,

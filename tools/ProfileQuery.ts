@@ -99,7 +99,7 @@ type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: 
 /** Preflight retrieval: ranked evidence and its diagnostics, before anyone pays. */
 async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest): Promise<Preflight> {
   const { db, config } = services;
-  const run = await Retriever.retrieve(db, services.stats.current(), {
+  const run = await Retriever.retrieve(db, services.lexicalIndex(), {
     question: scope.retrievalText,
     channels: scope.channels,
     mode: input.queryMode,

@@ -83,7 +83,7 @@ export async function evaluate(
     const question = dataset.queries.get(qid)!;
     const started = performance.now();
     // 100 candidates, deeper than a query's 50, so Recall@100 is measured over 100 chunks.
-    const run = await Retriever.retrieve(db, store.services.stats.current(), {
+    const run = await Retriever.retrieve(db, store.services.lexicalIndex(), {
       question,
       channels: store.channels,
       mode: 'lookup',

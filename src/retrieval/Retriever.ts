@@ -3,14 +3,14 @@ import type { Database } from '../store/Database.js';
 import * as Anchors from './Anchors.js';
 import type { Anchor } from './Anchors.js';
 import * as Features from './Features.js';
-import * as Lexical from './Lexical.js';
+import type { LexicalIndex } from './LexicalIndex.js';
 import * as Planner from './Planner.js';
 import * as Reranker from './Reranker.js';
 import type { ScopedChannel } from './Scope.js';
 import type { Stats } from './Stats.js';
 import type * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
-import type { VectorSearch } from './VectorSearch.js';
+import type { SearchHit, SearchIndex } from './SearchIndex.js';
 
 /** A chunk as stored, with what retrieval reads of its item. */
 type Row = {
@@ -54,7 +54,7 @@ export type RetrievalOptions = {
   channels: Map<string, ScopedChannel>;
   mode: QueryMode | undefined;
   model?: Reranker.Model;
-  vectors?: VectorSearch | undefined;
+  vectors?: SearchIndex | undefined;
   /** Soft term matching built from the corpus, when one was built. */
   termModel?: TermModel.TermModel | undefined;
   /** The share of a candidate's score that comes from vector similarity, when vectors are on. */
@@ -159,7 +159,7 @@ function profileView(options: { profile: ScopedChannel['profile']; question: Fea
 function rerank(
   db: Database,
   options: {
-    hits: Lexical.Hit[];
+    hits: SearchHit[];
     question: Features.Question;
     /** The question's anchors: those naming a candidate's own profile do not count against it. */
     anchors: Anchor[];
@@ -204,14 +204,16 @@ function rerank(
  * The first stage and the features of each candidate, without scoring: what the reranker is fit on.
  * Uses the same search, hydration and features as `retrieve`.
  */
-export function candidateFeatures(
+export async function candidateFeatures(
   db: Database,
-  stats: Stats,
+  index: LexicalIndex,
   options: { question: string; channels: Map<string, ScopedChannel>; candidates: number; termModel?: TermModel.TermModel | undefined },
-): { rowid: number; itemId: string; features: number[] }[] {
+): Promise<{ rowid: number; itemId: string; features: number[] }[]> {
   const terms = Text.queryTerms(options.question);
+  const channelIds = new Set(options.channels.keys());
+  const stats = index.statistics(channelIds);
   const question = Features.question(terms, options.question, stats);
-  const hits = Lexical.search(db, { terms, stats, channelIds: new Set(options.channels.keys()), limit: options.candidates });
+  const hits = await index.search({ terms, text: options.question, channelIds, limit: options.candidates });
   const rows = hydrate(db, hits.map((h) => h.rowid));
   const analyzed = new Map([...rows].map(([rowid, row]) => [rowid, Features.analyze(row.title, row.text, row.tokenCount)]));
   const soft = softFeatures(options.termModel, question);
@@ -286,8 +288,11 @@ function expand(db: Database, selected: Evidence[]): void {
  * Runs retrieval for a question over a scope: first-stage BM25 candidates (and vector neighbours when an embedder is
  * configured), reranked to calibrated scores, then selected by the query mode.
  */
-export async function retrieve(db: Database, stats: Stats, options: RetrievalOptions): Promise<Retrieval> {
+export async function retrieve(db: Database, index: LexicalIndex, options: RetrievalOptions): Promise<Retrieval> {
   const model = options.model ?? Reranker.defaultModel;
+  const channelIds = new Set(options.channels.keys());
+  // Statistics over what this scope's readers may read: nothing else moves a score.
+  const stats = index.statistics(channelIds);
   const planned = options.mode === undefined;
   const mode = options.mode ?? Planner.plan(options.question);
   const terms = Text.queryTerms(options.question);
@@ -295,15 +300,17 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
   const question = Features.question(terms, options.question, stats);
   // 50 reranked candidates rank as well as 100 on SciFact (nDCG@10 0.7202 vs 0.7203) at half the cost.
   const candidates = options.candidates ?? 50;
-  const similarity = options.vectors ? await options.vectors.search(options.question, { channelIds: options.channels, limit: candidates }) : undefined;
+  const similarity = options.vectors
+    ? new Map((await options.vectors.search({ terms, text: options.question, channelIds, limit: candidates })).map((h) => [h.rowid, h.score]))
+    : undefined;
 
-  const searchFor = (subjectTerms: typeof terms): Lexical.Hit[] => {
-    const hits = Lexical.search(db, { terms: subjectTerms, stats, channelIds: new Set(options.channels.keys()), limit: candidates });
+  const searchFor = async (subjectTerms: typeof terms, text: string): Promise<SearchHit[]> => {
+    const hits = await index.search({ terms: subjectTerms, text, channelIds, limit: candidates });
     if (!similarity) return hits;
     const seen = new Set(hits.map((h) => h.rowid));
-    return [...hits, ...[...similarity.keys()].filter((r) => !seen.has(r)).map((rowid) => ({ rowid, bm25: 0 }))];
+    return [...hits, ...[...similarity.keys()].filter((r) => !seen.has(r)).map((rowid) => ({ rowid, score: 0 }))];
   };
-  const hits = searchFor(terms);
+  const hits = await searchFor(terms, options.question);
   let candidateCount = hits.length;
   let ranked = rerank(db, { hits, question, anchors, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
@@ -335,13 +342,15 @@ export async function retrieve(db: Database, stats: Stats, options: RetrievalOpt
         break;
       }
       const shared = terms.filter((t) => !subjects.some((s) => Text.queryTerms(s).some((x) => x.stem === t.stem)));
-      const perSubject = subjects.map((subject) => {
+      const perSubject: Evidence[][] = [];
+      for (const subject of subjects) {
         const subjectTerms = [...Text.queryTerms(subject), ...shared];
-        const q = Features.question(subjectTerms, `${subject} ${shared.map((t) => t.token).join(' ')}`, stats);
-        const subjectHits = searchFor(subjectTerms);
+        const subjectText = `${subject} ${shared.map((t) => t.token).join(' ')}`;
+        const q = Features.question(subjectTerms, subjectText, stats);
+        const subjectHits = await searchFor(subjectTerms, subjectText);
         candidateCount += subjectHits.length;
-        return rerank(db, { hits: subjectHits, question: q, anchors, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
-      });
+        perSubject.push(rerank(db, { hits: subjectHits, question: q, anchors, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity }));
+      }
       // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
       const merged = new Map(ranked.map((e) => [e.chunkId, e]));
       for (const list of perSubject) for (const e of list) if ((merged.get(e.chunkId)?.score ?? -1) < e.score) merged.set(e.chunkId, e);

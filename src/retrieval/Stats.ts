@@ -1,6 +1,8 @@
-import type { Database } from '../store/Database.js';
-
-/** Collection statistics BM25 and the features need: chunk count, average length, document frequency. */
+/**
+ * Collection statistics BM25 and the features need: chunk count, average length, document frequency. They are
+ * counted over the content a caller may read (see `LexicalIndex.statistics`), so a score never depends on text the
+ * caller cannot see.
+ */
 export type Stats = {
   chunkCount: number;
   averageTokens: number;
@@ -10,44 +12,28 @@ export type Stats = {
   idf(stem: string): number;
 };
 
-/**
- * Statistics read from the store and reused while it is unchanged: `PRAGMA data_version` moves when another
- * connection commits, and `invalidate()` covers writes made through this one.
- */
-export function create(db: Database): { current(): Stats; invalidate(): void } {
-  const totals = db.prepare('SELECT count(*) AS n, coalesce(avg(token_count), 0) AS avg FROM chunks');
-  const vocab = db.prepare('SELECT doc FROM chunk_vocab WHERE term = ?').pluck();
-  let cached: { version: number; stats: Stats } | undefined;
-  const version = () => db.pragma('data_version', { simple: true }) as number;
-  const build = (): Stats => {
-    const { n, avg } = totals.get() as { n: number; avg: number };
-    const dfs = new Map<string, number>();
-    const df = (stem: string) => {
-      let value = dfs.get(stem);
-      if (value === undefined) {
-        value = (vocab.get(stem) as number | undefined) ?? 0;
-        dfs.set(stem, value);
-      }
-      return value;
-    };
-    return {
-      chunkCount: n,
-      averageTokens: avg || 1,
-      df,
-      idf: (stem) => {
-        const d = Math.min(df(stem), n);
-        return Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      },
-    };
+/** BM25's IDF, kept positive for terms in more than half the chunks. */
+export function idf(chunkCount: number, df: number): number {
+  const d = Math.min(df, chunkCount);
+  return Math.log(1 + (chunkCount - d + 0.5) / (d + 0.5));
+}
+
+/** Statistics from counts: document frequencies are looked up once per stem and remembered. */
+export function fromCounts(counts: { chunkCount: number; totalTokens: number; df(stem: string): number }): Stats {
+  const dfs = new Map<string, number>();
+  const df = (stem: string) => {
+    let value = dfs.get(stem);
+    if (value === undefined) {
+      value = counts.df(stem);
+      if (dfs.size > 10_000) dfs.clear();
+      dfs.set(stem, value);
+    }
+    return value;
   };
   return {
-    current() {
-      const v = version();
-      if (!cached || cached.version !== v) cached = { version: v, stats: build() };
-      return cached.stats;
-    },
-    invalidate() {
-      cached = undefined;
-    },
+    chunkCount: counts.chunkCount,
+    averageTokens: counts.chunkCount > 0 ? counts.totalTokens / counts.chunkCount || 1 : 1,
+    df,
+    idf: (stem) => idf(counts.chunkCount, df(stem)),
   };
 }

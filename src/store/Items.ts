@@ -1,6 +1,7 @@
 import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
 import * as Text from '../retrieval/Text.js';
+import * as SearchDocs from './SearchDocs.js';
 import * as VectorIndex from './VectorIndex.js';
 
 /** A chunk before it is stored. */
@@ -58,7 +59,7 @@ export const itemId = (channelId: string, externalId: string): string => Ids.sta
  */
 export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: Outcome; chunkCount: number } {
   const id = itemId(draft.channelId, draft.externalId);
-  return db.transaction(() => {
+  return SearchDocs.writing(db, () => db.transaction(() => {
     const existing = db.prepare('SELECT content_hash AS contentHash, metadata FROM items WHERE id = ?').get(id) as { contentHash: string; metadata: string | null } | undefined;
     if (existing?.contentHash === draft.contentHash) {
       // The same text: only what the item records about itself (a retry schedule) may have moved on.
@@ -85,17 +86,22 @@ export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: 
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const titleTokens = Text.tokens(draft.title).length;
-    const rowids = draft.chunks.map((chunk, ordinal) =>
-      Number(
+    const docs = draft.chunks.map((chunk, ordinal): SearchDocs.SearchDoc => {
+      const length = chunk.tokenCount ?? titleTokens + Text.tokens(chunk.text).length;
+      const rowid = Number(
         insert.run(Ids.stable('ck', id, ordinal, draft.contentHash), id, ordinal, chunk.text, chunk.text.length,
-          chunk.tokenCount ?? titleTokens + Text.tokens(chunk.text).length, chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null,
+          length, chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null,
           chunk.pageStart ?? null, chunk.pageEnd ?? null, chunk.cues?.length ? JSON.stringify(chunk.cues) : null).lastInsertRowid,
-      ),
-    );
+      );
+      return { rowid, channelId: draft.channelId, title: draft.title, text: chunk.text, length };
+    });
+    // The search index's rows are written with the chunks: a chunk is searchable as soon as it is stored.
+    SearchDocs.put(db, docs);
+    const rowids = docs.map((d) => d.rowid);
     if (draft.vectors) VectorIndex.put(db, rowids.map((rowid, i) => ({ rowid, vector: draft.vectors![i]! })));
     return { itemId: id, outcome: existing ? ('updated' as const) : ('created' as const), chunkCount: draft.chunks.length };
     // Immediate: the read and the writes see one snapshot even while another connection writes.
-  }).immediate();
+  }).immediate());
 }
 
 /** The stored fingerprint of an item, if it exists: lets ingestion skip work for unchanged content. */

@@ -1,0 +1,26 @@
+import type { Database } from '../store/Database.js';
+
+/**
+ * Who may read a channel's chunks, which decides whose statistics they count in: everyone (`public`: a live public
+ * channel of a public or unlisted profile), only the authorized readers of one profile (`profile:<id>`: a private
+ * channel, or any channel of a private profile), or nobody (a paused channel: it never answers).
+ */
+export type Audience = 'public' | `profile:${string}` | null;
+
+export const publicAudience = 'public';
+
+/** The audience of every channel. */
+export function read(db: Database): Map<string, Audience> {
+  const rows = db
+    .prepare(
+      `SELECT ch.id, ch.profile_id AS profileId, ch.status, ch.access_level AS accessLevel, p.visibility
+       FROM channels ch JOIN profiles p ON p.id = ch.profile_id`,
+    )
+    .all() as { id: string; profileId: string; status: string; accessLevel: string; visibility: string }[];
+  return new Map(
+    rows.map((r): [string, Audience] => [
+      r.id,
+      r.status === 'paused' ? null : r.accessLevel === 'public' && r.visibility !== 'private' ? publicAudience : `profile:${r.profileId}`,
+    ]),
+  );
+}

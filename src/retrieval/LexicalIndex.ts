@@ -1,0 +1,327 @@
+import type { Database } from '../store/Database.js';
+import * as SearchDocs from '../store/SearchDocs.js';
+import * as Audiences from './Audiences.js';
+import * as MaxScore from './MaxScore.js';
+import { PostingList } from './Postings.js';
+import type { SearchHit, SearchIndex, SearchQuery } from './SearchIndex.js';
+import * as Stats from './Stats.js';
+
+/**
+ * The lexical first stage: an in-memory inverted index over every chunk, searched by MaxScore for the exact BM25 top k
+ * (k1 1.2, b 0.75, title x3). It is built from `search_docs` and caught up from `search_log` before every search, so
+ * a chunk written by any process is found (or gone) at once, and a restart rebuilds it from what was committed.
+ *
+ * Counts are kept per audience (`Audiences`): a scope's statistics sum the public audience and the private profiles
+ * in the scope, so what a caller is shown never depends on content the caller cannot read.
+ */
+export type LexicalIndex = SearchIndex & {
+  /** Collection statistics over the content the given channels' readers may read. */
+  statistics(channelIds: ReadonlySet<string>): Stats.Stats;
+  /** The same ranking, scoring every matching chunk: the reference the pruned search equals. */
+  searchExhaustive(query: SearchQuery): Promise<SearchHit[]>;
+  /** What the index holds, for benchmarks and diagnostics. */
+  size(): { chunks: number; terms: number; postings: number };
+};
+
+const k1 = 1.2;
+const b = 0.75;
+/** A full rebuild drops the postings of removed chunks once they are this share of the index. */
+const compactShare = 0.25;
+
+/** Per audience: chunks, their tokens, and in how many of them each term occurs. */
+type Counts = { chunks: number; tokens: number; df: Map<number, number> };
+
+type LogRow = { seq: number; kind: 'add' | 'remove' | 'audiences' | 'reset'; chunk: number | null; oldTerms: Uint8Array | null; channelId: string | null; length: number | null; terms: Uint8Array | null };
+
+/** Opens the index over a store: fills rows missing from `search_docs`, then loads them. */
+export function open(db: Database, options: { onProgress?: (stage: string) => void } = {}): LexicalIndex {
+  const filled = SearchDocs.fill(db, { onProgress: (done, total) => options.onProgress?.(`indexed ${done} of ${total} chunks`) });
+  if (filled > 0) options.onProgress?.(`indexed ${filled} chunks`);
+  const maxSeq = db.prepare('SELECT max(seq) FROM search_log').pluck();
+  const minSeq = db.prepare('SELECT min(seq) FROM search_log').pluck();
+  const changes = db.prepare(
+    `SELECT l.seq, l.kind, l.chunk, l.terms AS oldTerms, d.channel_id AS channelId, d.length, d.terms
+     FROM search_log l LEFT JOIN search_docs d ON l.kind = 'add' AND d.rowid = l.chunk WHERE l.seq > ? ORDER BY l.seq`,
+  );
+  const allDocs = db.prepare('SELECT rowid, channel_id AS channelId, length, terms FROM search_docs ORDER BY rowid');
+  const termIds = new Map<string, number>();
+
+  // Documents are numbered in the order they arrive; posting lists are ascending in that number.
+  let rowids = new Int32Array(1024);
+  let lengths = new Int32Array(1024);
+  let channelOfDoc = new Int32Array(1024);
+  let deleted = new Uint8Array(1024);
+  let docCount = 0;
+  let deletedCount = 0;
+  /** Chunk rowid to document number + 1 (0: not indexed). */
+  let docOf = new Int32Array(1024);
+  let postings: (PostingList | undefined)[] = [];
+  let postingCount = 0;
+  const channelIndex = new Map<string, number>();
+  /** Each channel's audience number, -1 for none (paused). */
+  let channelAudience: number[] = [];
+  const audienceIndex = new Map<string, number>([[Audiences.publicAudience, 0]]);
+  let counts: Counts[] = [];
+  let applied = 0;
+  /** Moves whenever what the index holds changes: statistics are cached until it does. */
+  let version = 0;
+  const statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
+
+  const grow = <T extends Int32Array | Uint8Array>(array: T, need: number): T => {
+    if (need <= array.length) return array;
+    const next = new (array.constructor as new (n: number) => T)(Math.max(need, array.length * 2));
+    next.set(array);
+    return next;
+  };
+
+  const audienceNumber = (audience: Audiences.Audience): number => {
+    if (audience === null) return -1;
+    let n = audienceIndex.get(audience);
+    if (n === undefined) {
+      n = audienceIndex.size;
+      audienceIndex.set(audience, n);
+    }
+    return n;
+  };
+
+  const countsOf = (audience: number): Counts => {
+    while (counts.length <= audience) counts.push({ chunks: 0, tokens: 0, df: new Map() });
+    return counts[audience]!;
+  };
+
+  /** Reads every channel's audience; true when one holding documents moved. */
+  const readAudiences = (): boolean => {
+    let moved = false;
+    for (const [channelId, audience] of Audiences.read(db)) {
+      let index = channelIndex.get(channelId);
+      if (index === undefined) {
+        index = channelIndex.size;
+        channelIndex.set(channelId, index);
+        channelAudience.push(-1);
+      }
+      const number = audienceNumber(audience);
+      if (channelAudience[index] !== number) {
+        channelAudience[index] = number;
+        moved = true;
+      }
+    }
+    return moved;
+  };
+
+  /** Counts every live document again, by audience: after channels change audience. */
+  const recount = () => {
+    counts = [];
+    for (let doc = 0; doc < docCount; doc++) {
+      if (deleted[doc]) continue;
+      const audience = channelAudience[channelOfDoc[doc]!]!;
+      if (audience < 0) continue;
+      const c = countsOf(audience);
+      c.chunks += 1;
+      c.tokens += lengths[doc]!;
+    }
+    postings.forEach((list, termId) => {
+      if (!list) return;
+      for (let p = 0; p < list.length; p++) {
+        const doc = list.docs[p]!;
+        if (deleted[doc]) continue;
+        const audience = channelAudience[channelOfDoc[doc]!]!;
+        if (audience < 0) continue;
+        const df = countsOf(audience).df;
+        df.set(termId, (df.get(termId) ?? 0) + 1);
+      }
+    });
+  };
+
+  const channelNumber = (channelId: string): number => {
+    if (!channelIndex.has(channelId)) readAudiences();
+    let index = channelIndex.get(channelId);
+    if (index === undefined) {
+      // A channel deleted since its chunk was written: its chunks are on their way out and answer nobody.
+      index = channelIndex.size;
+      channelIndex.set(channelId, index);
+      channelAudience.push(-1);
+    }
+    return index;
+  };
+
+  const add = (rowid: number, channelId: string, length: number, terms: Uint8Array) => {
+    if (rowid < docOf.length && docOf[rowid]! > 0) remove(rowid, undefined);
+    const doc = docCount++;
+    rowids = grow(rowids, docCount);
+    lengths = grow(lengths, docCount);
+    channelOfDoc = grow(channelOfDoc, docCount);
+    deleted = grow(deleted, docCount);
+    docOf = grow(docOf, rowid + 1);
+    rowids[doc] = rowid;
+    lengths[doc] = length;
+    const channel = channelNumber(channelId);
+    channelOfDoc[doc] = channel;
+    docOf[rowid] = doc + 1;
+    const audience = channelAudience[channel]!;
+    const c = audience >= 0 ? countsOf(audience) : undefined;
+    if (c) {
+      c.chunks += 1;
+      c.tokens += length;
+    }
+    SearchDocs.decode(terms, (termId, count) => {
+      let list = postings[termId];
+      if (!list) postings[termId] = list = new PostingList();
+      list.push(doc, count, length);
+      postingCount += 1;
+      if (c) c.df.set(termId, (c.df.get(termId) ?? 0) + 1);
+    });
+  };
+
+  /** Marks a chunk's document removed; `terms` (what it held) takes it out of the counts. */
+  const remove = (rowid: number, terms: Uint8Array | undefined) => {
+    const doc = rowid < docOf.length ? docOf[rowid]! - 1 : -1;
+    if (doc < 0) return;
+    docOf[rowid] = 0;
+    deleted[doc] = 1;
+    deletedCount += 1;
+    const audience = channelAudience[channelOfDoc[doc]!]!;
+    if (audience < 0) return;
+    const c = countsOf(audience);
+    c.chunks -= 1;
+    c.tokens -= lengths[doc]!;
+    if (terms) {
+      SearchDocs.decode(terms, (termId) => {
+        const n = (c.df.get(termId) ?? 1) - 1;
+        if (n > 0) c.df.set(termId, n);
+        else c.df.delete(termId);
+      });
+    } else {
+      // Replaced in place without its old terms at hand: count again from the postings.
+      pendingRecount = true;
+    }
+  };
+  let pendingRecount = false;
+
+  const load = () => {
+    rowids = new Int32Array(1024);
+    lengths = new Int32Array(1024);
+    channelOfDoc = new Int32Array(1024);
+    deleted = new Uint8Array(1024);
+    docOf = new Int32Array(1024);
+    docCount = 0;
+    deletedCount = 0;
+    postings = [];
+    postingCount = 0;
+    counts = [];
+    channelIndex.clear();
+    channelAudience = [];
+    db.transaction(() => {
+      applied = (maxSeq.get() as number | null) ?? 0;
+      readAudiences();
+      for (const row of allDocs.iterate() as Iterable<{ rowid: number; channelId: string; length: number; terms: Uint8Array }>) add(row.rowid, row.channelId, row.length, row.terms);
+    })();
+    version += 1;
+  };
+
+  /** Applies what other writes logged since the last look: one cheap query when nothing changed. */
+  const catchUp = () => {
+    const last = (maxSeq.get() as number | null) ?? 0;
+    if (last === applied) return;
+    let reload = last < applied;
+    if (!reload) {
+      db.transaction(() => {
+        const first = minSeq.get() as number | null;
+        if (first === null || first > applied + 1) {
+          reload = true;
+          return;
+        }
+        let audiencesMoved = false;
+        for (const row of changes.iterate(applied) as Iterable<LogRow>) {
+          if (row.kind === 'reset') {
+            reload = true;
+            return;
+          }
+          if (row.kind === 'add' && row.terms) add(row.chunk!, row.channelId!, row.length!, row.terms);
+          else if (row.kind === 'remove') remove(row.chunk!, row.oldTerms ?? undefined);
+          else if (row.kind === 'audiences') audiencesMoved = readAudiences() || audiencesMoved;
+          applied = row.seq;
+        }
+        if (audiencesMoved || pendingRecount) recount();
+        pendingRecount = false;
+      })();
+    }
+    if (reload || (deletedCount > 10_000 && deletedCount > compactShare * docCount)) load();
+    version += 1;
+  };
+
+  const termId = (stem: string): number | undefined => {
+    let id = termIds.get(stem);
+    if (id === undefined) {
+      id = SearchDocs.termId(db, stem);
+      if (id === undefined) return undefined;
+      if (termIds.size > 100_000) termIds.clear();
+      termIds.set(stem, id);
+    }
+    return id;
+  };
+
+  const statistics = (channelIds: ReadonlySet<string>): Stats.Stats => {
+    const audiences = new Set([0]);
+    for (const id of channelIds) {
+      const index = channelIndex.get(id);
+      const audience = index === undefined ? -1 : channelAudience[index]!;
+      if (audience >= 0) audiences.add(audience);
+    }
+    const key = [...audiences].sort((x, y) => x - y).join(',');
+    const cached = statsCache.get(key);
+    if (cached?.version === version) return cached.stats;
+    const parts = [...audiences].map(countsOf);
+    const stats = Stats.fromCounts({
+      chunkCount: parts.reduce((n, c) => n + c.chunks, 0),
+      totalTokens: parts.reduce((n, c) => n + c.tokens, 0),
+      df: (stem) => {
+        const id = termId(stem);
+        return id === undefined ? 0 : parts.reduce((n, c) => n + (c.df.get(id) ?? 0), 0);
+      },
+    });
+    if (statsCache.size > 1000) statsCache.clear();
+    statsCache.set(key, { version, stats });
+    return stats;
+  };
+
+  const rank = (query: SearchQuery, exhaustive: boolean): SearchHit[] => {
+    catchUp();
+    const allowed = new Uint8Array(channelIndex.size);
+    let any = false;
+    for (const id of query.channelIds) {
+      const index = channelIndex.get(id);
+      if (index !== undefined && channelAudience[index]! >= 0) {
+        allowed[index] = 1;
+        any = true;
+      }
+    }
+    if (!any || query.limit <= 0) return [];
+    const stats = statistics(query.channelIds);
+    const terms: MaxScore.ScoredTerm[] = [];
+    for (const stem of new Set(query.terms.map((t) => t.stem))) {
+      const id = termId(stem);
+      const list = id === undefined ? undefined : postings[id];
+      if (list && list.length > 0) terms.push({ list, idf: stats.idf(stem) });
+    }
+    const ranked = MaxScore.topK({
+      terms,
+      k: query.limit,
+      scoring: { k1, b, averageLength: stats.averageTokens, docLength: lengths },
+      accept: (doc) => deleted[doc] === 0 && allowed[channelOfDoc[doc]!] === 1,
+      exhaustive,
+    });
+    return ranked.map((r) => ({ rowid: rowids[r.doc]!, score: r.score }));
+  };
+
+  load();
+  return {
+    name: 'maxscore',
+    search: async (query) => rank(query, false),
+    searchExhaustive: async (query) => rank(query, true),
+    statistics(channelIds) {
+      catchUp();
+      return statistics(channelIds);
+    },
+    size: () => ({ chunks: docCount - deletedCount, terms: postings.reduce((n, l) => n + (l ? 1 : 0), 0), postings: postingCount }),
+  };
+}
