@@ -28,8 +28,28 @@ const b = 0.75;
 /** A full rebuild drops the postings of removed chunks once they are this share of the index. */
 const compactShare = 0.25;
 
-/** Per audience: chunks, their tokens, and in how many of them each term occurs. */
-type Counts = { chunks: number; tokens: number; df: Map<number, number> };
+/**
+ * Per audience: chunks, their tokens, and in how many of them each term occurs (by term id: a dense array for the
+ * public audience, which holds most terms, a map for a private profile's).
+ */
+type Counts = { chunks: number; tokens: number; df: Int32Array | Map<number, number> };
+
+const dfOf = (c: Counts, termId: number): number => (c.df instanceof Map ? c.df.get(termId) ?? 0 : c.df[termId] ?? 0);
+
+function addDf(c: Counts, termId: number, delta: number): void {
+  if (c.df instanceof Map) {
+    const n = (c.df.get(termId) ?? 0) + delta;
+    if (n > 0) c.df.set(termId, n);
+    else c.df.delete(termId);
+    return;
+  }
+  if (termId >= c.df.length) {
+    const grown = new Int32Array(Math.max(termId + 1, c.df.length * 2));
+    grown.set(c.df);
+    c.df = grown;
+  }
+  c.df[termId]! += delta;
+}
 
 type LogRow = { seq: number; kind: 'add' | 'remove' | 'audiences' | 'reset'; chunk: number | null; oldTerms: Uint8Array | null; channelId: string | null; length: number | null; terms: Uint8Array | null };
 
@@ -85,7 +105,7 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
   };
 
   const countsOf = (audience: number): Counts => {
-    while (counts.length <= audience) counts.push({ chunks: 0, tokens: 0, df: new Map() });
+    while (counts.length <= audience) counts.push({ chunks: 0, tokens: 0, df: counts.length === 0 ? new Int32Array(1024) : new Map() });
     return counts[audience]!;
   };
 
@@ -125,9 +145,7 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
         const doc = list.docs[p]!;
         if (deleted[doc]) continue;
         const audience = channelAudience[channelOfDoc[doc]!]!;
-        if (audience < 0) continue;
-        const df = countsOf(audience).df;
-        df.set(termId, (df.get(termId) ?? 0) + 1);
+        if (audience >= 0) addDf(countsOf(audience), termId, 1);
       }
     });
   };
@@ -166,9 +184,9 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     SearchDocs.decode(terms, (termId, count) => {
       let list = postings[termId];
       if (!list) postings[termId] = list = new PostingList();
-      list.push(doc, count, length);
+      list.push(doc, count);
       postingCount += 1;
-      if (c) c.df.set(termId, (c.df.get(termId) ?? 0) + 1);
+      if (c) addDf(c, termId, 1);
     });
   };
 
@@ -185,11 +203,7 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     c.chunks -= 1;
     c.tokens -= lengths[doc]!;
     if (terms) {
-      SearchDocs.decode(terms, (termId) => {
-        const n = (c.df.get(termId) ?? 1) - 1;
-        if (n > 0) c.df.set(termId, n);
-        else c.df.delete(termId);
-      });
+      SearchDocs.decode(terms, (termId) => addDf(c, termId, -1));
     } else {
       // Replaced in place without its old terms at hand: count again from the postings.
       pendingRecount = true;
@@ -197,15 +211,13 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
   };
   let pendingRecount = false;
 
+  /**
+   * Builds everything from `search_docs` in two passes over the rows: count each term's postings, then fill lists
+   * allocated to size. One read transaction, so the rows and the log position agree.
+   */
   const load = () => {
-    rowids = new Int32Array(1024);
-    lengths = new Int32Array(1024);
-    channelOfDoc = new Int32Array(1024);
-    deleted = new Uint8Array(1024);
-    docOf = new Int32Array(1024);
     docCount = 0;
     deletedCount = 0;
-    postings = [];
     postingCount = 0;
     counts = [];
     channelIndex.clear();
@@ -213,7 +225,43 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     db.transaction(() => {
       applied = (maxSeq.get() as number | null) ?? 0;
       readAudiences();
-      for (const row of allDocs.iterate() as Iterable<{ rowid: number; channelId: string; length: number; terms: Uint8Array }>) add(row.rowid, row.channelId, row.length, row.terms);
+      const rows = allDocs.all() as { rowid: number; channelId: string; length: number; terms: Uint8Array }[];
+      const size = Math.max(1024, rows.length);
+      rowids = new Int32Array(size);
+      lengths = new Int32Array(size);
+      channelOfDoc = new Int32Array(size);
+      deleted = new Uint8Array(size);
+      docOf = new Int32Array(Math.max(1024, (rows.at(-1)?.rowid ?? 0) + 1));
+      let listSizes = new Int32Array(1024);
+      for (const row of rows) {
+        const doc = docCount++;
+        rowids[doc] = row.rowid;
+        lengths[doc] = row.length;
+        docOf[row.rowid] = doc + 1;
+        const channel = channelNumber(row.channelId);
+        channelOfDoc[doc] = channel;
+        const audience = channelAudience[channel]!;
+        const c = audience >= 0 ? countsOf(audience) : undefined;
+        if (c) {
+          c.chunks += 1;
+          c.tokens += row.length;
+        }
+        SearchDocs.decode(row.terms, (termId) => {
+          if (termId >= listSizes.length) listSizes = grow(listSizes, termId + 1);
+          listSizes[termId]! += 1;
+          if (c) addDf(c, termId, 1);
+        });
+      }
+      postings = Array.from(listSizes, (n) => (n > 0 ? new PostingList(n) : undefined));
+      rows.forEach((row, doc) =>
+        SearchDocs.decode(row.terms, (termId, count) => {
+          const list = postings[termId]!;
+          list.docs[list.length] = doc;
+          list.counts[list.length] = count;
+          list.length += 1;
+        }),
+      );
+      postingCount = listSizes.reduce((n, x) => n + x, 0);
     })();
     version += 1;
   };
@@ -276,7 +324,7 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
       totalTokens: parts.reduce((n, c) => n + c.tokens, 0),
       df: (stem) => {
         const id = termId(stem);
-        return id === undefined ? 0 : parts.reduce((n, c) => n + (c.df.get(id) ?? 0), 0);
+        return id === undefined ? 0 : parts.reduce((n, c) => n + dfOf(c, id), 0);
       },
     });
     if (statsCache.size > 1000) statsCache.clear();

@@ -1,7 +1,7 @@
 /**
  * One term's posting list, in memory: the documents that hold it (ascending internal document numbers) with the
- * term's weighted count in each, and per block of `blockSize` postings the largest count and the shortest document:
- * together they bound the BM25 contribution of any posting in the block for any collection statistics.
+ * term's weighted count in each, and the most a posting of it can add to a BM25 score, per block of `blockSize`
+ * postings and for the whole list.
  */
 
 export const blockSize = 128;
@@ -10,42 +10,21 @@ export class PostingList {
   docs: Int32Array;
   counts: Uint16Array;
   length = 0;
-  blockMaxCount: Uint16Array;
-  blockMinLength: Int32Array;
 
   constructor(capacity = 2) {
-    this.docs = new Int32Array(capacity);
-    this.counts = new Uint16Array(capacity);
-    this.blockMaxCount = new Uint16Array(1);
-    this.blockMinLength = new Int32Array(1);
+    this.docs = new Int32Array(Math.max(1, capacity));
+    this.counts = new Uint16Array(Math.max(1, capacity));
   }
 
   /** Appends a posting; `doc` must be above every document already in the list. */
-  push(doc: number, count: number, docLength: number): void {
+  push(doc: number, count: number): void {
     if (this.length === this.docs.length) {
-      const capacity = this.docs.length * 2;
-      const docs = new Int32Array(capacity);
+      const docs = new Int32Array(this.docs.length * 2);
       docs.set(this.docs);
-      const counts = new Uint16Array(capacity);
+      const counts = new Uint16Array(this.docs.length * 2);
       counts.set(this.counts);
       this.docs = docs;
       this.counts = counts;
-    }
-    const block = Math.floor(this.length / blockSize);
-    if (block === this.blockMaxCount.length) {
-      const maxCount = new Uint16Array(block * 2);
-      maxCount.set(this.blockMaxCount);
-      const minLength = new Int32Array(block * 2);
-      minLength.set(this.blockMinLength);
-      this.blockMaxCount = maxCount;
-      this.blockMinLength = minLength;
-    }
-    if (this.length % blockSize === 0) {
-      this.blockMaxCount[block] = count;
-      this.blockMinLength[block] = docLength;
-    } else {
-      if (count > this.blockMaxCount[block]!) this.blockMaxCount[block] = count;
-      if (docLength < this.blockMinLength[block]!) this.blockMinLength[block] = docLength;
     }
     this.docs[this.length] = doc;
     this.counts[this.length] = count;
@@ -54,6 +33,51 @@ export class PostingList {
 
   get blocks(): number {
     return Math.ceil(this.length / blockSize);
+  }
+
+  /** Each block's largest tf·(k1+1)/(tf + k1·(1-b+b·len/avgdl)) at `boundAverage`, over the first `covered` postings. */
+  blockBound = new Float32Array(0);
+  private boundAverage = 0;
+  private covered = 0;
+  private listBound = 0;
+
+  /**
+   * The most any posting of the list adds to a BM25 score before its IDF, for this average length: exact maxima kept
+   * from an earlier average and scaled (a longer average only lowers length normalization, by at most its ratio), so
+   * the bound is tight yet costs a pass over the list only when the average has moved more than 1%.
+   */
+  bound(scoring: { k1: number; b: number; averageLength: number; docLength: Int32Array }): number {
+    const { k1, b, averageLength, docLength } = scoring;
+    if (this.covered === 0 || Math.abs(averageLength / this.boundAverage - 1) > 0.01) {
+      this.boundAverage = averageLength;
+      this.covered = 0;
+      this.listBound = 0;
+      this.blockBound = new Float32Array(this.blocks);
+    }
+    if (this.covered < this.length) {
+      if (this.blockBound.length < this.blocks) {
+        const grown = new Float32Array(this.blocks * 2);
+        grown.set(this.blockBound);
+        this.blockBound = grown;
+      }
+      const norm0 = k1 * (1 - b);
+      const norm1 = (k1 * b) / this.boundAverage;
+      for (let p = this.covered; p < this.length; p++) {
+        const count = this.counts[p]!;
+        // Rounded up past float32 and summation error: a bound may be loose, never low.
+        const w = ((count * (k1 + 1)) / (count + norm0 + norm1 * docLength[this.docs[p]!]!)) * (1 + 1e-6);
+        const block = (p / blockSize) | 0;
+        if (w > this.blockBound[block]!) this.blockBound[block] = w;
+        if (w > this.listBound) this.listBound = w;
+      }
+      this.covered = this.length;
+    }
+    return this.listBound * this.boundScale(averageLength);
+  }
+
+  /** What `blockBound` is multiplied by for this average length; call `bound` first. */
+  boundScale(averageLength: number): number {
+    return Math.max(1, averageLength / this.boundAverage);
   }
 
   /** The first position at or after `from` whose document is at least `target` (`length` when none is). */

@@ -73,11 +73,21 @@ function idsOf(db: Database, stems: Iterable<string>): Map<string, number> {
   return ids;
 }
 
+/** Adds each stem of a text to `counts`, `weight` per occurrence; tokens are counted first, so each is stemmed once. */
+function countStems(text: string, weight: number, counts: Map<string, number>): void {
+  const tokens = new Map<string, number>();
+  for (const token of Text.tokens(text)) tokens.set(token, (tokens.get(token) ?? 0) + 1);
+  for (const [token, n] of tokens) {
+    const stem = Text.stem(token);
+    counts.set(stem, (counts.get(stem) ?? 0) + n * weight);
+  }
+}
+
 /** Each distinct stem of a chunk and its title with its weighted count. */
 export function analyze(title: string, text: string): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const s of Text.stemsOf(title)) counts.set(s, (counts.get(s) ?? 0) + titleWeight);
-  for (const s of Text.stemsOf(text)) counts.set(s, (counts.get(s) ?? 0) + 1);
+  countStems(title, titleWeight, counts);
+  countStems(text, 1, counts);
   return counts;
 }
 
@@ -137,7 +147,7 @@ export function put(db: Database, docs: SearchDoc[]): void {
     let title = titles.get(doc.title);
     if (!title) titles.set(doc.title, (title = analyze(doc.title, '')));
     const counts = new Map(title);
-    for (const s of Text.stemsOf(doc.text)) counts.set(s, (counts.get(s) ?? 0) + 1);
+    countStems(doc.text, 1, counts);
     const ids = idsOf(db, counts.keys());
     insert.run(doc.rowid, doc.channelId, doc.length, encode([...counts].map(([s, n]) => [ids.get(s)!, n])));
   }

@@ -1,0 +1,189 @@
+/**
+ * One size of the query benchmark, in its own process so its peak memory is its own (run by bench/query.ts).
+ * Builds or reuses a synthetic store of SciFact sentences, then measures, over the same 200 SciFact train queries:
+ * the first stage alone (pruned MaxScore, the same index scoring every match, and SQLite FTS5's exhaustive BM25 as the
+ * reference), whether the pruned top 100 equals the exhaustive top 100, raw-mode global queries through the tool
+ * handler and over HTTP, the cost of writing chunks with the index kept current, memory and bytes on disk.
+ * Prints one JSON line.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import * as Config from '../src/config/Config.js';
+import { projectRoot } from '../src/config/Config.js';
+import * as Beir from '../src/eval/Beir.js';
+import * as TermModel from '../src/retrieval/TermModel.js';
+import * as Text from '../src/retrieval/Text.js';
+import * as Services from '../src/Services.js';
+import * as Accounts from '../src/store/Accounts.js';
+import * as Channels from '../src/store/Channels.js';
+import * as Credentials from '../src/store/Credentials.js';
+import * as Items from '../src/store/Items.js';
+import * as Ledger from '../src/store/Ledger.js';
+import * as Profiles from '../src/store/Profiles.js';
+import * as HttpServer from '../src/transport/http/Server.js';
+import * as Tools from '../tools/Tools.js';
+
+const { values } = parseArgs({ options: { size: { type: 'string' }, queries: { type: 'string' }, dir: { type: 'string' }, reference: { type: 'string' }, 'build-only': { type: 'boolean' } } });
+const n = Number(values.size);
+const queryCount = Number(values.queries ?? 200);
+const shared = process.env.SHARED_DIR ?? path.join(projectRoot, '..', 'shared');
+const scifact = path.join(shared, 'datasets', 'scifact');
+const dataset = await Beir.load(scifact, path.join(scifact, 'qrels', 'train.tsv'));
+const sentences = dataset.corpus.flatMap((d) => d.text.split(/(?<=[.!?])\s+/)).filter((s) => s.length > 20);
+const questions = [...dataset.qrels.keys()].slice(0, queryCount).map((id) => dataset.queries.get(id)!);
+const file = path.join(values.dir!, `bench-${n}.db`);
+/** What building the store took, kept beside it so a rerun on the cached store still reports it. */
+const sidecar = `${file}.json`;
+const built: Record<string, number> = fs.existsSync(sidecar) ? JSON.parse(fs.readFileSync(sidecar, 'utf8')) : {};
+const log = (line: string) => process.stderr.write(`  [${n}] ${line}\n`);
+const seconds = (since: number) => Number(((performance.now() - since) / 1000).toFixed(1));
+const ms = (values: number[], p: number) => Number(Beir.percentile(values, p).toFixed(1));
+
+let seed = 42;
+const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+const open = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000' }));
+const chunkText = () => Array.from({ length: 3 + Math.floor(random() * 5) }, () => sentences[Math.floor(random() * sentences.length)]!).join(' ');
+
+/** A store of `n` chunks: 50 public profiles with 2 channels each, items of 10 chunks, one transaction per item. */
+function build(): void {
+  if (fs.existsSync(file)) return;
+  const started = performance.now();
+  const services = open();
+  const db = services.db;
+  const channels: string[] = [];
+  for (let p = 0; p < 50; p++) {
+    const profile = Profiles.create(db, { slug: `creator-${p}`, name: `Creator ${p}`, visibility: 'public', directory: true });
+    for (const kind of ['rss', 'podcast_rss'] as const) channels.push(Channels.create(db, { profileId: profile.id, kind, label: `${kind} ${p}`, accessLevel: 'public', ratePerMillionTokens: 2 }).id);
+  }
+  const itemsNeeded = Math.ceil(n / 10);
+  for (let i = 0; i < itemsNeeded; i++) {
+    const doc = dataset.corpus[i % dataset.corpus.length]!;
+    const chunks = Array.from({ length: Math.min(10, n - i * 10) }, () => ({ text: chunkText() }));
+    Items.put(db, { channelId: channels[i % channels.length]!, externalId: `doc-${i}`, title: doc.title, contentHash: `h${i}`, publishedAt: 1_600_000_000_000 + i * 60_000, chunks });
+    if (i % 20_000 === 0) log(`built ${i * 10} / ${n} chunks (${seconds(started)} s)`);
+  }
+  db.exec("INSERT INTO chunk_fts(chunk_fts) VALUES('optimize')");
+  services.close();
+  built.ingestSeconds = seconds(started);
+  fs.writeFileSync(sidecar, JSON.stringify(built));
+}
+
+build();
+if (values['build-only']) process.exit(0);
+const services = open();
+const db = services.db;
+
+// The index: filled from the chunks when the store predates it, then loaded into memory.
+const rssBefore = process.memoryUsage().rss;
+let started = performance.now();
+const index = services.lexicalIndex();
+const indexOpenSeconds = seconds(started);
+const indexMB = Math.round((process.memoryUsage().rss - rssBefore) / 1e6);
+log(`index open in ${indexOpenSeconds} s: ${JSON.stringify(index.size())}`);
+
+// The term model, as `profile-edge reindex` builds it.
+if (!services.termModel()) {
+  started = performance.now();
+  TermModel.build(db, { stats: index.statistics(new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[])) } as TermModel.BuildOptions);
+  built.termModelSeconds = seconds(started);
+  fs.writeFileSync(sidecar, JSON.stringify(built));
+}
+
+// First stage alone: global scope, top 100.
+const channelIds = new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[]);
+const fts = db.prepare('SELECT rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS score FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY score DESC LIMIT 100');
+const quote = (token: string) => `"${token.replace(/"/g, '""')}"`;
+const referenceCount = Math.min(questions.length, Number(values.reference ?? questions.length));
+const pruned: number[] = [];
+const exhaustive: number[] = [];
+const fts5: number[] = [];
+let identical = 0;
+for (const [i, q] of questions.entries()) {
+  const terms = Text.queryTerms(q);
+  const query = { terms, text: q, channelIds, limit: 100 };
+  let t = performance.now();
+  const a = await index.search(query);
+  pruned.push(performance.now() - t);
+  t = performance.now();
+  const b = await index.searchExhaustive(query);
+  exhaustive.push(performance.now() - t);
+  if (a.length === b.length && a.every((h, j) => h.rowid === b[j]!.rowid && h.score === b[j]!.score)) identical += 1;
+  if (i < referenceCount && terms.length > 0) {
+    t = performance.now();
+    fts.all(`{title text} : (${terms.map((x) => quote(x.token)).join(' OR ')})`);
+    fts5.push(performance.now() - t);
+  }
+}
+
+// Whole queries: raw mode, global scope, through the handler and over HTTP.
+const account = Accounts.find(db, 'bench') ?? Accounts.create(db, { name: 'bench' });
+Ledger.move(db, { accountId: account.id, kind: 'grant', creditsDelta: 100 * questions.length * 2 });
+const key = Credentials.issue(db, { kind: 'api_key', accountId: account.id }).token;
+const args = (question: string) => ({ question, mode: 'raw', paymentMode: 'credits' });
+const ask = (q: string) => Tools.invoke({ services, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
+for (const q of questions.slice(0, 10)) await ask(q);
+const handler: number[] = [];
+for (const q of questions) {
+  const t = performance.now();
+  await ask(q);
+  handler.push(performance.now() - t);
+}
+const { server, url } = await HttpServer.listen(services, { host: '127.0.0.1', port: 0 });
+const http: number[] = [];
+for (const q of questions) {
+  const t = performance.now();
+  const response = await fetch(`${url}/api/ask/query`, { method: 'POST', headers: { 'service-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(args(q)) });
+  await response.arrayBuffer();
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  http.push(performance.now() - t);
+}
+await HttpServer.close(server);
+
+// Writing: items of 10 chunks, each in its own transaction with the index rows, then searchable at the next query.
+const channel = channelIds.values().next().value!;
+const writes = 100;
+started = performance.now();
+for (let i = 0; i < writes; i++) Items.put(db, { channelId: channel, externalId: `write-${i}`, title: 'Write cost', contentHash: `w${i}`, chunks: Array.from({ length: 10 }, () => ({ text: chunkText() })) });
+const writeMsPerChunk = Number(((performance.now() - started) / (writes * 10)).toFixed(3));
+started = performance.now();
+const found = await index.search({ terms: Text.queryTerms('write cost'), text: 'write cost', channelIds, limit: 10 });
+const catchUpMs = Number((performance.now() - started).toFixed(1));
+if (!found.length) throw new Error('written chunks were not found');
+for (let i = 0; i < writes; i++) Items.remove(db, Items.itemId(channel, `write-${i}`));
+db.pragma('wal_checkpoint(TRUNCATE)');
+
+/** Payload bytes of a query's rows (pages add a little): this build of SQLite has no dbstat. */
+const bytes = (sql: string) => (db.prepare(sql).pluck().get() as number | null) ?? 0;
+const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
+const perMillion = (total: number) => Number((((total / chunks) * 1e6) / 1e9).toFixed(2));
+console.log(
+  JSON.stringify({
+    chunks,
+    queries: questions.length,
+    prunedP50ms: ms(pruned, 50),
+    prunedP95ms: ms(pruned, 95),
+    exhaustiveP50ms: ms(exhaustive, 50),
+    fts5P50ms: ms(fts5, 50),
+    fts5P95ms: ms(fts5, 95),
+    fts5Queries: fts5.length,
+    speedupVsFts5: Number((Beir.percentile(fts5, 50) / Beir.percentile(pruned, 50)).toFixed(1)),
+    identicalTop100: `${identical}/${questions.length}`,
+    handlerP50ms: ms(handler, 50),
+    handlerP95ms: ms(handler, 95),
+    httpP50ms: ms(http, 50),
+    httpP95ms: ms(http, 95),
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1e3),
+    indexMB,
+    indexOpenSeconds,
+    ingestSeconds: built.ingestSeconds ?? null,
+    termModelSeconds: built.termModelSeconds ?? null,
+    writeMsPerChunk,
+    catchUpMs,
+    diskGBPerMillion: perMillion(fs.statSync(file).size),
+    searchRowsGBPerMillion: perMillion(bytes('SELECT sum(length(terms) + length(channel_id) + 16) FROM search_docs') + bytes('SELECT sum(length(term) + 12) FROM search_terms')),
+    fts5GBPerMillion: perMillion(bytes('SELECT sum(length(block) + 8) FROM chunk_fts_data')),
+    textGBPerMillion: perMillion(bytes('SELECT sum(length(text) + length(id) + 40) FROM chunks')),
+  }),
+);
+services.close();

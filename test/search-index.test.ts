@@ -1,0 +1,191 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
+import * as Text from '../src/retrieval/Text.js';
+import * as Channels from '../src/store/Channels.js';
+import type { Database } from '../src/store/Database.js';
+import * as Store from '../src/store/Database.js';
+import * as Items from '../src/store/Items.js';
+import * as Profiles from '../src/store/Profiles.js';
+import * as SearchDocs from '../src/store/SearchDocs.js';
+
+/**
+ * The in-memory lexical index: exact (the pruned search returns what scoring every match returns, and both equal a
+ * plain BM25 written out below), current (a chunk written through any connection is found at the next search, a
+ * removed one is gone), and rebuilt from the store after a restart.
+ */
+
+let directory: string;
+beforeAll(() => {
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-index-'));
+});
+afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x`);
+function random(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 16807) % 2147483647) / 2147483647;
+}
+
+/** A store of `items` items, 3 chunks each, words drawn with a skew so some are common and most are rare. */
+function corpus(file: string, items: number, seed = 7): { db: Database; channels: string[] } {
+  const { db } = Store.open(file);
+  const r = random(seed);
+  const word = () => vocabulary[Math.floor(r() * r() * r() * vocabulary.length)]!;
+  const profile = Profiles.create(db, { slug: `p${seed}`, name: 'P', visibility: 'public' });
+  const channels = [0, 1, 2].map((c) => Channels.create(db, { profileId: profile.id, kind: 'rss', label: `c${c}`, accessLevel: 'public', ratePerMillionTokens: 1 }).id);
+  for (let i = 0; i < items; i++) {
+    const chunks = [0, 1, 2].map(() => ({ text: Array.from({ length: 10 + Math.floor(r() * 80) }, word).join(' ') }));
+    Items.put(db, { channelId: channels[i % 3]!, externalId: `i${i}`, title: `${word()} ${word()}`, contentHash: `h${i}`, chunks });
+  }
+  return { db, channels };
+}
+
+/** BM25 as written in the textbook, over the store's own rows: the reference both searches must equal. */
+function reference(db: Database) {
+  const docs = db.prepare('SELECT rowid, channel_id AS channelId, length, terms FROM search_docs ORDER BY rowid').all() as { rowid: number; channelId: string; length: number; terms: Uint8Array }[];
+  const tf = docs.map((d) => {
+    const m = new Map<number, number>();
+    SearchDocs.decode(d.terms, (id, n) => m.set(id, n));
+    return m;
+  });
+  return (stems: string[], channels: Set<string>, k: number) => bm25({ db, docs, tf, stems, channels, k });
+}
+
+function bm25(input: { db: Database; docs: { rowid: number; channelId: string; length: number }[]; tf: Map<number, number>[]; stems: string[]; channels: Set<string>; k: number }) {
+  const { db, docs, tf, stems, channels, k } = input;
+  const ids = stems.map((s) => SearchDocs.termId(db, s));
+  const n = docs.length;
+  const avg = docs.reduce((a, d) => a + d.length, 0) / n;
+  const idf = ids.map((id) => {
+    const df = id === undefined ? 0 : tf.filter((m) => m.has(id)).length;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  });
+  return docs
+    .map((d, i) => {
+      let score = 0;
+      let matched = false;
+      ids.forEach((id, t) => {
+        const f = id === undefined ? undefined : tf[i]!.get(id);
+        if (f !== undefined) matched = true;
+        score += f === undefined ? 0 : idf[t]! * ((f * 2.2) / (f + 1.2 * (0.25 + (0.75 * d.length) / avg)));
+      });
+      return { rowid: d.rowid, score, matched, channelId: d.channelId };
+    })
+    .filter((d) => d.matched && channels.has(d.channelId))
+    .sort((a, b) => b.score - a.score || a.rowid - b.rowid)
+    .slice(0, k)
+    .map(({ rowid, score }) => ({ rowid, score }));
+}
+
+const query = (words: string[], channelIds: Iterable<string>, limit = 100) => ({
+  terms: words.map((w) => ({ token: w, stem: Text.stem(w) })),
+  text: words.join(' '),
+  channelIds: new Set(channelIds),
+  limit,
+});
+
+describe('LexicalIndex', () => {
+  test('behavior: the pruned search returns exactly the exhaustive top 100, and both are plain BM25, on 300 random questions', async () => {
+    const { db, channels } = corpus(path.join(directory, 'exact.db'), 1500);
+    const index = LexicalIndex.open(db);
+    const plain = reference(db);
+    const r = random(99);
+    for (let q = 0; q < 300; q++) {
+      const words = Array.from({ length: 1 + Math.floor(r() * 8) }, () => vocabulary[Math.floor(r() * r() * vocabulary.length)]!);
+      // Every fifth question is scoped to one or two channels: the filter must not change exactness.
+      const scope = q % 5 === 0 ? channels.slice(0, 1 + (q % 2)) : channels;
+      const limit = q % 7 === 0 ? 10 : 100;
+      const pruned = await index.search(query(words, scope, limit));
+      const exhaustive = await index.searchExhaustive(query(words, scope, limit));
+      expect(pruned).toEqual(exhaustive);
+      const expected = plain([...new Set(words.map(Text.stem))], new Set(scope), limit);
+      expect(pruned.map((h) => h.rowid)).toEqual(expected.map((h) => h.rowid));
+      pruned.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+    }
+    db.close();
+  });
+
+  test('behavior: a chunk written or removed through another connection is found, or gone, at the next search', async () => {
+    const file = path.join(directory, 'current.db');
+    const { db, channels } = corpus(file, 50);
+    const index = LexicalIndex.open(db);
+    const writer = Store.open(file).db;
+    const ask = async () => (await index.search(query(['glimmerwort'], channels, 5))).map((h) => h.rowid);
+    expect(await ask()).toEqual([]);
+    Items.put(writer, { channelId: channels[0]!, externalId: 'fresh', title: 'Glimmerwort', contentHash: 'f1', chunks: [{ text: 'All about glimmerwort.' }] });
+    const [rowid] = await ask();
+    expect(rowid).toBe(writer.prepare("SELECT c.rowid FROM chunks c WHERE c.text LIKE '%glimmerwort%'").pluck().get());
+    expect(index.statistics(new Set(channels)).df(Text.stem('glimmerwort'))).toBe(1);
+    // Replaced content: the old chunk's words go, the new ones come.
+    Items.put(writer, { channelId: channels[0]!, externalId: 'fresh', title: 'Moonpetal', contentHash: 'f2', chunks: [{ text: 'Now about moonpetal.' }] });
+    expect(await ask()).toEqual([]);
+    expect(index.statistics(new Set(channels)).df(Text.stem('glimmerwort'))).toBe(0);
+    expect(await index.search(query(['moonpetal'], channels, 5))).toHaveLength(1);
+    Items.remove(writer, Items.itemId(channels[0]!, 'fresh'));
+    expect(await index.search(query(['moonpetal'], channels, 5))).toEqual([]);
+    writer.close();
+    db.close();
+  });
+
+  test('behavior: a write that rolls back leaves no trace, and the term ids it gave are not reused for other words', async () => {
+    const file = path.join(directory, 'rollback.db');
+    const { db, channels } = corpus(file, 20);
+    const index = LexicalIndex.open(db);
+    expect(() =>
+      db.transaction(() => {
+        Items.put(db, { channelId: channels[0]!, externalId: 'doomed', title: 'Doomed', contentHash: 'd', chunks: [{ text: 'quixotic zephyrs' }] });
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    Items.put(db, { channelId: channels[0]!, externalId: 'kept', title: 'Kept', contentHash: 'k', chunks: [{ text: 'vermilion lanterns' }] });
+    expect(await index.search(query(['quixotic'], channels, 5))).toEqual([]);
+    expect(await index.search(query(['vermilion'], channels, 5))).toHaveLength(1);
+    expect(SearchDocs.termId(db, Text.stem('quixotic'))).toBeUndefined();
+    db.close();
+  });
+
+  test('behavior: after a restart the index is rebuilt from what was committed, and matches an index kept current', async () => {
+    const file = path.join(directory, 'restart.db');
+    const { db, channels } = corpus(file, 200);
+    const live = LexicalIndex.open(db);
+    for (let i = 0; i < 40; i++) Items.remove(db, Items.itemId(channels[i % 3]!, `i${i}`));
+    Items.put(db, { channelId: channels[1]!, externalId: 'late', title: 'Late', contentHash: 'l', chunks: [{ text: `${vocabulary[3]} ${vocabulary[5]}` }] });
+    const restarted = LexicalIndex.open(Store.open(file).db);
+    for (const words of [[vocabulary[0]!, vocabulary[3]!], [vocabulary[5]!], vocabulary.slice(0, 8)]) {
+      expect(await restarted.search(query(words, channels))).toEqual(await live.search(query(words, channels)));
+    }
+    expect(restarted.size().chunks).toBe(live.size().chunks);
+    db.close();
+  });
+
+  test('behavior: a store from before the index is filled on open, resuming where an interrupted fill stopped', async () => {
+    const file = path.join(directory, 'fill.db');
+    const { db, channels } = corpus(file, 30);
+    const expected = await LexicalIndex.open(db).search(query([vocabulary[1]!, vocabulary[2]!], channels));
+    // As a store from before the index would be: some rows missing, none for the rest.
+    db.exec('DELETE FROM search_docs WHERE rowid % 2 = 0');
+    const reopened = LexicalIndex.open(db);
+    expect(await reopened.search(query([vocabulary[1]!, vocabulary[2]!], channels))).toEqual(expected);
+    db.close();
+  });
+
+  test('behavior: pausing a channel takes its chunks out of results and statistics; resuming brings them back', async () => {
+    const { db, channels } = corpus(path.join(directory, 'pause.db'), 60);
+    const index = LexicalIndex.open(db);
+    const all = new Set(channels);
+    const before = index.statistics(all);
+    Channels.update(db, channels[0]!, { status: 'paused' });
+    const paused = index.statistics(all);
+    expect(paused.chunkCount).toBe(before.chunkCount - 60);
+    const hits = await index.search(query(vocabulary.slice(0, 5), channels));
+    const channelOf = db.prepare('SELECT i.channel_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?').pluck();
+    expect(hits.every((h) => channelOf.get(h.rowid) !== channels[0])).toBe(true);
+    Channels.update(db, channels[0]!, { status: 'live' });
+    expect(index.statistics(all).chunkCount).toBe(before.chunkCount);
+    expect(index.statistics(all).df(Text.stem(vocabulary[0]!))).toBe(before.df(Text.stem(vocabulary[0]!)));
+    db.close();
+  });
+});
