@@ -4,12 +4,16 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Upload from '../src/ingest/Upload.js';
+import type { Embedder } from '../src/retrieval/Embedder.js';
 import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
 import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js';
+import * as VectorSearch from '../src/retrieval/VectorSearch.js';
+import type { Logger } from '../src/log/Logger.js';
 import * as Services from '../src/Services.js';
 import * as Accounts from '../src/store/Accounts.js';
 import * as Channels from '../src/store/Channels.js';
 import * as Credentials from '../src/store/Credentials.js';
+import * as Items from '../src/store/Items.js';
 import * as Ledger from '../src/store/Ledger.js';
 import * as Profiles from '../src/store/Profiles.js';
 import * as Store from '../src/store/Database.js';
@@ -90,13 +94,132 @@ describe('VectorIndex', () => {
       VectorIndex.create(db, { embedderId: 'test', dimensions: 2 });
       VectorIndex.put(db, [{ rowid: rowids[0]!, vector: Float32Array.of(1, 0) }, { rowid: rowids[1]!, vector: Float32Array.of(0, 0) }]);
       expect(VectorIndex.count(db)).toBe(1);
-      expect(VectorIndex.nearest(db, Float32Array.of(0, 0), 5)).toEqual([]);
-      expect(VectorIndex.nearest(db, Float32Array.of(0.6, 0.8), 5)).toEqual([{ rowid: rowids[0], similarity: expect.closeTo(0.6, 5) }]);
+      expect(VectorIndex.nearest(db, { vector: Float32Array.of(0, 0), limit: 5, channelIds: ['ch_zero'] })).toEqual([]);
+      expect(VectorIndex.nearest(db, { vector: Float32Array.of(0.6, 0.8), limit: 5, channelIds: ['ch_zero'] })).toEqual([{ rowid: rowids[0], similarity: expect.closeTo(0.6, 5) }]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('behavior: re-scoring returns exact cosine similarities, best first, ties to the earlier chunk', () => {
+    const { db } = Store.open(':memory:');
+    try {
+      const vectors = [unit(1, 0, 0, 0), unit(1, 1, 0, 0), unit(1, 1, 0, 0), unit(0, 0, 1, 0), unit(-1, 0.2, 0, 1)];
+      const rowids = stock(db, { channelId: 'ch_a', vectors, dimensions: 4 });
+      const query = unit(1, 0.5, 0, 0);
+      const hits = VectorIndex.nearest(db, { vector: query, limit: 3, channelIds: ['ch_a'], oversample: 1 });
+      expect(hits.map((h) => h.rowid)).toEqual([rowids[1], rowids[2], rowids[0]]);
+      for (const hit of hits) expect(hit.similarity).toBeCloseTo(dot(vectors[rowids.indexOf(hit.rowid)]!, query), 6);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('behavior: the hits for a scope are the same with and without another channel whose chunks are nearer', async () => {
+    const { db } = Store.open(':memory:');
+    try {
+      const query = unit(1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+      // Public chunks at a middling angle to the question; a private channel's 150 chunks all lie nearer to it than
+      // any of them, more than a global search that drops other channels' chunks would ever look past.
+      const publicVectors = Array.from({ length: 12 }, (_, i) => unit(...Array.from({ length: 16 }, (_, d) => (d === 0 ? 1 : Math.sin(i * 7 + d * 3)))));
+      stock(db, { channelId: 'ch_public', vectors: publicVectors, dimensions: 16 });
+      // A small oversample: a scan that looked past the scope would find only private candidates.
+      const search = VectorSearch.create({ db, embedder: fixed(query), logger: silent(), oversample: 2 });
+      const ask = (channels: string[]) => search.search({ terms: [], text: 'q', channelIds: new Set(channels), limit: 3 });
+      const before = await ask(['ch_public']);
+      expect(before).toHaveLength(3);
+
+      const privateVectors = Array.from({ length: 150 }, (_, i) => unit(...Array.from({ length: 16 }, (_, d) => (d === 0 ? 20 : Math.cos(i * 5 + d)))));
+      const privateRowids = stock(db, { channelId: 'ch_private', vectors: privateVectors, dimensions: 16, access: 'private' });
+      expect((await ask(['ch_public', 'ch_private'])).every((h) => privateRowids.includes(h.rowid))).toBe(true);
+      expect(await ask(['ch_public'])).toEqual(before);
+      expect(await ask([])).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('behavior: an index of floats alone, built before quantization, is upgraded once from its stored vectors', async () => {
+    const { db } = Store.open(':memory:');
+    try {
+      const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2), unit(0, 0, 0)];
+      const rowids = stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: vectors.length });
+      floatsOnly(db, rowids.slice(0, 3), vectors.slice(0, 3));
+      expect(VectorIndex.count(db)).toBe(3);
+
+      const logger = silent();
+      const probe = unit(1, 0.1, 0.2);
+      const search = VectorSearch.create({ db, embedder: fixed(probe), logger });
+      expect(logger.lines).toContainEqual(['info', expect.stringContaining('upgraded'), { vectors: 3 }]);
+      expect(VectorIndex.upgrade(db)).toBe(0);
+      const hits = await search.search({ terms: [], text: 'q', channelIds: new Set(['ch_a']), limit: 5 });
+      expect(hits.map((h) => h.rowid)).toEqual([rowids[2], rowids[0], rowids[1]]);
+      expect(hits[0]!.score).toBeCloseTo(dot(vectors[2]!, probe), 6);
+      // Still kept current from the chunk transaction and the delete trigger.
+      db.prepare('DELETE FROM chunks WHERE rowid = ?').run(rowids[2]);
+      VectorIndex.put(db, [{ rowid: rowids[3]!, vector: probe }]);
+      expect(VectorIndex.count(db)).toBe(3);
+      expect((await search.search({ terms: [], text: 'q', channelIds: new Set(['ch_a']), limit: 1 }))[0]).toEqual({ rowid: rowids[3], score: expect.closeTo(1, 6) });
+      expect(() => VectorIndex.put(db, [{ rowid: rowids[3]!, vector: unit(1, 0) }])).toThrow(/2 dimensions for an index of 3/);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('behavior: a write to an index of floats alone upgrades it first, inside the chunk transaction', () => {
+    const { db } = Store.open(':memory:');
+    try {
+      const rowids = stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: 2 });
+      floatsOnly(db, rowids, [unit(1, 0, 0), unit(0, 1, 0)]);
+      const channel = Channels.create(db, { id: 'ch_b', profileId: Profiles.list(db)[0]!.id, kind: 'user_upload', label: 'b', accessLevel: 'public', ratePerMillionTokens: 1 });
+      Items.put(db, { channelId: channel.id, externalId: 'b', title: 'b', contentHash: 'b', chunks: [{ text: 'b' }], vectors: [unit(0, 0, 1)] });
+      expect(VectorIndex.count(db)).toBe(3);
+      expect(VectorIndex.nearest(db, { vector: unit(0.1, 0.2, 1), limit: 5, channelIds: ['ch_a'] }).map((h) => h.rowid)).toEqual([rowids[1], rowids[0]]);
+      expect(VectorIndex.nearest(db, { vector: unit(0.1, 0.2, 1), limit: 1, channelIds: ['ch_a', 'ch_b'] })[0]!.similarity).toBeCloseTo(dot(unit(0, 0, 1), unit(0.1, 0.2, 1)), 6);
     } finally {
       db.close();
     }
   });
 });
+
+/** Replaces the index with the layout VectorIndex.create wrote before quantization: one vec0 table of floats. */
+function floatsOnly(db: Store.Database, rowids: number[], vectors: Float32Array[]): void {
+  db.exec('DROP TRIGGER chunks_vectors_delete; DROP TABLE chunk_vectors; DROP TABLE chunk_embeddings; DROP TABLE vector_channels;');
+  db.exec(`CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[${vectors[0]!.length}] distance_metric=cosine)`);
+  db.exec('CREATE TRIGGER chunks_vectors_delete AFTER DELETE ON chunks BEGIN DELETE FROM chunk_vectors WHERE rowid = old.rowid; END;');
+  const insert = db.prepare('INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)');
+  vectors.forEach((v, i) => insert.run(BigInt(rowids[i]!), Buffer.from(v.buffer)));
+}
+
+const unit = (...values: number[]) => {
+  const norm = Math.hypot(...values);
+  return Float32Array.from(values, (x) => (norm ? x / norm : 0));
+};
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+const fixed = (vector: Float32Array): Embedder => ({ id: 'fixed', embed: async (texts) => texts.map(() => vector) });
+const silent = () => {
+  const lines: [string, string, Record<string, unknown> | undefined][] = [];
+  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push([level, message, fields]);
+  return Object.assign({ debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } satisfies Logger, { lines });
+};
+
+/** A channel with one item of `chunks` chunks (one per vector unless given), indexed with those vectors; its chunk rowids. */
+function stock(db: Store.Database, options: { channelId: string; vectors: Float32Array[]; dimensions: number; chunks?: number; access?: 'public' | 'private' }): number[] {
+  const slug = options.channelId.replace(/_/g, '-');
+  const profile = Profiles.create(db, { slug, name: slug, visibility: 'public' });
+  Channels.create(db, { id: options.channelId, profileId: profile.id, kind: 'user_upload', label: slug, accessLevel: options.access ?? 'public', ratePerMillionTokens: 1 });
+  if (!VectorIndex.info(db)) VectorIndex.create(db, { embedderId: 'fixed', dimensions: options.dimensions });
+  const count = options.chunks ?? options.vectors.length;
+  Items.put(db, {
+    channelId: options.channelId,
+    externalId: 'item',
+    title: slug,
+    contentHash: slug,
+    chunks: Array.from({ length: count }, (_, i) => ({ text: `chunk ${i} of ${slug}` })),
+    vectors: options.vectors.length ? options.vectors : undefined,
+  });
+  return db.prepare('SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? ORDER BY c.rowid').pluck().all(options.channelId) as number[];
+}
 
 /** A tiny local model: kitchen-cold words on one axis, baking words on another; every other word is unknown (zero). */
 const tinyVectors = {
