@@ -86,6 +86,7 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
   /** Moves whenever what the index holds changes: statistics are cached until it does. */
   let version = 0;
   const statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
+  let scratch = MaxScore.scratch(1024);
 
   const grow = <T extends Int32Array | Uint8Array>(array: T, need: number): T => {
     if (need <= array.length) return array;
@@ -351,8 +352,10 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
       const list = id === undefined ? undefined : postings[id];
       if (list && list.length > 0) terms.push({ list, idf: stats.idf(stem) });
     }
+    if (scratch.score.length < docCount) scratch = MaxScore.scratch(Math.max(docCount, scratch.score.length * 2));
     const ranked = MaxScore.topK({
       terms,
+      scratch,
       k: query.limit,
       scoring: { k1, b, averageLength: stats.averageTokens, docLength: lengths },
       accept: (doc) => deleted[doc] === 0 && allowed[channelOfDoc[doc]!] === 1,

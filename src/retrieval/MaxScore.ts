@@ -1,12 +1,14 @@
-import { blockSize } from './Postings.js';
+
 import type { PostingList } from './Postings.js';
 
 /**
- * Exact top-k BM25 by MaxScore (Turtle and Flood, 1995): terms are ordered by the most any posting of theirs can add;
- * once the k-th best score exceeds what the weakest terms can add together, documents holding only those terms cannot
- * enter the top k and are never visited, and their lists are only consulted for documents that still might. The
- * result is the exhaustive top k, the same documents with the same scores: ties go to the earlier document, and each
- * score is summed in the query's term order whichever way it was found.
+ * Exact top-k BM25 by MaxScore (Turtle and Flood, 1995), term at a time: the lists are read strongest first (by the
+ * most a posting of theirs can add), scores accumulating per document, while any document not yet met could still
+ * reach the k-th best partial score. Once the lists left cannot lift an unmet document that far, no new document
+ * can enter the top k; the remaining lists are then only consulted for the documents that still could, and those
+ * that no longer can are dropped as the lists are read. The result is the exhaustive top k, the same documents with
+ * the same scores: each finalist's score is summed again in the question's term order, and ties go to the earlier
+ * document.
  */
 
 export type ScoredTerm = { list: PostingList; idf: number };
@@ -15,16 +17,31 @@ export type Scoring = { k1: number; b: number; averageLength: number; docLength:
 
 export type Ranked = { doc: number; score: number };
 
+/** Per-document working space, reused by every search of one index (searches run one at a time). */
+export type Scratch = { score: Float64Array; mark: Uint8Array; touched: Int32Array; values: Float64Array };
+
+export function scratch(size: number): Scratch {
+  return { score: new Float64Array(size), mark: new Uint8Array(size), touched: new Int32Array(size), values: new Float64Array(size) };
+}
+
+/** Postings read, since the process started: what the benchmark reports as work per query. */
+export const counters = { postings: 0 };
+
+/** How many documents of the strongest short list are scored in full to start the threshold. */
+const seedSize = 5_000;
+
+/** How many of the documents met first the running k-th best is taken over. */
+const sampleSize = 20_000;
+
 /** Rounding in a sum of bounds must never prune a document whose exact score could still tie or pass. */
 const margin = (threshold: number) => 1e-9 * Math.max(1, Math.abs(threshold));
 
-/** Documents whose terms were read, since the process started: what the benchmark reports as work per query. */
-export const counters = { scored: 0 };
+// Marks: a document met and in scope, met and out of scope, or still a candidate after the lists turned selective.
+const inScope = 1;
+const outOfScope = 2;
+const candidate = 3;
 
-/** Documents per window: within one, each term is bounded by the best block of its list that overlaps it. */
-const windowSize = 4096;
-
-export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring; accept: (doc: number) => boolean; exhaustive?: boolean }): Ranked[] {
+export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring; accept: (doc: number) => boolean; scratch: Scratch; exhaustive?: boolean }): Ranked[] {
   const { terms, k, accept } = options;
   const n = terms.length;
   if (n === 0 || k <= 0) return [];
@@ -32,193 +49,161 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
   const norm0 = k1 * (1 - b);
   const norm1 = (k1 * b) / averageLength;
   const weight = (count: number, length: number) => (count * (k1 + 1)) / (count + norm0 + norm1 * length);
+  const { score, mark, touched, values } = options.scratch;
   const exhaustive = options.exhaustive === true;
 
-  // The most each term can add anywhere, and per block (scaled to this average length and its IDF).
   const bounds = terms.map(({ list, idf }) => list.bound(options.scoring) * idf);
-  const order = [...terms.keys()].sort((x, y) => bounds[x]! - bounds[y]! || x - y);
-  const lists = order.map((t) => terms[t]!.list);
-  const idfs = Float64Array.from(order, (t) => terms[t]!.idf);
-  const blockScale = Float64Array.from(order, (t) => terms[t]!.list.boundScale(averageLength) * terms[t]!.idf);
-  /** cumulative[i]: the most the i+1 weakest terms can add together. */
-  const cumulative = new Float64Array(n);
-  order.forEach((t, i) => (cumulative[i] = (i > 0 ? cumulative[i - 1]! : 0) + bounds[t]!));
-  /** Where each term of the query sits in `order`. */
-  const slot = new Int32Array(n);
-  order.forEach((t, i) => (slot[t] = i));
-  const position = new Int32Array(n);
-  const block = new Int32Array(n);
-  const contribution = new Float64Array(n);
-  const windowBound = new Float64Array(n);
-  /** The window's terms, weakest first within it, and their running sums. */
-  const local = new Int32Array(n);
-  const localCumulative = new Float64Array(n);
-  const heap = new Heap(k);
+  const order = [...terms.keys()].sort((x, y) => bounds[y]! - bounds[x]! || x - y);
+  /** rest[i]: the most the lists from the i-th strongest on can add together. */
+  const rest = new Float64Array(n + 1);
+  for (let i = n - 1; i >= 0; i--) rest[i] = rest[i + 1]! + bounds[order[i]!]!;
+  let met = 0;
   let threshold = -Infinity;
-  /** Terms below this index (of `order`) are non-essential everywhere: together they cannot lift a document past the threshold. */
-  let essential = 0;
-  const end = 2147483647;
-  const beaten = (bound: number) => !exhaustive && bound <= threshold - margin(threshold);
-
-  for (;;) {
-    // The next window starts at the first document an essential term still has.
-    let lo = end;
-    for (let i = essential; i < n; i++) {
-      const p = position[i]!;
-      if (p < lists[i]!.length && lists[i]!.docs[p]! < lo) lo = lists[i]!.docs[p]!;
+  const beaten = (bound: number) => !exhaustive && bound < threshold - margin(threshold);
+  function seedThreshold(): number {
+    const seed = order.slice(0, 3).map((t) => terms[t]!.list).sort((x, y) => x.length - y.length)[0]!;
+    const docs = seed.docs.subarray(0, Math.min(seed.length, seedSize)).filter(accept);
+    if (docs.length < k) return -Infinity;
+    const full = new Float64Array(docs.length);
+    for (const { list, idf } of terms) {
+      let p = 0;
+      docs.forEach((doc, d) => {
+        p = list.seek(p, doc);
+        if (p < list.length && list.docs[p] === doc) full[d]! += idf * weight(list.counts[p]!, docLength[doc]!);
+      });
     }
-    if (lo === end) break;
-    const hi = lo + windowSize - 1;
-    // Each term's bound in [lo, hi]: its best block overlapping the window.
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      const list = lists[i]!;
-      const blocks = list.blocks;
-      let bk = block[i]!;
-      while (bk < blocks && list.docs[Math.min(list.length, (bk + 1) * blockSize) - 1]! < lo) bk++;
-      block[i] = bk;
-      let best = 0;
-      for (let x = bk; x < blocks && list.docs[x * blockSize]! <= hi; x++) if (list.blockBound[x]! > best) best = list.blockBound[x]!;
-      windowBound[i] = best * blockScale[i]!;
-      total += windowBound[i]!;
-    }
-    if (!beaten(total)) {
-      // MaxScore inside the window, on the window's bounds.
-      let m = 0;
-      for (let i = 0; i < n; i++) if (windowBound[i]! > 0) local[m++] = i;
-      local.subarray(0, m).sort((x, y) => windowBound[x]! - windowBound[y]! || x - y);
-      for (let j = 0; j < m; j++) localCumulative[j] = (j > 0 ? localCumulative[j - 1]! : 0) + windowBound[local[j]!]!;
-      let localEssential = 0;
-      while (localEssential < m && beaten(localCumulative[localEssential]!)) localEssential += 1;
-      for (;;) {
-        let doc = end;
-        for (let j = localEssential; j < m; j++) {
-          const i = local[j]!;
-          const list = lists[i]!;
-          const p = (position[i] = list.seek(position[i]!, lo));
-          if (p < list.length && list.docs[p]! < doc) doc = list.docs[p]!;
-        }
-        if (doc > hi) break;
-        const admitted = accept(doc);
-        counters.scored += 1;
-        const length = docLength[doc]!;
-        let partial = 0;
-        for (let j = localEssential; j < m; j++) {
-          const i = local[j]!;
-          const list = lists[i]!;
-          const p = position[i]!;
-          if (p < list.length && list.docs[p] === doc) {
-            if (admitted) {
-              const w = idfs[i]! * weight(list.counts[p]!, length);
-              contribution[i] = w;
-              partial += w;
-            }
-            position[i] = p + 1;
-          }
-        }
-        if (admitted) {
-          let competitive = true;
-          for (let j = localEssential - 1; j >= 0; j--) {
-            if (beaten(partial + localCumulative[j]!)) {
-              competitive = false;
-              break;
-            }
-            const i = local[j]!;
-            const list = lists[i]!;
-            const p = (position[i] = list.seek(position[i]!, doc));
-            if (p < list.length && list.docs[p] === doc) {
-              const w = idfs[i]! * weight(list.counts[p]!, length);
-              contribution[i] = w;
-              partial += w;
-            }
-          }
-          if (competitive) {
-            // The canonical sum: in the query's term order, whatever order the terms were visited in.
-            let score = 0;
-            for (let t = 0; t < n; t++) score += contribution[slot[t]!]!;
-            if (!heap.full || score > threshold) {
-              heap.push(doc, score);
-              if (heap.full) {
-                threshold = heap.minScore;
-                while (essential < n && beaten(cumulative[essential]!)) essential += 1;
-                while (localEssential < m && beaten(localCumulative[localEssential]!)) localEssential += 1;
-              }
-            }
-          }
-          contribution.fill(0);
-        }
-        lo = doc + 1;
-      }
-    }
-    // Past the window: every essential term resumes after it.
-    for (let i = essential; i < n; i++) position[i] = lists[i]!.seek(position[i]!, hi + 1);
+    counters.postings += docs.length * n;
+    // Summed in another order than the final scores: a hair lower, so it never excludes a tie.
+    const value = select(full, full.length, k);
+    return value - 2 * margin(value);
   }
-  return heap.sorted();
+
+  /** The k-th best partial score among the given documents: a lower bound of the k-th best final score. */
+  const kth = (docs: Int32Array, count: number, wanted: number): number => {
+    let m = 0;
+    for (let i = 0; i < count; i++) if (mark[docs[i]!] === wanted) values[m++] = score[docs[i]!]!;
+    return m < k ? -Infinity : select(values, m, k);
+  };
+
+  // A first bound from below: the full scores of the documents of the strongest short list, likely among the best.
+  if (!exhaustive) threshold = seedThreshold();
+  let i = 0;
+  // Any document may still enter: read whole lists.
+  for (; i < n; i++) {
+    if (beaten(rest[i]!)) break;
+    const { list, idf } = terms[order[i]!]!;
+    const { docs, counts, length } = list;
+    for (let p = 0; p < length; p++) {
+      const doc = docs[p]!;
+      // One read decides: 0 is a document not met yet (every match adds above 0), below 0 one out of scope.
+      const sum = score[doc]!;
+      if (sum === 0) {
+        touched[met++] = doc;
+        if (!accept(doc)) {
+          score[doc] = -1;
+          mark[doc] = outOfScope;
+          continue;
+        }
+        mark[doc] = inScope;
+      } else if (sum < 0) continue;
+      score[doc] = sum + idf * weight(counts[p]!, docLength[doc]!);
+    }
+    counters.postings += length;
+    // Any k documents bound the k-th best from below; those met first (in the strongest lists) are the likeliest.
+    if (!exhaustive) threshold = kth(touched, Math.min(met, sampleSize), inScope);
+  }
+
+  // No unmet document can enter: only those that still could are scored further.
+  let pool: Int32Array = new Int32Array(0);
+  let poolMark = inScope;
+  if (i < n) {
+    let size = 0;
+    const all = new Int32Array(met);
+    for (let x = 0; x < met; x++) {
+      const doc = touched[x]!;
+      if (mark[doc] === inScope && !beaten(score[doc]! + rest[i]!)) all[size++] = doc;
+    }
+    pool = all.subarray(0, size).sort();
+    poolMark = candidate;
+    for (; i < n; i++) {
+      let kept = 0;
+      for (const doc of pool) {
+        if (beaten(score[doc]! + rest[i]!)) mark[doc] = inScope;
+        else {
+          mark[doc] = candidate;
+          pool[kept++] = doc;
+        }
+      }
+      pool = pool.subarray(0, kept);
+      const { list, idf } = terms[order[i]!]!;
+      const { docs, counts, length } = list;
+      if (pool.length * 16 < length) {
+        let p = 0;
+        for (const doc of pool) {
+          p = list.seek(p, doc);
+          if (p < length && docs[p] === doc) score[doc]! += idf * weight(counts[p]!, docLength[doc]!);
+        }
+        counters.postings += pool.length;
+      } else {
+        for (let p = 0; p < length; p++) {
+          const doc = docs[p]!;
+          if (mark[doc] === candidate) score[doc]! += idf * weight(counts[p]!, docLength[doc]!);
+        }
+        counters.postings += length;
+      }
+      threshold = Math.max(threshold, kth(pool, pool.length, candidate));
+    }
+  } else {
+    pool = touched.subarray(0, met);
+  }
+
+  // Finalists: the k best, and any within rounding of the k-th; each scored again in the question's term order.
+  const last = kth(pool, pool.length, poolMark);
+  const finalists: number[] = [];
+  for (const doc of pool) if (mark[doc] === poolMark && (last === -Infinity || score[doc]! >= last - 2 * margin(last))) finalists.push(doc);
+  finalists.sort((x, y) => x - y);
+  const exact = new Float64Array(finalists.length);
+  for (let t = 0; t < n; t++) {
+    const { list, idf } = terms[t]!;
+    let p = 0;
+    finalists.forEach((doc, f) => {
+      p = list.seek(p, doc);
+      if (p < list.length && list.docs[p] === doc) exact[f]! += idf * weight(list.counts[p]!, docLength[doc]!);
+    });
+  }
+  for (let x = 0; x < met; x++) {
+    score[touched[x]!] = 0;
+    mark[touched[x]!] = 0;
+  }
+  return finalists
+    .map((doc, f) => ({ doc, score: exact[f]! }))
+    .sort((x, y) => y.score - x.score || x.doc - y.doc)
+    .slice(0, k);
 }
 
-/** The k best so far; its root is the worst of them: the lowest score, or of equal scores the later document. */
-class Heap {
-  private docs: Int32Array;
-  private scores: Float64Array;
-  private size = 0;
-
-  constructor(private readonly capacity: number) {
-    this.docs = new Int32Array(capacity);
-    this.scores = new Float64Array(capacity);
-  }
-
-  get full(): boolean {
-    return this.size === this.capacity;
-  }
-
-  get minScore(): number {
-    return this.scores[0]!;
-  }
-
-  private worse(a: number, b: number): boolean {
-    return this.scores[a]! < this.scores[b]! || (this.scores[a] === this.scores[b] && this.docs[a]! > this.docs[b]!);
-  }
-
-  private swap(a: number, b: number): void {
-    const d = this.docs[a]!;
-    const s = this.scores[a]!;
-    this.docs[a] = this.docs[b]!;
-    this.scores[a] = this.scores[b]!;
-    this.docs[b] = d;
-    this.scores[b] = s;
-  }
-
-  push(doc: number, score: number): void {
-    if (this.size < this.capacity) {
-      let i = this.size++;
-      this.docs[i] = doc;
-      this.scores[i] = score;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (!this.worse(i, parent)) break;
-        this.swap(i, parent);
-        i = parent;
+/** The k-th largest of the first `count` values (which it reorders), by quickselect. */
+function select(values: Float64Array, count: number, k: number): number {
+  let lo = 0;
+  let hi = count - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (values[i]! > pivot) i++;
+      while (values[j]! < pivot) j--;
+      if (i <= j) {
+        const t = values[i]!;
+        values[i] = values[j]!;
+        values[j] = t;
+        i++;
+        j--;
       }
-      return;
     }
-    this.docs[0] = doc;
-    this.scores[0] = score;
-    let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let worst = i;
-      if (left < this.size && this.worse(left, worst)) worst = left;
-      if (right < this.size && this.worse(right, worst)) worst = right;
-      if (worst === i) break;
-      this.swap(i, worst);
-      i = worst;
-    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return values[target]!;
   }
-
-  sorted(): Ranked[] {
-    const out: Ranked[] = [];
-    for (let i = 0; i < this.size; i++) out.push({ doc: this.docs[i]!, score: this.scores[i]! });
-    return out.sort((a, b) => b.score - a.score || a.doc - b.doc);
-  }
+  return values[target]!;
 }

@@ -1,10 +1,7 @@
 /**
  * One term's posting list, in memory: the documents that hold it (ascending internal document numbers) with the
- * term's weighted count in each, and the most a posting of it can add to a BM25 score, per block of `blockSize`
- * postings and for the whole list.
+ * term's weighted count in each, and the most a posting of it can add to a BM25 score.
  */
-
-export const blockSize = 128;
 
 export class PostingList {
   docs: Int32Array;
@@ -31,19 +28,14 @@ export class PostingList {
     this.length += 1;
   }
 
-  get blocks(): number {
-    return Math.ceil(this.length / blockSize);
-  }
-
-  /** Each block's largest tf·(k1+1)/(tf + k1·(1-b+b·len/avgdl)) at `boundAverage`, over the first `covered` postings. */
-  blockBound = new Float32Array(0);
+  /** The largest tf·(k1+1)/(tf + k1·(1-b+b·len/avgdl)) at `boundAverage`, over the first `covered` postings. */
+  private listBound = 0;
   private boundAverage = 0;
   private covered = 0;
-  private listBound = 0;
 
   /**
-   * The most any posting of the list adds to a BM25 score before its IDF, for this average length: exact maxima kept
-   * from an earlier average and scaled (a longer average only lowers length normalization, by at most its ratio), so
+   * The most any posting of the list adds to a BM25 score before its IDF, for this average length: the exact maximum
+   * kept from an earlier average and scaled (a longer average lowers length normalization by at most its ratio), so
    * the bound is tight yet costs a pass over the list only when the average has moved more than 1%.
    */
   bound(scoring: { k1: number; b: number; averageLength: number; docLength: Int32Array }): number {
@@ -52,22 +44,14 @@ export class PostingList {
       this.boundAverage = averageLength;
       this.covered = 0;
       this.listBound = 0;
-      this.blockBound = new Float32Array(this.blocks);
     }
     if (this.covered < this.length) {
-      if (this.blockBound.length < this.blocks) {
-        const grown = new Float32Array(this.blocks * 2);
-        grown.set(this.blockBound);
-        this.blockBound = grown;
-      }
       const norm0 = k1 * (1 - b);
       const norm1 = (k1 * b) / this.boundAverage;
       for (let p = this.covered; p < this.length; p++) {
         const count = this.counts[p]!;
         // Rounded up past float32 and summation error: a bound may be loose, never low.
         const w = ((count * (k1 + 1)) / (count + norm0 + norm1 * docLength[this.docs[p]!]!)) * (1 + 1e-6);
-        const block = (p / blockSize) | 0;
-        if (w > this.blockBound[block]!) this.blockBound[block] = w;
         if (w > this.listBound) this.listBound = w;
       }
       this.covered = this.length;
@@ -75,8 +59,8 @@ export class PostingList {
     return this.listBound * this.boundScale(averageLength);
   }
 
-  /** What `blockBound` is multiplied by for this average length; call `bound` first. */
-  boundScale(averageLength: number): number {
+  /** What the bound kept for an earlier average is multiplied by for this one. */
+  private boundScale(averageLength: number): number {
     return Math.max(1, averageLength / this.boundAverage);
   }
 

@@ -93,6 +93,26 @@ export const evidenceFloor = 0.01;
 
 const limits: Record<QueryMode, number> = { lookup: 8, summary: 10, trend_brief: 10, claim_extraction: 10, source_inventory: 12, comparison: 10 };
 
+/**
+ * Chunks as the features see them, per store, by chunk id: an id names its item, position and content fingerprint, so
+ * its text never changes under it, and a chunk asked about again is not analyzed again.
+ */
+const analyses = new WeakMap<Database, { young: Map<string, Features.Candidate>; old: Map<string, Features.Candidate> }>();
+const analysisCacheSize = 10_000;
+
+function analyzed(db: Database, row: Row): Features.Candidate {
+  let cache = analyses.get(db);
+  if (!cache) analyses.set(db, (cache = { young: new Map(), old: new Map() }));
+  let candidate = cache.young.get(row.chunkId) ?? cache.old.get(row.chunkId);
+  if (!candidate) candidate = Features.analyze(row.title, row.text, row.tokenCount);
+  if (cache.young.size >= analysisCacheSize) {
+    cache.old = cache.young;
+    cache.young = new Map();
+  }
+  cache.young.set(row.chunkId, candidate);
+  return candidate;
+}
+
 function hydrate(db: Database, rowids: number[]): Map<number, Row> {
   if (rowids.length === 0) return new Map();
   const rows = db
@@ -173,7 +193,7 @@ function rerank(
   },
 ): Evidence[] {
   const rows = hydrate(db, options.hits.map((h) => h.rowid));
-  const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, Features.analyze(row.title, row.text, row.tokenCount)]));
+  const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, analyzed(db, row)]));
   const views = new Map<string, ReturnType<typeof profileView>>();
   const evidence: Evidence[] = [];
   for (const hit of options.hits) {
@@ -215,11 +235,10 @@ export async function candidateFeatures(
   const question = Features.question(terms, options.question, stats);
   const hits = await index.search({ terms, text: options.question, channelIds, limit: options.candidates });
   const rows = hydrate(db, hits.map((h) => h.rowid));
-  const analyzed = new Map([...rows].map(([rowid, row]) => [rowid, Features.analyze(row.title, row.text, row.tokenCount)]));
   const soft = softFeatures(options.termModel, question);
   return hits.flatMap((hit) => {
     const row = rows.get(hit.rowid);
-    const c = analyzed.get(hit.rowid);
+    const c = row && analyzed(db, row);
     if (!row || !c) return [];
     return [{ rowid: hit.rowid, itemId: row.itemId, features: Features.extract(question, c, stats, soft?.(c)) }];
   });
