@@ -85,7 +85,7 @@ log(`index open in ${indexOpenSeconds} s: ${JSON.stringify(index.size())}`);
 // The term model, as `profile-edge reindex` builds it.
 if (!services.termModel()) {
   started = performance.now();
-  TermModel.build(db, { stats: index.statistics(new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[])) } as TermModel.BuildOptions);
+  TermModel.build(db, { stats: index.statistics(new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[])) });
   built.termModelSeconds = seconds(started);
   fs.writeFileSync(sidecar, JSON.stringify(built));
 }

@@ -76,12 +76,39 @@ function corpus(): { title: string; chunks: string[] }[] {
   return items;
 }
 
-function seed(items: { title: string; chunks: string[] }[]): void {
+/** A public profile with one public channel holding the items; returns the channel's id. */
+function seed(items: { title: string; chunks: string[] }[]): string {
   const profile = Profiles.create(db, { slug: 'ada', name: 'Ada', visibility: 'public' });
   const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 0 });
+  put(channel.id, items);
+  return channel.id;
+}
+
+function put(channelId: string, items: { title: string; chunks: string[] }[], prefix = 'item'): void {
   items.forEach((item, i) =>
-    Items.put(db, { channelId: channel.id, externalId: `item-${i}`, title: item.title, contentHash: `h${i}`, chunks: item.chunks.map((text) => ({ text })) }),
+    Items.put(db, { channelId, externalId: `${prefix}-${i}`, title: item.title, contentHash: `${prefix}${i}`, chunks: item.chunks.map((text) => ({ text })) }),
   );
+}
+
+/** Words that occur only in private or paused content. */
+const hidden = ['zorblaxine', 'quendrath', 'vimmerlock'];
+
+/**
+ * Content no anonymous caller may read, full of the corpus's words and of `hidden` ones: a private profile's public
+ * channel, and a private and a paused channel of the public profile. Returns the channels.
+ */
+function addHiddenContent(): string[] {
+  const text = (n: number) => `The fridge keeps the ${hidden[n % 3]} cold. Ride the bicycle past ${hidden[(n + 1) % 3]} roses. ${hidden.join(' ')} in the garden.`;
+  const lab = Profiles.create(db, { slug: 'lab', name: 'Lab', visibility: 'private' });
+  const ada = Profiles.get(db, 'ada');
+  const channels = [
+    Channels.create(db, { profileId: lab.id, kind: 'user_upload', label: 'Lab notes', accessLevel: 'public', ratePerMillionTokens: 0 }),
+    Channels.create(db, { profileId: ada.id, kind: 'user_upload', label: 'Members only', accessLevel: 'private', ratePerMillionTokens: 0 }),
+    Channels.create(db, { profileId: ada.id, kind: 'user_upload', label: 'Drafts', accessLevel: 'public', ratePerMillionTokens: 0 }),
+  ];
+  for (const channel of channels) put(channel.id, Array.from({ length: 6 }, (_, n) => ({ title: `fridge ${hidden[n % 3]}`, chunks: [text(n), text(n + 1)] })), 'hidden');
+  Channels.update(db, channels[2]!.id, { status: 'paused' });
+  return channels.map((c) => c.id);
 }
 
 const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
@@ -123,7 +150,7 @@ describe('TermModel.build', () => {
     const first = TermModel.build(db, { dimensions: 12, seed: 5 });
     const rows = modelRows();
     const second = TermModel.build(db, { dimensions: 12, seed: 5 });
-    expect({ ...second, builtAt: 0 }).toEqual({ ...first, builtAt: 0 });
+    expect({ ...second, builtAt: 0, updatedAt: 0 }).toEqual({ ...first, builtAt: 0, updatedAt: 0 });
     expect(modelRows()).toEqual(rows);
   });
 
@@ -139,6 +166,43 @@ describe('TermModel.build', () => {
   test('behavior: a large index is sampled evenly', () => {
     seed(corpus());
     expect(TermModel.build(db, { maxChunks: 10, dimensions: 8 }).chunks).toBe(10);
+  });
+
+  test('behavior: a capped vocabulary keeps the terms in the most chunks', () => {
+    seed(corpus());
+    const all = TermModel.build(db, { dimensions: 8 });
+    const allTerms = new Set(modelRows().map((r) => (r as { term: string }).term));
+    expect(TermModel.build(db, { dimensions: 8, vocabulary: 10 })).toMatchObject({ terms: 10, ppmiTerms: 10 });
+    const kept = modelRows().map((r) => (r as { term: string }).term);
+    expect(all.terms).toBeGreaterThan(10);
+    const df = new Map<string, number>();
+    for (const item of corpus()) for (const text of item.chunks) for (const stem of new Set(Text.stemsOf(`${item.title} ${text}`))) df.set(stem, (df.get(stem) ?? 0) + 1);
+    const least = Math.min(...kept.map((term) => df.get(term)!));
+    for (const term of allTerms) if (!kept.includes(term)) expect(df.get(term)).toBeLessThanOrEqual(least);
+    expect(kept).toContain('kitchen');
+  });
+
+  test('behavior: private and paused content leaves no trace: the model is the one built without it', () => {
+    const channelId = seed(corpus().slice(0, 6));
+    const hiddenChannels = addHiddenContent();
+    put(channelId, corpus().slice(6), 'later');
+    const question = `Where does the fridge keep the ${hidden[0]} and ${hidden[1]}?`;
+    const kitchen = { title: 'kitchen', text: `The refrigerator keeps the food cold. Close the fridge door, ${hidden[2]}.` };
+    const build = (options: TermModel.BuildOptions) => {
+      const info = TermModel.build(db, { dimensions: 12, seed: 3, ...options });
+      const model = TermModel.load(db)!;
+      const { builtAt: _b, updatedAt: _u, throughRowid: _t, ...kept } = info;
+      return { info: kept, rows: modelRows(), features: featuresOf(model, question, kitchen, ['The fridge keeps the milk cold.']) };
+    };
+    const withHidden = [build({}), build({ maxChunks: 20 })];
+    const hiddenStems = hidden.map(Text.stem);
+    const rows = withHidden[0]!.rows as { term: string; lsa_neighbours: string; ppmi_neighbours: string }[];
+    expect(rows.length).toBeGreaterThan(20);
+    for (const row of rows) for (const stem of hiddenStems) expect(JSON.stringify(row)).not.toContain(stem);
+
+    for (const id of hiddenChannels) db.prepare('DELETE FROM channels WHERE id = ?').run(id);
+    db.prepare(`DELETE FROM profiles WHERE slug = 'lab'`).run();
+    expect([build({}), build({ maxChunks: 20 })]).toEqual(withHidden);
   });
 
   test('behavior: a tiny corpus builds with fewer dimensions than asked, and an empty one builds empty', () => {
@@ -160,6 +224,7 @@ describe('TermModel.build', () => {
     expect(() => TermModel.build(db, { dimensions: 0 })).toThrow(/dimensions/);
     expect(() => TermModel.build(db, { maxChunks: -1 })).toThrow(/maxChunks/);
     expect(() => TermModel.build(db, { seed: 1.5 })).toThrow(/seed/);
+    expect(() => TermModel.build(db, { vocabulary: 0 })).toThrow(/vocabulary/);
     expect(TermModel.load(db)?.info).toEqual(info);
   });
 });
@@ -206,5 +271,82 @@ describe('TermModel.features', () => {
   test('behavior: no model, nothing to load', () => {
     seed(corpus());
     expect(TermModel.load(db)).toBeUndefined();
+  });
+});
+
+describe('TermModel.update', () => {
+  const refrigerator = { title: 'kitchen', text: 'The refrigerator keeps the food cold. Close the refrigerator door in the kitchen.' };
+  const bicycle = { title: 'cycling', text: 'The bicycle chain needs oil. Ride the bicycle along the road.' };
+  const icebox = [{ title: 'kitchen', chunks: ['The icebox keeps the milk and cheese cold.', 'Close the icebox door in the kitchen.', 'Leftover soup goes into the cold icebox.'] }];
+  const infoOf = () => JSON.parse(Store.getMeta(db, 'term_model')!) as TermModel.BuildInfo;
+
+  test('behavior: a word added after the build gets an LSA vector and neighbours, and the rest stays as built', () => {
+    const channelId = seed(corpus());
+    const built = TermModel.build(db, { dimensions: 16, seed: 3 });
+    const before = modelRows();
+    put(channelId, icebox, 'new');
+
+    expect(TermModel.update(db)).toEqual({ chunks: 3, terms: 1 });
+    const row = db.prepare('SELECT lsa, lsa_neighbours AS lsa_neighbours, ppmi_neighbours, folded_at FROM term_model_terms WHERE term = ?').get('icebox') as Record<string, unknown>;
+    expect(row.folded_at).toEqual(expect.any(Number));
+    expect((row.lsa as Buffer).length).toBe(16 * 4);
+    expect(row.ppmi_neighbours).toBe('[]');
+    const neighbours = (JSON.parse(row.lsa_neighbours as string) as [string, number][]).map(([term]) => term);
+    expect(neighbours.slice(0, 5)).toEqual(expect.arrayContaining(['kitchen']));
+    expect(neighbours.slice(0, 10)).not.toEqual(expect.arrayContaining(['bicycl']));
+    expect(modelRows().filter((r) => (r as { term: string }).term !== 'icebox')).toEqual(before);
+    expect(infoOf()).toMatchObject({ ...built, updatedChunks: 3, foldedTerms: 1, updatedAt: expect.any(Number), throughRowid: expect.any(Number) });
+
+    const model = TermModel.load(db)!;
+    expect(featuresOf(model, 'Where is the icebox?', refrigerator).softLsa).toBeGreaterThan(featuresOf(model, 'Where is the icebox?', bicycle).softLsa);
+    expect(TermModel.update(db)).toEqual({ chunks: 0, terms: 0 });
+  });
+
+  test('behavior: private and paused content added after the build is not folded in', () => {
+    seed(corpus());
+    TermModel.build(db, { dimensions: 16, seed: 3 });
+    const rows = modelRows();
+    const info = infoOf();
+    addHiddenContent();
+
+    expect(TermModel.update(db)).toEqual({ chunks: 0, terms: 0 });
+    expect(modelRows()).toEqual(rows);
+    expect(infoOf()).toMatchObject({ ...info, throughRowid: expect.any(Number), updatedAt: expect.any(Number) });
+    expect(infoOf().throughRowid).toBeGreaterThan(info.throughRowid);
+    expect(TermModel.freshness(db)).toEqual({ rebuild: undefined, publicChunks: 36 });
+  });
+
+  test('behavior: a rebuild is due once public content grows by a fifth, or a channel is made private', () => {
+    const channelId = seed(corpus());
+    TermModel.build(db, { dimensions: 8 });
+    const more = (n: number, prefix: string) => put(channelId, [{ title: 'more', chunks: Array.from({ length: n }, (_, i) => `Fresh bread number ${i}.`) }], prefix);
+    more(7, 'a');
+    expect(TermModel.freshness(db)).toEqual({ rebuild: undefined, publicChunks: 43 });
+    expect(TermModel.refresh(db)).toEqual({ action: 'updated' });
+    more(1, 'b');
+    expect(TermModel.freshness(db)).toEqual({ rebuild: 'public content grew by 22% since the build', publicChunks: 44 });
+    // Too large to rebuild here: fold in, and say a rebuild is due.
+    expect(TermModel.refresh(db, { rebuildLimit: 43 })).toEqual({ action: 'updated', rebuildDue: 'public content grew by 22% since the build' });
+    expect(TermModel.refresh(db, { rebuildLimit: 44 })).toEqual({ action: 'built' });
+    expect(TermModel.freshness(db).rebuild).toBeUndefined();
+    expect(infoOf()).toMatchObject({ publicChunks: 44, updatedChunks: 0 });
+
+    Channels.update(db, channelId, { accessLevel: 'private' });
+    expect(TermModel.freshness(db).rebuild).toBe('the public channels changed since the build');
+  });
+
+  test('behavior: refresh builds a missing model, and leaves a store without public content alone', () => {
+    expect(TermModel.refresh(db, { rebuildLimit: Infinity })).toEqual({ action: 'unchanged' });
+    expect(TermModel.load(db)).toBeUndefined();
+    seed(corpus());
+    expect(TermModel.refresh(db)).toEqual({ action: 'unchanged', rebuildDue: 'there is no term model' });
+    expect(TermModel.refresh(db, { rebuildLimit: 36 })).toEqual({ action: 'built' });
+    expect(TermModel.load(db)?.info).toMatchObject({ chunks: 36, publicChunks: 36 });
+  });
+
+  test('error: without a model there is nothing to update', () => {
+    seed(corpus());
+    expect(TermModel.update(db)).toBeUndefined();
+    expect(() => TermModel.update(db, { maxChunks: 0 })).toThrow(/maxChunks/);
   });
 });

@@ -33,8 +33,29 @@ function banner(input: { url: string; host: string; databasePath: string }): str
 }
 
 
-/** Above this many chunks a sync in `serve` leaves the term model to `reindex` (a rebuild blocks the event loop). */
+/** Above this many public chunks a sync in `serve` only folds new content into the term model (a rebuild blocks). */
 const serveRebuildLimit = 2_000;
+
+/**
+ * Keeps the term model current without stalling requests: new public content is folded in (in proportion to it), a
+ * rebuild runs only within `rebuildLimit` public chunks, and a due rebuild the server will not run is logged once.
+ */
+function termModelRefresher(services: Services): (rebuildLimit: number) => void {
+  let reported: string | undefined;
+  return (rebuildLimit) => {
+    try {
+      const { action, rebuildDue } = TermModel.refresh(services.db, { rebuildLimit });
+      if (action !== 'unchanged') services.logger.info(`term model ${action}`);
+      if (rebuildDue !== undefined && rebuildDue !== reported) {
+        services.logger.warn('term model: a rebuild is due; run `profile-edge reindex` (or `profile-edge sync`)', { reason: rebuildDue });
+      }
+      reported = rebuildDue;
+    } catch (error) {
+      // A busy database waits for the next sync; the server answers with the model it has.
+      services.logger.error('term model refresh failed', { error });
+    }
+  };
+}
 
 export const serve: Command = {
   name: 'serve',
@@ -50,10 +71,9 @@ export const serve: Command = {
       const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
     }
-    // A small store gets its term model now; a large one is left to `profile-edge reindex`, which may take minutes.
-    if (!services.termModel() && TermModel.buildIfSmall(services.db) === 'too_large') {
-      services.logger.warn('no term model: ranking without soft term matching until `profile-edge reindex`');
-    }
+    // A small store gets its term model (re)built now; a large one folds in what is new and waits for a rebuild.
+    const refreshTermModel = termModelRefresher(services);
+    refreshTermModel(TermModel.automaticLimit);
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '')) {
         throw new UsageError(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set PORT or --port)' : error.message}`);
@@ -65,8 +85,8 @@ export const serve: Command = {
     const scheduler = config.sync.schedule
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
-          // Rebuilding blocks requests for its duration: only small stores get it here; others wait for `reindex`.
-          onReport: (r) => r.created + r.updated + r.removed > 0 && TermModel.buildIfSmall(services.db, serveRebuildLimit),
+          // Rebuilding blocks requests for its duration: only small stores get it here; others fold in what is new.
+          onReport: (r) => r.created + r.updated + r.removed > 0 && refreshTermModel(serveRebuildLimit),
         })
       : undefined;
     // A server restarted within minutes of a crash reconciles later, while it runs.

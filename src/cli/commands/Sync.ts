@@ -211,8 +211,13 @@ async function syncWithProgress(
   return report;
 }
 
-/** New text brings new words: a small store's term model is rebuilt; a large one waits for `reindex`. */
+/**
+ * New text brings new words: they are folded into the term model, and when a rebuild is due (no model yet, a fifth
+ * more public content, or channels made private or paused) it runs here, at any size: a build is bounded (under a
+ * minute at a million chunks), and this process serves no one meanwhile.
+ */
 function refreshTermModel(db: Sync.SyncDependencies['db'], reports: SyncReport[], out: Output): void {
   if (!reports.some(changed)) return;
-  if (TermModel.buildIfSmall(db) === 'too_large') out.status('the store is large: run `profile-edge reindex` to bring the term model up to date');
+  const { action } = TermModel.refresh(db, { rebuildLimit: Infinity, onProgress: (stage) => out.status(`term model: ${stage}`) });
+  if (action === 'built') out.status('term model rebuilt');
 }
