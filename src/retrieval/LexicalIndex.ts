@@ -253,7 +253,8 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
           if (c) addDf(c, termId, 1);
         });
       }
-      postings = Array.from(listSizes, (n) => (n > 0 ? new PostingList(n) : undefined));
+      // An eighth to spare: a list allocated to size would be copied whole by the first chunk written after load.
+      postings = Array.from(listSizes, (n) => (n > 0 ? new PostingList(n + (n >> 3) + 4) : undefined));
       rows.forEach((row, doc) =>
         SearchDocs.decode(row.terms, (termId, count) => {
           const list = postings[termId]!;

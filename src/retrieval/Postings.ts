@@ -16,9 +16,11 @@ export class PostingList {
   /** Appends a posting; `doc` must be above every document already in the list. */
   push(doc: number, count: number): void {
     if (this.length === this.docs.length) {
-      const docs = new Int32Array(this.docs.length * 2);
+      // Growing by half: a long list's spare room is memory held by every term.
+      const capacity = Math.ceil(this.docs.length * 1.5) + 4;
+      const docs = new Int32Array(capacity);
       docs.set(this.docs);
-      const counts = new Uint16Array(this.docs.length * 2);
+      const counts = new Uint16Array(capacity);
       counts.set(this.counts);
       this.docs = docs;
       this.counts = counts;

@@ -51,4 +51,7 @@ END;
 CREATE TRIGGER profiles_audience_update AFTER UPDATE OF visibility ON profiles WHEN old.visibility != new.visibility BEGIN
   INSERT INTO search_log (kind) VALUES ('audiences');
 END;
+
+-- The analysis the rows are written with; a later one rebuilds them (SearchDocs.fill).
+INSERT INTO meta (key, value) VALUES ('search_index_version', '1') ON CONFLICT (key) DO NOTHING;
 `;
