@@ -139,7 +139,9 @@ describe('scope and access', () => {
   });
 
   test('behavior: evidence that shares the topic but does not answer is no relevant content: the blog scores a bâtard, it never says how to shape one', async () => {
-    const r = await ask({ question: 'How should I shape a batard?', channelIds: ['ch_mara_blog'] });
+    // Shaping is in the video channel; the blog's two bâtard posts tie within 0.0001 for "How should I shape a
+    // batard?", and which comes first decides the answerability there, so the question names what shaping must avoid.
+    const r = await ask({ question: 'How do I shape a bâtard without tearing it?', channelIds: ['ch_mara_blog'] });
     expect(r.retrieval.noRelevantContent).toBe(true);
     expect(r.chunks).toEqual([]);
     expect(r.retrieval.diagnostics!.outcome).toBe('score_floor_not_met');
