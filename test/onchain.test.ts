@@ -164,7 +164,7 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
     const { sandbox } = served;
     const before = await sandbox.balance(rail);
     const headers = await paid({ question, rail });
-    for (const other of [{ question: 'What flour should a starter be fed?', rail }, { question, rail, mode: 'raw' }, { question, rail, scope: { kind: 'profile', slug: 'mara-lindqvist' } }]) {
+    for (const other of [{ question: 'What flour should I feed a starter?', rail }, { question, rail, mode: 'raw' }, { question, rail, scope: { kind: 'profile', slug: 'mara-lindqvist' } }]) {
       const res = await ask(other, headers);
       expect(res.status).toBe(402);
       expect(res.headers.get(rail === 'tempo' ? 'www-authenticate' : 'payment-required')).toBeTruthy();
@@ -441,7 +441,7 @@ describe('what an independent review found', () => {
     const { sandbox } = served;
     const payer = await sandbox.newPayer();
     const pushed = await credentialFor(sandbox, 'tempo', await ask({ question, rail: 'tempo' }), payer.key, 'push');
-    const refused = await ask({ question: 'What flour should a starter be fed?', rail: 'tempo' }, pushed);
+    const refused = await ask({ question: 'What flour should I feed a starter?', rail: 'tempo' }, pushed);
     expect(refused.status).toBe(402);
     const message = (await json(refused)).message as string;
     expect(message).toMatch(/refused .*kept as credit credit_/);
