@@ -87,6 +87,15 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
   let version = 0;
   const statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
   let scratch = MaxScore.scratch(1024);
+  /** Documents whose lengths are in `scratch.cells`. */
+  let scratchFilled = 0;
+  const ensureScratch = () => {
+    if (scratch.mark.length < docCount) {
+      scratch = MaxScore.scratch(Math.ceil(docCount * 1.25));
+      scratchFilled = 0;
+    }
+    for (; scratchFilled < docCount; scratchFilled++) scratch.cells[2 * scratchFilled + 1] = lengths[scratchFilled]!;
+  };
 
   const grow = <T extends Int32Array | Uint8Array>(array: T, need: number): T => {
     if (need <= array.length) return array;
@@ -223,6 +232,8 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     counts = [];
     channelIndex.clear();
     channelAudience = [];
+    // Documents are numbered afresh: the lengths beside the scores are filled again before the next search.
+    scratchFilled = 0;
     db.transaction(() => {
       applied = (maxSeq.get() as number | null) ?? 0;
       readAudiences();
@@ -353,7 +364,7 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
       const list = id === undefined ? undefined : postings[id];
       if (list && list.length > 0) terms.push({ list, idf: stats.idf(stem) });
     }
-    if (scratch.score.length < docCount) scratch = MaxScore.scratch(Math.max(docCount, scratch.score.length * 2));
+    ensureScratch();
     const ranked = MaxScore.topK({
       terms,
       scratch,

@@ -17,11 +17,15 @@ export type Scoring = { k1: number; b: number; averageLength: number; docLength:
 
 export type Ranked = { doc: number; score: number };
 
-/** Per-document working space, reused by every search of one index (searches run one at a time). */
-export type Scratch = { score: Float32Array; mark: Uint8Array; touched: Int32Array; values: Float64Array };
+/**
+ * Per-document working space, reused by every search of one index (searches run one at a time). `cells` holds each
+ * document's partial score beside its length, so reading a posting costs one cache line, not two; the index fills in
+ * the lengths.
+ */
+export type Scratch = { cells: Float32Array; mark: Uint8Array; touched: Int32Array; values: Float64Array };
 
 export function scratch(size: number): Scratch {
-  return { score: new Float32Array(size), mark: new Uint8Array(size), touched: new Int32Array(size), values: new Float64Array(size) };
+  return { cells: new Float32Array(2 * size), mark: new Uint8Array(size), touched: new Int32Array(size), values: new Float64Array(size) };
 }
 
 /** Postings read, since the process started: what the benchmark reports as work per query. */
@@ -53,7 +57,7 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
   const norm0 = k1 * (1 - b);
   const norm1 = (k1 * b) / averageLength;
   const weight = (count: number, length: number) => (count * (k1 + 1)) / (count + norm0 + norm1 * length);
-  const { score, mark, touched, values } = options.scratch;
+  const { cells, mark, touched, values } = options.scratch;
   const exhaustive = options.exhaustive === true;
 
   const bounds = terms.map(({ list, idf }) => list.bound(options.scoring) * idf);
@@ -85,7 +89,7 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
   /** The k-th best partial score among the given documents: a lower bound of the k-th best final score. */
   const kth = (docs: Int32Array, count: number, wanted: number): number => {
     let m = 0;
-    for (let i = 0; i < count; i++) if (mark[docs[i]!] === wanted) values[m++] = score[docs[i]!]!;
+    for (let i = 0; i < count; i++) if (mark[docs[i]!] === wanted) values[m++] = cells[docs[i]! << 1]!;
     return m < k ? -Infinity : select(values, m, k);
   };
 
@@ -100,17 +104,18 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
     for (let p = 0; p < length; p++) {
       const doc = docs[p]!;
       // One read decides: 0 is a document not met yet (every match adds above 0), below 0 one out of scope.
-      const sum = score[doc]!;
+      const at = doc << 1;
+      const sum = cells[at]!;
       if (sum === 0) {
         touched[met++] = doc;
         if (!accept(doc)) {
-          score[doc] = -1;
+          cells[at] = -1;
           mark[doc] = outOfScope;
           continue;
         }
         mark[doc] = inScope;
       } else if (sum < 0) continue;
-      score[doc] = sum + idf * weight(counts[p]!, docLength[doc]!);
+      cells[at] = sum + idf * weight(counts[p]!, cells[at + 1]!);
     }
     counters.postings += length;
     // Any k documents bound the k-th best from below; those met first (in the strongest lists) are the likeliest.
@@ -125,14 +130,14 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
     const all = new Int32Array(met);
     for (let x = 0; x < met; x++) {
       const doc = touched[x]!;
-      if (mark[doc] === inScope && !beaten(score[doc]! + rest[i]!)) all[size++] = doc;
+      if (mark[doc] === inScope && !beaten(cells[doc << 1]! + rest[i]!)) all[size++] = doc;
     }
     pool = all.subarray(0, size).sort();
     poolMark = candidate;
     for (; i < n; i++) {
       let kept = 0;
       for (const doc of pool) {
-        if (beaten(score[doc]! + rest[i]!)) mark[doc] = inScope;
+        if (beaten(cells[doc << 1]! + rest[i]!)) mark[doc] = inScope;
         else {
           mark[doc] = candidate;
           pool[kept++] = doc;
@@ -145,13 +150,13 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
         let p = 0;
         for (const doc of pool) {
           p = list.seek(p, doc);
-          if (p < length && docs[p] === doc) score[doc]! += idf * weight(counts[p]!, docLength[doc]!);
+          if (p < length && docs[p] === doc) cells[doc << 1]! += idf * weight(counts[p]!, docLength[doc]!);
         }
         counters.postings += pool.length;
       } else {
         for (let p = 0; p < length; p++) {
           const doc = docs[p]!;
-          if (mark[doc] === candidate) score[doc]! += idf * weight(counts[p]!, docLength[doc]!);
+          if (mark[doc] === candidate) cells[doc << 1]! += idf * weight(counts[p]!, docLength[doc]!);
         }
         counters.postings += length;
       }
@@ -164,7 +169,7 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
   // Finalists: the k best, and any within rounding of the k-th; each scored again in the question's term order.
   const last = kth(pool, pool.length, poolMark);
   const finalists: number[] = [];
-  for (const doc of pool) if (mark[doc] === poolMark && (last === -Infinity || score[doc]! >= last - 2 * margin(last))) finalists.push(doc);
+  for (const doc of pool) if (mark[doc] === poolMark && (last === -Infinity || cells[doc << 1]! >= last - 2 * margin(last))) finalists.push(doc);
   finalists.sort((x, y) => x - y);
   const exact = new Float64Array(finalists.length);
   for (let t = 0; t < n; t++) {
@@ -176,7 +181,7 @@ export function topK(options: { terms: ScoredTerm[]; k: number; scoring: Scoring
     });
   }
   for (let x = 0; x < met; x++) {
-    score[touched[x]!] = 0;
+    cells[touched[x]! << 1] = 0;
     mark[touched[x]!] = 0;
   }
   return finalists
