@@ -88,9 +88,12 @@ const query = (words: string[], channelIds: Iterable<string>, limit = 100) => ({
 });
 
 describe('LexicalIndex', () => {
-  test('behavior: the pruned search returns exactly the exhaustive top 100, and both are plain BM25, on 300 random questions', async () => {
-    const { db, channels } = corpus(path.join(directory, 'exact.db'), 1500);
-    const index = LexicalIndex.open(db);
+  test.each([
+    ['one block', undefined],
+    ['blocks of 257 chunks', 257],
+  ])('behavior: the pruned search returns exactly the exhaustive top 100, and both are plain BM25, on 300 random questions (%s)', async (name, blockSize) => {
+    const { db, channels } = corpus(path.join(directory, `exact-${blockSize ?? 0}.db`), 1500);
+    const index = LexicalIndex.open(db, { blockSize });
     const plain = reference(db);
     const r = random(99);
     for (let q = 0; q < 300; q++) {

@@ -54,7 +54,7 @@ function addDf(c: Counts, termId: number, delta: number): void {
 type LogRow = { seq: number; kind: 'add' | 'remove' | 'audiences' | 'reset'; chunk: number | null; oldTerms: Uint8Array | null; channelId: string | null; length: number | null; terms: Uint8Array | null };
 
 /** Opens the index over a store: fills rows missing from `search_docs`, then loads them. */
-export function open(db: Database, options: { onProgress?: (stage: string) => void } = {}): LexicalIndex {
+export function open(db: Database, options: { onProgress?: (stage: string) => void; /** Documents MaxScore takes at a time (tests use small blocks). */ blockSize?: number } = {}): LexicalIndex {
   const filled = SearchDocs.fill(db, { onProgress: (done, total) => options.onProgress?.(`indexed ${done} of ${total} chunks`) });
   if (filled > 0) options.onProgress?.(`indexed ${filled} chunks`);
   const maxSeq = db.prepare('SELECT max(seq) FROM search_log').pluck();
@@ -367,6 +367,8 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     ensureScratch();
     const ranked = MaxScore.topK({
       terms,
+      documents: docCount,
+      blockSize: options.blockSize,
       scratch,
       k: query.limit,
       scoring: { k1, b, averageLength: stats.averageTokens, docLength: lengths },
