@@ -276,6 +276,13 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
       );
       postingCount = listSizes.reduce((n, x) => n + x, 0);
     })();
+    // Each list's bound for the public average length, so the first questions after a start do not pay a pass over
+    // every long list they name (seconds at millions of chunks).
+    const everyone = counts[0];
+    if (everyone && everyone.chunks > 0) {
+      const scoring = { k1, b, averageLength: everyone.tokens / everyone.chunks, docLength: lengths };
+      for (const list of postings) list?.bound(scoring);
+    }
     version += 1;
   };
 

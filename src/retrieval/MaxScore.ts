@@ -185,29 +185,33 @@ export function topK(options: {
       }
       pool = pool.subarray(0, kept);
       const list = lists[i]!;
-      const { docs, counts, length } = list;
+      const { docs, counts } = list;
       const idf = idfs[i]!;
-      let p = positions[i]!;
-      if (pool.length * 16 < length) {
+      const from = positions[i]!;
+      const end = list.seek(from, high);
+      // A few candidates are looked up; many are met by reading the list's stretch in the block.
+      if (pool.length * 4 < end - from) {
+        let p = from;
         for (const doc of pool) {
           p = list.seek(p, doc);
-          if (p < length && docs[p] === doc) cells[doc << 1]! += idf * weight(counts[p]!, cells[(doc << 1) + 1]!);
+          if (p < end && docs[p] === doc) cells[doc << 1]! += idf * weight(counts[p]!, cells[(doc << 1) + 1]!);
         }
         counters.postings += pool.length;
-        p = list.seek(p, high);
       } else {
-        const from = p;
-        for (; p < length; p++) {
+        for (let p = from; p < end; p++) {
           const doc = docs[p]!;
-          if (doc >= high) break;
           if (mark[doc] === candidate) cells[doc << 1]! += idf * weight(counts[p]!, cells[(doc << 1) + 1]!);
         }
-        counters.postings += p - from;
+        counters.postings += end - from;
       }
-      positions[i] = p;
+      positions[i] = end;
     }
 
     // The survivors' scores are full: the k-th best of them is the bar for the blocks after.
+    if (pool.length >= k) {
+      pool.forEach((doc, x) => (values[x] = cells[doc << 1]!));
+      bar = Math.max(bar, select(values, pool.length, k));
+    }
     for (const doc of pool) {
       const score = cells[doc << 1]!;
       if (score >= bar - 2 * margin(bar)) {
