@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Upload from '../src/ingest/Upload.js';
 import type { Embedder } from '../src/retrieval/Embedder.js';
+import * as Embedders from '../src/retrieval/Embedders.js';
 import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
 import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js';
 import * as VectorSearch from '../src/retrieval/VectorSearch.js';
@@ -257,6 +258,69 @@ describe('TransformersEmbedder (transformers.js with a local ONNX model)', () =>
   test('error: without the optional package it says how to install it', async () => {
     const embedder = TransformersEmbedder.create({ modelDir: path.join(directory, 'no-model'), importLibrary: () => Promise.reject(new Error("Cannot find package '@huggingface/transformers'")) });
     await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('npm install @huggingface/transformers') });
+  });
+
+  test('behavior: texts of any length come back in input order when batched by length', async () => {
+    const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'order'), tinyVectors);
+    const texts = ['fridge', 'sourdough loaf in a hot oven with steam and flour', 'cold', 'bread slicing', 'leftovers kept at four degrees in the chiller'];
+    const batched = await TransformersEmbedder.create({ modelDir, batchSize: 2 }).embed(texts, 'document');
+    const single = await TransformersEmbedder.create({ modelDir, batchSize: 1 });
+    for (const [i, text] of texts.entries()) expect([...batched[i]!]).toEqual([...(await single.embed([text], 'document'))[0]!]);
+  });
+
+  test('behavior: CLS pooling returns the [CLS] vector, mean pooling the average of the words, and the id tells them apart', async () => {
+    const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'pooled'), { ...tinyVectors, '[CLS]': [0, 0, 1] });
+    const cls = TransformersEmbedder.create({ modelDir, pooling: 'cls' });
+    const mean = TransformersEmbedder.create({ modelDir, pooling: 'mean' });
+    expect(cls.id).toBe('transformers:pooled:cls');
+    expect(mean.id).toBe('transformers:pooled');
+    const [a, b] = await cls.embed(['cold fridge', 'sourdough loaf'], 'document');
+    expect([...a!]).toEqual([0, 0, 1]);
+    expect([...b!]).toEqual([0, 0, 1]);
+    const [c] = await mean.embed(['cold fridge'], 'document');
+    expect(c![0]).toBeGreaterThan(0.8);
+    expect([...c!]).not.toEqual([...a!]);
+  });
+
+  test('behavior: EMBEDDING_PRECISION=q8 runs the quantized export, and says which file is missing', async () => {
+    const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'quantized'), tinyVectors);
+    const q8 = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: modelDir, EMBEDDING_PRECISION: 'q8' }))!;
+    expect(q8.id).toBe('transformers:quantized:q8');
+    await expect(q8.embed(['cold'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('has no onnx/model_quantized.onnx') });
+    // The quantized file holds other weights here, so the vectors show which file ran.
+    TinyOnnxModel.write(modelDir, { ...tinyVectors, cold: [0, 0, 1] }, { file: 'model_quantized.onnx' });
+    expect([...(await q8.embed(['cold'], 'query'))[0]!]).toEqual([0, 0, 1]);
+  });
+
+  test('behavior: a preset, named or implied by the model directory, sets pooling and prefixes; explicit settings win', async () => {
+    const words = { ...tinyVectors, query: [0, 0, 1], passage: [0, 1, 1] };
+    const e5Dir = TinyOnnxModel.write(path.join(directory, 'models', 'e5-small-v2'), words);
+    const plainDir = TinyOnnxModel.write(path.join(directory, 'models', 'plain'), words);
+    const plain = TransformersEmbedder.create({ modelDir: plainDir });
+    const e5 = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: e5Dir }))!;
+    expect(e5.id).toMatch(/^transformers:e5-small-v2:prefixes-[0-9a-f]{8}$/);
+    expect([...(await e5.embed(['cold'], 'query'))[0]!]).toEqual([...(await plain.embed(['query: cold'], 'query'))[0]!]);
+    expect([...(await e5.embed(['cold'], 'document'))[0]!]).toEqual([...(await plain.embed(['passage: cold'], 'document'))[0]!]);
+    // Named for a directory whose name says nothing, and a setting overriding one part of it.
+    const named = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: plainDir, EMBEDDING_PRESET: 'e5-small-v2', EMBEDDING_DOCUMENT_PREFIX: 'passage passage ' }))!;
+    expect([...(await named.embed(['cold'], 'query'))[0]!]).toEqual([...(await plain.embed(['query: cold'], 'query'))[0]!]);
+    expect([...(await named.embed(['cold'], 'document'))[0]!]).toEqual([...(await plain.embed(['passage passage cold'], 'document'))[0]!]);
+    expect(named.id).not.toBe(e5.id);
+    // `none` uses a model plainly even when its name matches a preset.
+    const none = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: e5Dir, EMBEDDING_PRESET: 'none' }))!;
+    expect(none.id).toBe('transformers:e5-small-v2');
+    expect([...(await none.embed(['cold'], 'query'))[0]!]).toEqual([...(await plain.embed(['cold'], 'query'))[0]!]);
+    const bge = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: path.join(directory, 'models', 'bge-small-en-v1.5') }))!;
+    expect(bge.id).toMatch(/^transformers:bge-small-en-v1\.5:cls:prefixes-/);
+    // An endpoint gets the prefixes of the model it names.
+    expect(Embedders.fromConfig(Config.load({ EMBEDDER: 'openai', EMBEDDING_MODEL: 'intfloat/e5-small-v2' }))!.id).toMatch(/^openai:intfloat\/e5-small-v2:prefixes-/);
+  });
+
+  test('error: pooling or precision for an endpoint, or an unknown preset, is a configuration error', () => {
+    expect(() => Config.load({ EMBEDDER: 'openai', EMBEDDING_POOLING: 'cls' })).toThrow(/EMBEDDING_POOLING: applies to EMBEDDER=transformers only/);
+    expect(() => Config.load({ EMBEDDER: 'openai', EMBEDDING_PRECISION: 'q8' })).toThrow(/EMBEDDING_PRECISION/);
+    expect(() => Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: '/m', EMBEDDING_PRESET: 'bert-huge' })).toThrow(/EMBEDDING_PRESET/);
+    expect(() => Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: '/m', EMBEDDING_BATCH_SIZE: '0' })).toThrow(/EMBEDDING_BATCH_SIZE/);
   });
 
   test('error: EMBEDDER=transformers without a model directory is a configuration error', () => {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Rail } from '../contract/Quote.js';
+import { type Pooling, type PresetName, presetNames } from '../retrieval/EmbeddingPresets.js';
 
 /** The project root: where `data/` and `SKILL.md` live, whatever the working directory. */
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -104,6 +105,13 @@ const Environment = z.object({
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
   EMBEDDING_MODEL_DIR: optionalText,
+  EMBEDDING_PRESET: z.enum(presetNames as [PresetName, ...PresetName[]]).optional(),
+  EMBEDDING_POOLING: z.enum(['mean', 'cls']).optional(),
+  // Not trimmed: a prefix usually ends in a space ("query: ").
+  EMBEDDING_QUERY_PREFIX: z.string().max(500).optional(),
+  EMBEDDING_DOCUMENT_PREFIX: z.string().max(500).optional(),
+  EMBEDDING_PRECISION: z.enum(['fp32', 'q8']).optional(),
+  EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).optional(),
   EMBEDDING_WEIGHT: z.coerce.number().min(0).max(1).default(0.25),
   EMBEDDING_MIN_SIMILARITY: z.coerce.number().min(0).max(0.99).default(0.5),
   FETCH_ALLOW_PRIVATE: flag.default('false'),
@@ -158,6 +166,12 @@ export type TempoConfig = RailConfig & { rail: 'tempo'; feePayerKey: `0x${string
 /** Base over x402: the token's EIP-712 domain (what payers sign) and the facilitator that verifies and settles. */
 export type X402Config = RailConfig & { rail: 'x402_base'; currencyName: string; currencyVersion: string; facilitatorUrl: string };
 
+/**
+ * How texts are given to an embedding model: a preset named or implied by the model's name (see EmbeddingPresets),
+ * each part of which an explicit setting overrides; undefined where neither says.
+ */
+export type EmbeddingUsage = { preset: PresetName | undefined; queryPrefix: string | undefined; documentPrefix: string | undefined; batchSize: number | undefined };
+
 export type Config = {
   environment: 'development' | 'production' | 'test';
   host: string;
@@ -196,8 +210,8 @@ export type Config = {
   /** How chunks and questions become vectors; `none` is lexical retrieval only (the offline default). */
   embedding:
     | { provider: 'none'; weight: number; minSimilarity: number }
-    | { provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined; weight: number; minSimilarity: number }
-    | { provider: 'transformers'; modelDir: string; weight: number; minSimilarity: number };
+    | ({ provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined; weight: number; minSimilarity: number } & EmbeddingUsage)
+    | ({ provider: 'transformers'; modelDir: string; pooling: Pooling | undefined; precision: 'fp32' | 'q8'; weight: number; minSimilarity: number } & EmbeddingUsage);
   /** How connectors fetch from the web (see src/sources/Fetcher.ts). */
   fetch: { allowPrivate: boolean; timeoutMs: number; maxBytes: number; concurrency: number };
   /** Syncing channels with their sources: on a schedule inside `serve`, every so many minutes per channel kind. */
@@ -270,6 +284,14 @@ function requireAnthropicKey(key: string | undefined): string {
   return key;
 }
 
+function embeddingUsage(e: z.infer<typeof Environment>): EmbeddingUsage {
+  // The endpoint pools and picks its own precision: saying otherwise here would be silently ignored.
+  for (const name of ['EMBEDDING_POOLING', 'EMBEDDING_PRECISION'] as const) {
+    if (e.EMBEDDER !== 'transformers' && e[name] !== undefined) throw new ConfigError(`invalid configuration:\n  ${name}: applies to EMBEDDER=transformers only (an endpoint pools and quantizes on its side)`);
+  }
+  return { preset: e.EMBEDDING_PRESET, queryPrefix: e.EMBEDDING_QUERY_PREFIX, documentPrefix: e.EMBEDDING_DOCUMENT_PREFIX, batchSize: e.EMBEDDING_BATCH_SIZE };
+}
+
 function requireModelDir(dir: string | undefined): string {
   if (!dir) throw new ConfigError('invalid configuration:\n  EMBEDDING_MODEL_DIR: required when EMBEDDER=transformers (a local directory with the ONNX model)');
   return path.resolve(dir);
@@ -335,9 +357,17 @@ export function load(env: Record<string, string | undefined> = process.env): Con
         : { provider: 'extractive' },
     embedding:
       e.EMBEDDER === 'openai'
-        ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY }
+        ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY, ...embeddingUsage(e) }
         : e.EMBEDDER === 'transformers'
-          ? { provider: 'transformers', modelDir: requireModelDir(e.EMBEDDING_MODEL_DIR), weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY }
+          ? {
+              provider: 'transformers',
+              modelDir: requireModelDir(e.EMBEDDING_MODEL_DIR),
+              pooling: e.EMBEDDING_POOLING,
+              precision: e.EMBEDDING_PRECISION ?? 'fp32',
+              weight: e.EMBEDDING_WEIGHT,
+              minSimilarity: e.EMBEDDING_MIN_SIMILARITY,
+              ...embeddingUsage(e),
+            }
           : { provider: 'none', weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY },
     fetch: { allowPrivate: e.FETCH_ALLOW_PRIVATE, timeoutMs: e.FETCH_TIMEOUT_MS, maxBytes: e.FETCH_MAX_BYTES, concurrency: e.FETCH_CONCURRENCY },
     sync: { schedule: e.SYNC_SCHEDULE ?? e.ENVIRONMENT !== 'test', intervalMinutes: { ...defaultSyncIntervals, ...e.SYNC_INTERVAL_MINUTES } },

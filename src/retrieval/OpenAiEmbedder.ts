@@ -13,7 +13,7 @@ export function create(options: {
   apiKey?: string | undefined;
   model: string;
   dimensions?: number | undefined;
-  batchSize?: number;
+  batchSize?: number | undefined;
   timeoutMs?: number;
   fetch?: typeof fetch;
 }): Embedder {

@@ -4,19 +4,22 @@ import path from 'node:path';
 /**
  * Writes a tiny BERT-shaped sentence-embedding model that transformers.js loads like a real one: an ONNX graph
  * (token embedding lookup, masked by the attention mask), a WordPiece tokenizer.json and a config.json. Each word of
- * `vectors` gets its own embedding row; any other word is [UNK], whose row is zero, as are the special tokens, so
- * mean pooling averages the known words' vectors.
+ * `vectors` gets its own embedding row; any other word is [UNK], whose row is zero, as are the special tokens (but a
+ * `[CLS]` row may be given), so mean pooling averages the known words' vectors. `file` names the ONNX file
+ * (`model_quantized.onnx` for the 8-bit export).
  */
-export function write(directory: string, vectors: Record<string, number[]>): string {
-  const words = Object.keys(vectors);
-  const dimensions = vectors[words[0]!]!.length;
+export function write(directory: string, vectors: Record<string, number[]>, options: { file?: string } = {}): string {
   const specials = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'];
+  const words = Object.keys(vectors).filter((w) => !specials.includes(w));
+  const dimensions = vectors[words[0]!]!.length;
   const vocabulary = [...specials, ...words];
   const table = new Float32Array(vocabulary.length * dimensions);
   words.forEach((word, i) => table.set(vectors[word]!, (specials.length + i) * dimensions));
+  // A [CLS] row, when given, is what CLS pooling returns for any text (the graph has no attention to mix tokens).
+  if (vectors['[CLS]']) table.set(vectors['[CLS]'], specials.indexOf('[CLS]') * dimensions);
 
   fs.mkdirSync(path.join(directory, 'onnx'), { recursive: true });
-  fs.writeFileSync(path.join(directory, 'onnx', 'model.onnx'), model(table, vocabulary.length, dimensions));
+  fs.writeFileSync(path.join(directory, 'onnx', options.file ?? 'model.onnx'), model(table, vocabulary.length, dimensions));
   fs.writeFileSync(path.join(directory, 'config.json'), JSON.stringify({ model_type: 'bert', architectures: ['BertModel'], hidden_size: dimensions }));
   fs.writeFileSync(
     path.join(directory, 'tokenizer_config.json'),
