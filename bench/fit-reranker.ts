@@ -1,12 +1,16 @@
 /**
  * Fits the reranker on a BEIR dataset's judged queries (SciFact train by default) and writes
- * src/retrieval/reranker.json. Reports 2-fold cross-validated nDCG@10 so overfitting shows.
+ * src/retrieval/reranker.json. Reports 2-fold cross-validated nDCG@10 so overfitting shows. With an embedder
+ * configured (EMBEDDER), fits that embedder's vector fusion instead, as `profile-edge fit` does, and stores it with the
+ * vector index in DATABASE_PATH.
  *
  *   npm run fit -- [--dataset DIR] [--qrels FILE]
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { main } from '../src/cli/Cli.js';
+import * as Config from '../src/config/Config.js';
 import { projectRoot } from '../src/config/Config.js';
 import * as Beir from '../src/eval/Beir.js';
 import * as Evaluate from '../src/eval/Evaluate.js';
@@ -18,6 +22,9 @@ import * as Retriever from '../src/retrieval/Retriever.js';
 const shared = process.env.SHARED_DIR ?? path.join(projectRoot, '..', 'shared');
 const { values } = parseArgs({ options: { dataset: { type: 'string' }, qrels: { type: 'string' }, candidates: { type: 'string' } } });
 const directory = values.dataset ?? path.join(shared, 'datasets', 'scifact');
+if (Config.load().embedding.provider !== 'none') {
+  process.exit(await main(['fit', '--dataset', directory, '--qrels', values.qrels ?? path.join(directory, 'qrels', 'train.tsv')]));
+}
 const dataset = await Beir.load(directory, values.qrels ?? path.join(directory, 'qrels', 'train.tsv'));
 const store = await Evaluate.buildStore(dataset);
 const index = store.services.lexicalIndex();

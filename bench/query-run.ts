@@ -13,6 +13,7 @@ import * as Config from '../src/config/Config.js';
 import { projectRoot } from '../src/config/Config.js';
 import * as Beir from '../src/eval/Beir.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
+import * as VectorBuild from '../src/retrieval/VectorBuild.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Services from '../src/Services.js';
 import * as Accounts from '../src/store/Accounts.js';
@@ -22,10 +23,25 @@ import * as Store from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
 import * as Ledger from '../src/store/Ledger.js';
 import * as Profiles from '../src/store/Profiles.js';
+import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Tools from '../tools/Tools.js';
+import * as EmbeddingServer from '../test/support/EmbeddingServer.js';
 
-const { values } = parseArgs({ options: { size: { type: 'string' }, queries: { type: 'string' }, dir: { type: 'string' }, reference: { type: 'string' }, 'build-only': { type: 'boolean' } } });
+/** A hashed bag of stems in 384 signed dimensions: the shape of a small sentence model's vectors, at no cost. */
+function hashed384(text: string): number[] {
+  const v = new Array<number>(384).fill(0);
+  for (const stem of Text.stemsOf(text)) {
+    let h = 2166136261;
+    for (const ch of stem) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+    v[(h >>> 0) % 384]! += h & 1 ? 1 : -1;
+  }
+  return v;
+}
+
+const { values } = parseArgs({
+  options: { size: { type: 'string' }, queries: { type: 'string' }, dir: { type: 'string' }, reference: { type: 'string' }, 'build-only': { type: 'boolean' }, vectors: { type: 'boolean' } },
+});
 const n = Number(values.size);
 const queryCount = Number(values.queries ?? 200);
 const shared = process.env.SHARED_DIR ?? path.join(projectRoot, '..', 'shared');
@@ -160,6 +176,60 @@ for (const q of questions) {
 }
 await HttpServer.close(server);
 
+// The same questions with vectors on: a 384-dimension embedder on 127.0.0.1 that costs next to nothing, so what is
+// measured is what vectors cost the query path (embedding over HTTP, the nearest chunks, similarity for every candidate).
+let vectorFigures: Record<string, number> = {};
+if (values.vectors) {
+  const embeddings = await EmbeddingServer.start({ embed: hashed384 });
+  const vectorEnv = { EMBEDDER: 'openai', EMBEDDING_BASE_URL: embeddings.url, EMBEDDING_MODEL: 'bench-384' };
+  const openWithVectors = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000', ...vectorEnv }));
+  let withVectors = openWithVectors();
+  if (VectorIndex.info(withVectors.db)?.embedderId !== withVectors.embedder!.id) {
+    // Built once and kept in the cached store, as `profile-edge reindex` would; then opened as a server would find it.
+    started = performance.now();
+    await VectorBuild.build(withVectors.db, withVectors.embedder!, { onProgress: (done, total) => done % 20_000 < 64 && log(`embedded ${done} / ${total}`) });
+    built.vectorBuildSeconds = seconds(started);
+    fs.writeFileSync(sidecar, JSON.stringify(built));
+    withVectors.close();
+    withVectors = openWithVectors();
+  }
+  withVectors.lexicalIndex();
+  const askWith = (q: string) => Tools.invoke({ services: withVectors, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
+  for (const q of questions.slice(0, 10)) await askWith(q);
+  const hybrid: number[] = [];
+  for (const q of questions) {
+    const t = performance.now();
+    await askWith(q);
+    hybrid.push(performance.now() - t);
+  }
+  // Where the time goes: the question's embedding, its nearest chunks, similarity for 50 candidates.
+  const embed: number[] = [];
+  const nearest: number[] = [];
+  const similarities: number[] = [];
+  for (const [i, q] of questions.entries()) {
+    let t = performance.now();
+    const vectors = (await withVectors.vectors!.question(q))!;
+    embed.push(performance.now() - t);
+    t = performance.now();
+    vectors.nearest(channelIds, 20);
+    nearest.push(performance.now() - t);
+    t = performance.now();
+    vectors.similarities(prunedHits[i]!.slice(0, 50).map((h) => h.rowid));
+    similarities.push(performance.now() - t);
+  }
+  vectorFigures = {
+    hybridHandlerP50ms: ms(hybrid, 50),
+    hybridHandlerP95ms: ms(hybrid, 95),
+    vectorOverheadP50: Number((Beir.percentile(hybrid, 50) / Beir.percentile(handler, 50) - 1).toFixed(3)),
+    embedQuestionP50ms: ms(embed, 50),
+    nearestP50ms: ms(nearest, 50),
+    similaritiesP50ms: ms(similarities, 50),
+    vectorBuildSeconds: built.vectorBuildSeconds ?? 0,
+  };
+  withVectors.close();
+  await embeddings.close();
+}
+
 // Writing: items of 10 chunks, each in its own transaction with the index rows, then searchable at the next query.
 const channel = channelIds.values().next().value!;
 const writes = 100;
@@ -205,6 +275,7 @@ console.log(
     searchRowsGBPerMillion: perMillion(bytes('SELECT sum(length(terms) + length(channel_id) + 16) FROM search_docs') + bytes('SELECT sum(length(term) + 12) FROM search_terms')),
     fts5GBPerMillion: perMillion(bytes('SELECT sum(length(block) + 8) FROM chunk_fts_data')),
     textGBPerMillion: perMillion(bytes('SELECT sum(length(text) + length(id) + 40) FROM chunks')),
+    ...vectorFigures,
   }),
 );
 services.close();

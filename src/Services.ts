@@ -9,7 +9,6 @@ import * as LexicalIndex from './retrieval/LexicalIndex.js';
 import * as TermModel from './retrieval/TermModel.js';
 import type { Embedder } from './retrieval/Embedder.js';
 import * as Embedders from './retrieval/Embedders.js';
-import type { SearchIndex } from './retrieval/SearchIndex.js';
 import * as VectorSearch from './retrieval/VectorSearch.js';
 import * as VectorIndex from './store/VectorIndex.js';
 import * as Connectors from './sources/Connectors.js';
@@ -36,7 +35,7 @@ export type Services = {
   /** The configured embedder, if any (used by ingestion and reindexing). */
   embedder: Embedder | undefined;
   /** Vector search, when an embedder is configured and the index was built with it. */
-  vectors: SearchIndex | undefined;
+  vectors: VectorSearch.VectorSearch | undefined;
   /** How connectors fetch from the web, with the configured limits. */
   fetcher: Fetcher;
   /** The connector of each channel kind that syncs from a source. */
@@ -52,7 +51,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   const logger = options.logger ?? Log.create({ level: config.logLevel });
   const embedder = Embedders.fromConfig(config);
   const index = VectorIndex.info(db);
-  let vectors: SearchIndex | undefined;
+  let vectors: VectorSearch.VectorSearch | undefined;
   if (embedder && index?.embedderId === embedder.id) vectors = VectorSearch.create({ db, embedder, logger });
   else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: LexicalIndex.LexicalIndex | undefined;

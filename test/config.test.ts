@@ -28,6 +28,13 @@ describe('Config.load', () => {
       expect((error as Error).message).toContain('TEMPO_PAY_TO: must be a 0x-prefixed 20-byte hex address');
     }
   });
+
+  test('error: a retired setting is refused, saying what replaced it; empty counts as unset', () => {
+    for (const name of ['EMBEDDING_WEIGHT', 'EMBEDDING_MIN_SIMILARITY']) {
+      expect(() => Config.load({ [name]: '0.25' })).toThrow(new RegExp(`${name}: no longer read; vector similarity is weighted per embedder by \`profile-edge fit\``));
+      expect(() => Config.load({ [name]: '' })).not.toThrow();
+    }
+  });
 });
 
 describe('connector base URLs', () => {

@@ -8,6 +8,8 @@ import type { Embedder } from '../src/retrieval/Embedder.js';
 import * as Embedders from '../src/retrieval/Embedders.js';
 import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
 import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js';
+import * as Fusion from '../src/retrieval/Fusion.js';
+import * as Reranker from '../src/retrieval/Reranker.js';
 import * as VectorSearch from '../src/retrieval/VectorSearch.js';
 import type { Logger } from '../src/log/Logger.js';
 import * as Services from '../src/Services.js';
@@ -36,7 +38,7 @@ const docs = {
 beforeAll(async () => {
   server = await EmbeddingServer.start();
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-vectors-'));
-  env = { DATABASE_PATH: path.join(directory, 'v.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test', EMBEDDING_MIN_SIMILARITY: '0.1' };
+  env = { DATABASE_PATH: path.join(directory, 'v.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test' };
   const { db } = Store.open(env.DATABASE_PATH!);
   const profile = Profiles.create(db, { slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
   Channels.create(db, { id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
@@ -53,6 +55,19 @@ afterAll(async () => {
 });
 
 const cli = (...argv: string[]) => Cli.run(env, ...argv);
+
+/**
+ * A fusion as `profile-edge fit` would store one for an embedder that earned a weight. The stand-in embedder puts the
+ * kitchen notes near 0.27 of an unrelated question and the synonym's note at 0.38 of its question: a fit centres there.
+ */
+function storeFusion(embedderId: string): void {
+  const { db } = Store.open(env.DATABASE_PATH!);
+  try {
+    VectorIndex.setFusion(db, embedderId, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.05, weight: 8 }, Reranker.defaultModel.calibration, { fitted: true }));
+  } finally {
+    db.close();
+  }
+}
 
 const ask = async (services: Services.Services, question: string) =>
   (await Tools.invoke({ services, name: 'profile_query', args: { question, mode: 'raw', paymentMode: 'credits' }, presented: { apiKey: env.KEY, origin: 't' }, binding: { kind: 'profile', slug: 'kitchen' } })) as {
@@ -126,7 +141,7 @@ describe('VectorIndex', () => {
       stock(db, { channelId: 'ch_public', vectors: publicVectors, dimensions: 16 });
       // A small oversample: a scan that looked past the scope would find only private candidates.
       const search = VectorSearch.create({ db, embedder: fixed(query), logger: silent(), oversample: 2 });
-      const ask = (channels: string[]) => search.search({ terms: [], text: 'q', channelIds: new Set(channels), limit: 3 });
+      const ask = async (channels: string[]) => (await search.question('q'))!.nearest(new Set(channels), 3);
       const before = await ask(['ch_public']);
       expect(before).toHaveLength(3);
 
@@ -153,14 +168,14 @@ describe('VectorIndex', () => {
       const search = VectorSearch.create({ db, embedder: fixed(probe), logger });
       expect(logger.lines).toContainEqual(['info', expect.stringContaining('upgraded'), { vectors: 3 }]);
       expect(VectorIndex.upgrade(db)).toBe(0);
-      const hits = await search.search({ terms: [], text: 'q', channelIds: new Set(['ch_a']), limit: 5 });
+      const hits = (await search.question('q'))!.nearest(new Set(['ch_a']), 5);
       expect(hits.map((h) => h.rowid)).toEqual([rowids[2], rowids[0], rowids[1]]);
       expect(hits[0]!.score).toBeCloseTo(dot(vectors[2]!, probe), 6);
       // Still kept current from the chunk transaction and the delete trigger.
       db.prepare('DELETE FROM chunks WHERE rowid = ?').run(rowids[2]);
       VectorIndex.put(db, [{ rowid: rowids[3]!, vector: probe }]);
       expect(VectorIndex.count(db)).toBe(3);
-      expect((await search.search({ terms: [], text: 'q', channelIds: new Set(['ch_a']), limit: 1 }))[0]).toEqual({ rowid: rowids[3], score: expect.closeTo(1, 6) });
+      expect((await search.question('q'))!.nearest(new Set(['ch_a']), 1)[0]).toEqual({ rowid: rowids[3], score: expect.closeTo(1, 6) });
       expect(() => VectorIndex.put(db, [{ rowid: rowids[3]!, vector: unit(1, 0) }])).toThrow(/2 dimensions for an index of 3/);
     } finally {
       db.close();
@@ -329,7 +344,7 @@ describe('TransformersEmbedder (transformers.js with a local ONNX model)', () =>
 });
 
 describe('profile-edge reindex and vector retrieval', () => {
-  test('behavior: a synonym the index lacks is found only once vectors are built', async () => {
+  test('behavior: a synonym the index lacks is found once vectors are built and their fusion is fitted', async () => {
     const lexical = Services.create(Config.load({ ...env, EMBEDDER: 'none' }));
     try {
       expect((await ask(lexical, 'How cold should the fridge be?')).chunks.some((c) => c.text.includes('refrigerator'))).toBe(false);
@@ -340,9 +355,19 @@ describe('profile-edge reindex and vector retrieval', () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('reindex openai:stand-in 2/2');
     expect(run.stdout).toContain('2 of 2 chunks embedded');
+    expect(run.stdout).toContain('vector fusion is not fitted for this embedder');
+    const unfitted = Services.create(Config.load(env));
+    try {
+      // Until a fit says how much similarity is worth, it weighs nothing: the chunk is a candidate, scored by its words.
+      expect(unfitted.vectors!.fusion().fitted).toBe(false);
+      expect((await ask(unfitted, 'How cold should the fridge be?')).retrieval.noRelevantContent).toBe(true);
+    } finally {
+      unfitted.close();
+    }
+    storeFusion('openai:stand-in');
     const services = Services.create(Config.load(env));
     try {
-      expect(services.vectors).toBeDefined();
+      expect(services.vectors!.fusion().fitted).toBe(true);
       const answer = await ask(services, 'How cold should the fridge be?');
       expect(answer.retrieval.noRelevantContent).toBe(false);
       expect(answer.chunks[0]!.text).toContain('refrigerator');
@@ -352,7 +377,7 @@ describe('profile-edge reindex and vector retrieval', () => {
   });
 
   test('behavior: vectors do not lift unrelated text over the floor', async () => {
-    const services = Services.create(Config.load({ ...env, EMBEDDING_MIN_SIMILARITY: '0.5' }));
+    const services = Services.create(Config.load(env));
     try {
       expect((await ask(services, 'Which electric car has the longest range?')).retrieval.noRelevantContent).toBe(true);
     } finally {
@@ -422,13 +447,14 @@ describe('profile-edge reindex and vector retrieval', () => {
 
   test('behavior: EMBEDDER=transformers reindexes with the local model, and its vectors find the synonym', async () => {
     const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'kitchen'), tinyVectors);
-    const local = { EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: modelDir, EMBEDDING_MIN_SIMILARITY: '0.5' };
+    const local = { EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: modelDir };
     const saved = { ...env };
     Object.assign(env, local);
     try {
       const run = await cli('reindex', '--no-terms');
       expect(run.code).toBe(0);
       expect(run.stderr).toContain('reindex transformers:kitchen');
+      storeFusion('transformers:kitchen');
       const services = Services.create(Config.load(env));
       try {
         const answer = await ask(services, 'How cold should the fridge be?');

@@ -98,21 +98,19 @@ type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: 
 
 /** Preflight retrieval: ranked evidence and its diagnostics, before anyone pays. */
 async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest): Promise<Preflight> {
-  const { db, config } = services;
+  const { db } = services;
   const run = await Retriever.retrieve(db, services.lexicalIndex(), {
     question: scope.retrievalText,
     channels: scope.channels,
     mode: input.queryMode,
     termModel: services.termModel(),
     vectors: services.vectors,
-    vectorWeight: config.embedding.weight,
-    minSimilarity: config.embedding.minSimilarity,
   });
   const assessment = Rationale.assess(run);
   // The answerability model judges a question asking for one answer; an overview, a timeline, a comparison or an
   // inventory asks for whatever the content holds, and the score floor alone decides it. The model reads words, so
-  // with vectors on (a synonym the words miss can be the answer) the floor decides too.
-  const focused = (run.mode === 'lookup' || run.mode === 'claim_extraction') && !services.vectors;
+  // where similarity carries weight (a synonym the words miss can be the answer) the floor decides too.
+  const focused = (run.mode === 'lookup' || run.mode === 'claim_extraction') && !(run.vectors && run.vectors.weight !== 0);
   const { diagnostics, returned } = Diagnostics.diagnose(run, {
     scopeKind: scope.kind,
     scopeNotes: scope.notes,

@@ -48,6 +48,7 @@ export const commands: Command[] = [
   Pay.sandbox,
   Reindex.reindex,
   Eval.evaluate,
+  Eval.fit,
 ];
 
 function help(out: Output.Output): void {

@@ -112,8 +112,9 @@ const Environment = z.object({
   EMBEDDING_DOCUMENT_PREFIX: z.string().max(500).optional(),
   EMBEDDING_PRECISION: z.enum(['fp32', 'q8']).optional(),
   EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).optional(),
-  EMBEDDING_WEIGHT: z.coerce.number().min(0).max(1).default(0.25),
-  EMBEDDING_MIN_SIMILARITY: z.coerce.number().min(0).max(0.99).default(0.5),
+  // Replaced by the weight `profile-edge fit` stores with the vector index: named only to say so when set.
+  EMBEDDING_WEIGHT: optionalText,
+  EMBEDDING_MIN_SIMILARITY: optionalText,
   FETCH_ALLOW_PRIVATE: flag.default('false'),
   FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
   FETCH_MAX_BYTES: z.coerce.number().int().min(1024).max(1_073_741_824).default(52_428_800),
@@ -148,7 +149,11 @@ const Environment = z.object({
 });
 
 /** The names of every environment variable the service reads. */
-export const variables = Object.keys(Environment.shape);
+/** Settings an earlier version read, refused now with what replaced them. */
+const retired = ['EMBEDDING_WEIGHT', 'EMBEDDING_MIN_SIMILARITY'] as const;
+
+/** The variables configuration reads (the retired ones, which it only refuses, left out). */
+export const variables = Object.keys(Environment.shape).filter((name) => !(retired as readonly string[]).includes(name));
 
 /** One on-chain rail as configured: where money goes, in which token, on which chain and through which node. */
 export type RailConfig = {
@@ -209,9 +214,9 @@ export type Config = {
     | { provider: 'anthropic'; apiKey: string; baseUrl: string; model: string; timeoutMs: number; maxRetries: number };
   /** How chunks and questions become vectors; `none` is lexical retrieval only (the offline default). */
   embedding:
-    | { provider: 'none'; weight: number; minSimilarity: number }
-    | ({ provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined; weight: number; minSimilarity: number } & EmbeddingUsage)
-    | ({ provider: 'transformers'; modelDir: string; pooling: Pooling | undefined; precision: 'fp32' | 'q8'; weight: number; minSimilarity: number } & EmbeddingUsage);
+    | { provider: 'none' }
+    | ({ provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined } & EmbeddingUsage)
+    | ({ provider: 'transformers'; modelDir: string; pooling: Pooling | undefined; precision: 'fp32' | 'q8' } & EmbeddingUsage);
   /** How connectors fetch from the web (see src/sources/Fetcher.ts). */
   fetch: { allowPrivate: boolean; timeoutMs: number; maxBytes: number; concurrency: number };
   /** Syncing channels with their sources: on a schedule inside `serve`, every so many minutes per channel kind. */
@@ -284,6 +289,13 @@ function requireAnthropicKey(key: string | undefined): string {
   return key;
 }
 
+/** An operator who sets a retired variable is told what replaced it, rather than finding it silently ignored. */
+function rejectRetired(e: z.infer<typeof Environment>): void {
+  for (const name of retired) {
+    if (e[name] !== undefined) throw new ConfigError(`invalid configuration:\n  ${name}: no longer read; vector similarity is weighted per embedder by \`profile-edge fit\` (see README, Vectors)`);
+  }
+}
+
 function embeddingUsage(e: z.infer<typeof Environment>): EmbeddingUsage {
   // The endpoint pools and picks its own precision: saying otherwise here would be silently ignored.
   for (const name of ['EMBEDDING_POOLING', 'EMBEDDING_PRECISION'] as const) {
@@ -309,6 +321,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  rejectRetired(e);
   const tempo = networks.tempo[e.TEMPO_NETWORK];
   const base = networks.x402_base[e.X402_BASE_NETWORK];
   return {
@@ -357,18 +370,16 @@ export function load(env: Record<string, string | undefined> = process.env): Con
         : { provider: 'extractive' },
     embedding:
       e.EMBEDDER === 'openai'
-        ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY, ...embeddingUsage(e) }
+        ? { provider: 'openai', baseUrl: e.EMBEDDING_BASE_URL.replace(/\/+$/, ''), apiKey: e.EMBEDDING_API_KEY, model: e.EMBEDDING_MODEL, dimensions: e.EMBEDDING_DIMENSIONS, ...embeddingUsage(e) }
         : e.EMBEDDER === 'transformers'
           ? {
               provider: 'transformers',
               modelDir: requireModelDir(e.EMBEDDING_MODEL_DIR),
               pooling: e.EMBEDDING_POOLING,
               precision: e.EMBEDDING_PRECISION ?? 'fp32',
-              weight: e.EMBEDDING_WEIGHT,
-              minSimilarity: e.EMBEDDING_MIN_SIMILARITY,
               ...embeddingUsage(e),
             }
-          : { provider: 'none', weight: e.EMBEDDING_WEIGHT, minSimilarity: e.EMBEDDING_MIN_SIMILARITY },
+          : { provider: 'none' },
     fetch: { allowPrivate: e.FETCH_ALLOW_PRIVATE, timeoutMs: e.FETCH_TIMEOUT_MS, maxBytes: e.FETCH_MAX_BYTES, concurrency: e.FETCH_CONCURRENCY },
     sync: { schedule: e.SYNC_SCHEDULE ?? e.ENVIRONMENT !== 'test', intervalMinutes: { ...defaultSyncIntervals, ...e.SYNC_INTERVAL_MINUTES } },
     notion: {

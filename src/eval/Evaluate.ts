@@ -3,10 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import * as Config from '../config/Config.js';
 import * as Upload from '../ingest/Upload.js';
+import type { Embedder } from '../retrieval/Embedder.js';
 import * as Retriever from '../retrieval/Retriever.js';
 import type { Model } from '../retrieval/Reranker.js';
 import * as Scope from '../retrieval/Scope.js';
 import * as TermModel from '../retrieval/TermModel.js';
+import * as VectorBuild from '../retrieval/VectorBuild.js';
+import * as VectorSearch from '../retrieval/VectorSearch.js';
 import * as Services from '../Services.js';
 import * as Caller from '../auth/Caller.js';
 import * as Channels from '../store/Channels.js';
@@ -17,11 +20,26 @@ import * as Beir from './Beir.js';
 export const evalSlug = 'eval-corpus';
 
 /** A temporary store holding a dataset's corpus, ingested through the upload path an operator uses. */
-export type EvalStore = { services: Services.Services; channels: Map<string, Scope.ScopedChannel>; docOf: Map<string, string>; chunks: number; close(): void };
+export type EvalStore = {
+  services: Services.Services;
+  channels: Map<string, Scope.ScopedChannel>;
+  docOf: Map<string, string>;
+  chunks: number;
+  /** Vector search over the corpus, when it was built with an embedder; and how fast the corpus was embedded. */
+  vectors?: { search: VectorSearch.VectorSearch; embedded: VectorBuild.BuildReport } | undefined;
+  close(): void;
+};
 
 export async function buildStore(
   dataset: Dataset,
-  options: { chunkTargetTokens?: number; onProgress?: (done: number, total: number) => void; onStage?: (stage: string) => void } = {},
+  options: {
+    chunkTargetTokens?: number;
+    onProgress?: (done: number, total: number) => void;
+    onStage?: (stage: string) => void;
+    /** Embeds the corpus into a vector index with this embedder, as `profile-edge reindex` does. */
+    embedder?: Embedder | undefined;
+    onEmbedProgress?: (done: number, total: number) => void;
+  } = {},
 ): Promise<EvalStore> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-eval-'));
   const config = Config.load({ DATABASE_PATH: path.join(directory, 'eval.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }) });
@@ -42,6 +60,11 @@ export async function buildStore(
     options.onProgress?.(++done, dataset.corpus.length);
   }
   TermModel.build(db, { onProgress: options.onStage });
+  let vectors: EvalStore['vectors'];
+  if (options.embedder) {
+    const embedded = await VectorBuild.build(db, options.embedder, { onProgress: options.onEmbedProgress });
+    vectors = { search: VectorSearch.create({ db, embedder: options.embedder, logger: services.logger }), embedded };
+  }
   const docOf = new Map((db.prepare('SELECT id, external_id AS doc FROM items').all() as { id: string; doc: string }[]).map((r) => [r.id, r.doc]));
   const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
   const scope = Scope.resolve(db, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
@@ -50,6 +73,7 @@ export async function buildStore(
     channels: scope.channels,
     docOf,
     chunks,
+    vectors,
     close() {
       services.close();
       fs.rmSync(directory, { recursive: true, force: true });
@@ -72,7 +96,13 @@ export type EvalResult = {
 export async function evaluate(
   store: EvalStore,
   dataset: Dataset,
-  options: { model?: Model; queryIds?: string[]; onProgress?: (done: number, total: number) => void } = {},
+  options: {
+    model?: Model;
+    queryIds?: string[];
+    /** Ranks with vectors (the store's own search): lexical alone otherwise. */
+    vectors?: VectorSearch.VectorSearch | undefined;
+    onProgress?: (done: number, total: number) => void;
+  } = {},
 ): Promise<EvalResult> {
   const ids = options.queryIds ?? [...dataset.qrels.keys()];
   const totals = { ndcg10: 0, recall10: 0, recall100: 0, mrr10: 0 };
@@ -89,6 +119,7 @@ export async function evaluate(
       mode: 'lookup',
       model: options.model,
       termModel: store.services.termModel(),
+      vectors: options.vectors,
       candidates: 100,
     });
     latencies.push(performance.now() - started);

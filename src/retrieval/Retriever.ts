@@ -3,6 +3,7 @@ import type { Database } from '../store/Database.js';
 import * as Anchors from './Anchors.js';
 import type { Anchor } from './Anchors.js';
 import * as Features from './Features.js';
+import * as Fusion from './Fusion.js';
 import type { LexicalIndex } from './LexicalIndex.js';
 import * as Planner from './Planner.js';
 import * as Reranker from './Reranker.js';
@@ -10,7 +11,8 @@ import type { ScopedChannel } from './Scope.js';
 import type { Stats } from './Stats.js';
 import type * as TermModel from './TermModel.js';
 import * as Text from './Text.js';
-import type { SearchHit, SearchIndex } from './SearchIndex.js';
+import type { SearchHit, SearchQuery } from './SearchIndex.js';
+import type { QuestionVectors, VectorSearch } from './VectorSearch.js';
 
 /** A chunk as stored, with what retrieval reads of its item. */
 type Row = {
@@ -53,14 +55,11 @@ export type RetrievalOptions = {
   question: string;
   channels: Map<string, ScopedChannel>;
   mode: QueryMode | undefined;
+  /** The lexical reranker; with vectors, the fusion's model is used whenever the question has a vector. */
   model?: Reranker.Model;
-  vectors?: SearchIndex | undefined;
+  vectors?: VectorSearch | undefined;
   /** Soft term matching built from the corpus, when one was built. */
   termModel?: TermModel.TermModel | undefined;
-  /** The share of a candidate's score that comes from vector similarity, when vectors are on. */
-  vectorWeight?: number;
-  /** Cosine similarity below which a vector neighbour adds nothing: unrelated text is rarely at zero. */
-  minSimilarity?: number;
   /** First-stage candidates to rerank. */
   candidates?: number;
 };
@@ -80,7 +79,12 @@ export type Retrieval = {
   termCount: number;
   /** The question as ranking saw it: key terms and their weights, for diagnostics, claims and answers. */
   question: Features.Question;
+  /** What vectors did: undefined when they are off or the question could not be embedded. */
+  vectors: { fitted: boolean; weight: number } | undefined;
 };
+
+/** Vector neighbours added to the lexical candidates: chunks that share no word with the question can still rank. */
+export const vectorNeighbours = 20;
 
 /**
  * The floor the best candidate must reach for a question to count as answerable. Scores are calibrated probabilities
@@ -187,12 +191,12 @@ function rerank(
     channels: Map<string, ScopedChannel>;
     model: Reranker.Model;
     termModel?: TermModel.TermModel | undefined;
-    similarity?: Map<number, number> | undefined;
-    vectorWeight?: number;
-    minSimilarity?: number;
+    /** The question's vector, when the model has similarity as a feature. */
+    vectors?: QuestionVectors | undefined;
   },
 ): Evidence[] {
   const rows = hydrate(db, options.hits.map((h) => h.rowid));
+  const similarity = options.vectors && similarityFeature(options.model, options.vectors, options.hits);
   const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, analyzed(db, row)]));
   const views = new Map<string, ReturnType<typeof profileView>>();
   const evidence: Evidence[] = [];
@@ -205,14 +209,8 @@ function rerank(
     if (!view) views.set(scoped.profile.id, (view = profileView({ profile: scoped.profile, question: options.question, anchors: options.anchors, termModel: options.termModel })));
     const { question, soft } = view.questionFor(analyzed);
     const x = Features.extract(question, analyzed, options.stats, soft?.(analyzed));
-    let score = Reranker.score(options.model, x);
-    const similarity = options.similarity?.get(hit.rowid);
-    // Vector similarity, where an embedder is configured, moves a score toward it by a configured share.
-    if (similarity !== undefined) {
-      const w = options.vectorWeight ?? 0.25;
-      const floor = options.minSimilarity ?? 0.5;
-      score = (1 - w) * score + w * Math.max(0, (similarity - floor) / (1 - floor));
-    }
+    if (similarity) x.push(similarity(hit.rowid));
+    const score = Reranker.score(options.model, x);
     const stems = [...analyzed.title, ...analyzed.text];
     const { text, tokenCount: _tokens, cues, ...stored } = row;
     evidence.push({ ...stored, cues: cues === null ? null : (JSON.parse(cues) as [number, number][]), chunkText: text, text, score, scoped, stems, stemSet: new Set(stems), profileStems: view.profileStems });
@@ -221,26 +219,50 @@ function rerank(
 }
 
 /**
- * The first stage and the features of each candidate, without scoring: what the reranker is fit on.
- * Uses the same search, hydration and features as `retrieve`.
+ * The similarity feature of each candidate: its cosine similarity to the question, or for a chunk with no vector the
+ * fitted mean, which the standardized model reads as neither for nor against.
+ */
+function similarityFeature(model: Reranker.Model, vectors: QuestionVectors, hits: SearchHit[]): ((rowid: number) => number) | undefined {
+  if (model.features.at(-1) !== Fusion.feature) return undefined;
+  const known = vectors.similarities(hits.map((h) => h.rowid));
+  const neutral = model.mean.at(-1)!;
+  return (rowid) => known.get(rowid) ?? neutral;
+}
+
+/** Lexical candidates, then the question's nearest chunks the words did not find. */
+async function firstStage(index: LexicalIndex, query: SearchQuery, neighbours: SearchHit[]): Promise<SearchHit[]> {
+  const hits = await index.search(query);
+  if (neighbours.length === 0) return hits;
+  const seen = new Set(hits.map((h) => h.rowid));
+  return [...hits, ...neighbours.filter((h) => !seen.has(h.rowid)).map((h) => ({ rowid: h.rowid, score: 0 }))];
+}
+
+/**
+ * The first stage and the features of each candidate, without scoring: what the reranker is fit on. Uses the same
+ * search, hydration and features as `retrieve`; with a question vector, the same vector neighbours join the
+ * candidates and similarity is the last feature.
  */
 export async function candidateFeatures(
   db: Database,
   index: LexicalIndex,
-  options: { question: string; channels: Map<string, ScopedChannel>; candidates: number; termModel?: TermModel.TermModel | undefined },
+  options: { question: string; channels: Map<string, ScopedChannel>; candidates: number; termModel?: TermModel.TermModel | undefined; vectors?: QuestionVectors | undefined },
 ): Promise<{ rowid: number; itemId: string; features: number[] }[]> {
   const terms = Text.queryTerms(options.question);
   const channelIds = new Set(options.channels.keys());
   const stats = index.statistics(channelIds);
   const question = Features.question(terms, options.question, stats);
-  const hits = await index.search({ terms, text: options.question, channelIds, limit: options.candidates });
+  const neighbours = options.vectors?.nearest(channelIds, vectorNeighbours) ?? [];
+  const hits = await firstStage(index, { terms, text: options.question, channelIds, limit: options.candidates }, neighbours);
   const rows = hydrate(db, hits.map((h) => h.rowid));
   const soft = softFeatures(options.termModel, question);
+  const similarity = options.vectors && similarityFeature(Fusion.unfitted(), options.vectors, hits);
   return hits.flatMap((hit) => {
     const row = rows.get(hit.rowid);
     const c = row && analyzed(db, row);
     if (!row || !c) return [];
-    return [{ rowid: hit.rowid, itemId: row.itemId, features: Features.extract(question, c, stats, soft?.(c)) }];
+    const features = Features.extract(question, c, stats, soft?.(c));
+    if (similarity) features.push(similarity(hit.rowid));
+    return [{ rowid: hit.rowid, itemId: row.itemId, features }];
   });
 }
 
@@ -308,7 +330,9 @@ function expand(db: Database, selected: Evidence[]): void {
  * configured), reranked to calibrated scores, then selected by the query mode.
  */
 export async function retrieve(db: Database, index: LexicalIndex, options: RetrievalOptions): Promise<Retrieval> {
-  const model = options.model ?? Reranker.defaultModel;
+  const vectors = await options.vectors?.question(options.question);
+  const fusion = vectors && options.vectors!.fusion();
+  const model = fusion?.model ?? options.model ?? Reranker.defaultModel;
   const channelIds = new Set(options.channels.keys());
   // Statistics over what this scope's readers may read: nothing else moves a score.
   const stats = index.statistics(channelIds);
@@ -319,19 +343,11 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   const question = Features.question(terms, options.question, stats);
   // 50 reranked candidates rank as well as 100 on SciFact (nDCG@10 0.7202 vs 0.7203) at half the cost.
   const candidates = options.candidates ?? 50;
-  const similarity = options.vectors
-    ? new Map((await options.vectors.search({ terms, text: options.question, channelIds, limit: candidates })).map((h) => [h.rowid, h.score]))
-    : undefined;
-
-  const searchFor = async (subjectTerms: typeof terms, text: string): Promise<SearchHit[]> => {
-    const hits = await index.search({ terms: subjectTerms, text, channelIds, limit: candidates });
-    if (!similarity) return hits;
-    const seen = new Set(hits.map((h) => h.rowid));
-    return [...hits, ...[...similarity.keys()].filter((r) => !seen.has(r)).map((rowid) => ({ rowid, score: 0 }))];
-  };
+  const neighbours = vectors?.nearest(channelIds, vectorNeighbours) ?? [];
+  const searchFor = (subjectTerms: typeof terms, text: string) => firstStage(index, { terms: subjectTerms, text, channelIds, limit: candidates }, neighbours);
   const hits = await searchFor(terms, options.question);
   let candidateCount = hits.length;
-  let ranked = rerank(db, { hits, question, anchors, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity });
+  let ranked = rerank(db, { hits, question, anchors, stats, channels: options.channels, model, termModel: options.termModel, vectors });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 
@@ -368,7 +384,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
         const q = Features.question(subjectTerms, subjectText, stats);
         const subjectHits = await searchFor(subjectTerms, subjectText);
         candidateCount += subjectHits.length;
-        perSubject.push(rerank(db, { hits: subjectHits, question: q, anchors, stats, channels: options.channels, model, termModel: options.termModel, similarity, vectorWeight: options.vectorWeight, minSimilarity: options.minSimilarity }));
+        perSubject.push(rerank(db, { hits: subjectHits, question: q, anchors, stats, channels: options.channels, model, termModel: options.termModel, vectors }));
       }
       // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
       const merged = new Map(ranked.map((e) => [e.chunkId, e]));
@@ -380,5 +396,6 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   }
   const contextDepth = mode === 'lookup' ? 'standard' : 'expanded';
   if (contextDepth === 'expanded') expand(db, selected);
-  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question };
+  const used = fusion && { fitted: fusion.fitted, weight: Fusion.weightOf(fusion.model) };
+  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question, vectors: used };
 }

@@ -2,34 +2,82 @@ import type { Logger } from '../log/Logger.js';
 import type { Database } from '../store/Database.js';
 import * as VectorIndex from '../store/VectorIndex.js';
 import type { Embedder } from './Embedder.js';
-import type { SearchHit, SearchIndex } from './SearchIndex.js';
+import * as Fusion from './Fusion.js';
+import type * as Reranker from './Reranker.js';
+import type { SearchHit } from './SearchIndex.js';
+
+/** One question's vector: the chunks nearest it, and its similarity to any chunk. */
+export type QuestionVectors = {
+  /** The `limit` chunks in scope nearest the question, best first, scored by cosine similarity. */
+  nearest(channelIds: ReadonlySet<string>, limit: number): SearchHit[];
+  /** The cosine similarity of each chunk that has a vector; others are left out. */
+  similarities(rowids: number[]): Map<number, number>;
+};
+
+/** Vector retrieval: what reranking needs from the vector index for a question, and how similarity is weighed. */
+export type VectorSearch = {
+  readonly name: string;
+  /** The embedder questions and chunks are embedded with. */
+  readonly embedderId: string;
+  /** The reranker with similarity as a feature: the fit stored for this embedder, or the unfitted default. */
+  fusion(): { model: Reranker.Model; fitted: boolean };
+  /** Embeds a question; undefined when the embedder fails, and retrieval then goes on lexically. */
+  question(text: string): Promise<QuestionVectors | undefined>;
+};
 
 /**
- * Vector search over the sqlite-vec index: the question's embedding, its nearest chunks within the caller's channels,
- * scored by exact cosine similarity. An index built before quantization is upgraded from its stored floats when the
- * search is created. If the embedding endpoint fails, retrieval goes on lexical-only rather than failing the query.
+ * Vector search over the sqlite-vec index for the configured embedder. An index built before quantization is upgraded
+ * from its stored floats when the search is created. If the embedding endpoint fails, the query is answered from the
+ * lexical index rather than failing.
  */
-export function create(options: { db: Database; embedder: Embedder; logger: Logger; oversample?: number }): SearchIndex {
+export function create(options: { db: Database; embedder: Embedder; logger: Logger; oversample?: number }): VectorSearch {
+  const { db, embedder, logger } = options;
   try {
-    const carried = VectorIndex.upgrade(options.db);
-    if (carried > 0) options.logger.info('vector index upgraded to quantized search from its stored vectors', { vectors: carried });
+    const carried = VectorIndex.upgrade(db);
+    if (carried > 0) logger.info('vector index upgraded to quantized search from its stored vectors', { vectors: carried });
   } catch (error) {
     // Searching tries again; until one succeeds, answers are lexical.
-    options.logger.warn('could not upgrade the vector index; answering lexically until it can, or until `profile-edge reindex`', { error });
+    logger.warn('could not upgrade the vector index; answering lexically until it can, or until `profile-edge reindex`', { error });
   }
+  let warnedStale = false;
+  const fusion = () => {
+    const stored = VectorIndex.fusion(db, embedder.id);
+    const model = stored === undefined ? undefined : Fusion.parse(stored);
+    if (stored !== undefined && !model && !warnedStale) {
+      warnedStale = true;
+      logger.warn('the stored vector fusion was fitted for other reranker features: similarity weighs nothing until `profile-edge fit` runs again', { embedder: embedder.id });
+    }
+    return model ? { model, fitted: true } : { model: Fusion.unfitted(), fitted: false };
+  };
+  if (!fusion().fitted) logger.info('vector fusion not fitted for this embedder: vectors add candidates, similarity weighs nothing until `profile-edge fit`', { embedder: embedder.id });
   return {
     name: 'sqlite-vec',
-    async search({ text: question, channelIds, limit }): Promise<SearchHit[]> {
+    embedderId: embedder.id,
+    fusion,
+    async question(text) {
+      let vector: Float32Array;
       try {
-        const [vector] = (await options.embedder.embed([question], 'query')) as [Float32Array];
-        const dimensions = VectorIndex.info(options.db)?.dimensions;
+        [vector] = (await embedder.embed([text], 'query')) as [Float32Array];
+        const dimensions = VectorIndex.info(db)?.dimensions;
         if (vector.length !== dimensions) throw new Error(`the embedder returned ${vector.length} dimensions; the index has ${dimensions}: run reindex`);
-        const nearest = VectorIndex.nearest(options.db, { vector, limit, channelIds, oversample: options.oversample });
-        return nearest.map(({ rowid, similarity }) => ({ rowid, score: similarity }));
       } catch (error) {
-        options.logger.warn('vector search unavailable; answering from the lexical index', { error });
-        return [];
+        logger.warn('vector search unavailable; answering from the lexical index', { error });
+        return undefined;
       }
+      // A failing read of the vector tables costs the question its vectors, never its answer.
+      const guarded = <T>(read: () => T, fallback: T): T => {
+        try {
+          return read();
+        } catch (error) {
+          logger.warn('vector index unreadable; answering from the lexical index', { error });
+          return fallback;
+        }
+      };
+      return {
+        nearest: (channelIds, limit) =>
+          guarded(() => VectorIndex.nearest(db, { vector, limit, channelIds, oversample: options.oversample }).map(({ rowid, similarity }) => ({ rowid, score: similarity })), []),
+        similarities: (rowids) => guarded(() => VectorIndex.similarities(db, vector, rowids), new Map<number, number>()),
+      };
     },
   };
 }

@@ -230,3 +230,33 @@ export function count(db: Database): number {
   if (!info(db) || stored === 'none') return 0;
   return db.prepare(`SELECT count(*) FROM ${stored === 'floats' ? 'chunk_vectors' : 'chunk_embeddings'}`).pluck().get() as number;
 }
+
+/**
+ * The exact cosine similarity of each given chunk to a vector, from the stored floats; a chunk without a vector is
+ * left out. What reranking reads for every candidate, wherever it was found.
+ */
+export function similarities(db: Database, vector: Float32Array, rowids: number[]): Map<number, number> {
+  if (rowids.length === 0 || !info(db) || directionless(vector) || layout(db) !== 'signs') return new Map();
+  const rows = db
+    .prepare('SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value')
+    .all(blob(vector), JSON.stringify(rowids)) as { rowid: number; distance: number }[];
+  return new Map(rows.map((r) => [r.rowid, 1 - r.distance]));
+}
+
+const fusionKey = 'vector_fusion';
+
+/** How vector similarity joins reranking for one embedder, as `profile-edge fit` measured it (see Fusion). */
+export type StoredFusion = { embedderId: string; fusion: unknown };
+
+/** The fusion fitted for an embedder, or undefined when none was (or one was for another embedder). */
+export function fusion(db: Database, embedderId: string): unknown {
+  const raw = getMeta(db, fusionKey);
+  if (!raw) return undefined;
+  const stored = JSON.parse(raw) as StoredFusion;
+  return stored.embedderId === embedderId ? stored.fusion : undefined;
+}
+
+/** Stores the fusion fitted for an embedder beside its vector index, replacing any other. */
+export function setFusion(db: Database, embedderId: string, fitted: unknown): void {
+  setMeta(db, fusionKey, JSON.stringify({ embedderId, fusion: fitted } satisfies StoredFusion));
+}

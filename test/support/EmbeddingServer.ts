@@ -19,10 +19,10 @@ export function embed(text: string): number[] {
 }
 
 /**
- * A local stand-in for an OpenAI-compatible embeddings API (`POST /v1/embeddings`), listening on 127.0.0.1.
- * `failWith` makes it answer errors; `requests` records what it was sent.
+ * A local stand-in for an OpenAI-compatible embeddings API (`POST /v1/embeddings`), listening on 127.0.0.1, embedding
+ * with `embed` above unless given another function. `failWith` makes it answer errors; `requests` records what it was sent.
  */
-export async function start(): Promise<{
+export async function start(options: { embed?: (text: string) => number[] } = {}): Promise<{
   url: string;
   requests: { body: { model: string; input: string[] }; authorization: string | undefined }[];
   failWith: number | undefined;
@@ -41,7 +41,7 @@ export async function start(): Promise<{
       const body = JSON.parse(raw) as { model: string; input: string[] };
       state.requests.push({ body, authorization: req.headers.authorization });
       // Answered out of order on purpose: clients must sort by index.
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) })).reverse();
+      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: (options.embed ?? embed)(text) })).reverse();
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
     });
   });

@@ -1,8 +1,7 @@
 import * as TermModel from '../../retrieval/TermModel.js';
+import * as VectorBuild from '../../retrieval/VectorBuild.js';
 import * as VectorIndex from '../../store/VectorIndex.js';
 import { type Command, number } from '../Command.js';
-
-type Row = { rowid: number; title: string; text: string };
 
 export const reindex: Command = {
   name: 'reindex',
@@ -24,31 +23,16 @@ export const reindex: Command = {
       return;
     }
     const batch = number(values, 'batch', { min: 1, max: 2048, integer: true }) ?? 64;
-    const total = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
-    const page = db.prepare(
-      'SELECT c.rowid AS rowid, i.title, c.text FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid > ? ORDER BY c.rowid LIMIT ?',
-    );
-    const progress = out.progress(total, `reindex ${embedder.id}`);
-    let after = 0;
-    let done = 0;
-    let created = false;
-    for (;;) {
-      const rows = page.all(after, batch) as Row[];
-      if (rows.length === 0) break;
-      // Embed first, then write: a transaction cannot wait on the network.
-      const vectors = await embedder.embed(rows.map((r) => `${r.title}\n${r.text}`), 'document');
-      if (!created) {
-        VectorIndex.create(db, { embedderId: VectorIndex.building(embedder.id), dimensions: vectors[0]!.length });
-        created = true;
-      }
-      db.transaction(() => VectorIndex.put(db, rows.map((r, i) => ({ rowid: r.rowid, vector: vectors[i]! }))))();
-      after = rows.at(-1)!.rowid;
-      done += rows.length;
-      progress.update(done, '');
-    }
-    progress.stop();
-    if (!created) VectorIndex.create(db, { embedderId: embedder.id, dimensions: (await embedder.embed(['dimension probe'], 'query'))[0]!.length });
-    VectorIndex.markBuilt(db, embedder.id);
-    out.line(`vector index: ${VectorIndex.count(db)} of ${total} chunks embedded with ${embedder.id}`);
+    let progress: ReturnType<typeof out.progress> | undefined;
+    const built = await VectorBuild.build(db, embedder, {
+      batch,
+      onProgress: (done, total) => {
+        progress ??= out.progress(total, `reindex ${embedder.id}`);
+        progress.update(done, '');
+      },
+    });
+    progress?.stop();
+    out.line(`vector index: ${built.vectors} of ${built.chunks} chunks embedded with ${embedder.id} (${(built.chunks / Math.max(built.seconds, 1e-3)).toFixed(1)} chunks/s)`);
+    if (!VectorIndex.fusion(db, embedder.id)) out.line('vector fusion is not fitted for this embedder: similarity weighs nothing until `profile-edge fit --dataset DIR` (see README, Vectors).');
   },
 };
