@@ -6,12 +6,15 @@
  * handler and over HTTP, the cost of writing chunks with the index kept current, memory and bytes on disk.
  * Prints one JSON line.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as Config from '../src/config/Config.js';
 import { projectRoot } from '../src/config/Config.js';
 import * as Beir from '../src/eval/Beir.js';
+import * as Fusion from '../src/retrieval/Fusion.js';
+import * as Reranker from '../src/retrieval/Reranker.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as VectorBuild from '../src/retrieval/VectorBuild.js';
 import * as Text from '../src/retrieval/Text.js';
@@ -26,18 +29,6 @@ import * as Profiles from '../src/store/Profiles.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Tools from '../tools/Tools.js';
-import * as EmbeddingServer from '../test/support/EmbeddingServer.js';
-
-/** A hashed bag of stems in 384 signed dimensions: the shape of a small sentence model's vectors, at no cost. */
-function hashed384(text: string): number[] {
-  const v = new Array<number>(384).fill(0);
-  for (const stem of Text.stemsOf(text)) {
-    let h = 2166136261;
-    for (const ch of stem) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
-    v[(h >>> 0) % 384]! += h & 1 ? 1 : -1;
-  }
-  return v;
-}
 
 const { values } = parseArgs({
   options: { size: { type: 'string' }, queries: { type: 'string' }, dir: { type: 'string' }, reference: { type: 'string' }, 'build-only': { type: 'boolean' }, vectors: { type: 'boolean' } },
@@ -176,12 +167,14 @@ for (const q of questions) {
 }
 await HttpServer.close(server);
 
-// The same questions with vectors on: a 384-dimension embedder on 127.0.0.1 that costs next to nothing, so what is
-// measured is what vectors cost the query path (embedding over HTTP, the nearest chunks, similarity for every candidate).
+// The same questions with vectors on: a 384-dimension embedder on 127.0.0.1, in a process of its own, that costs next
+// to nothing, so what is measured is what vectors cost the query path (embedding over HTTP, the nearest chunks,
+// similarity for every candidate).
 let vectorFigures: Record<string, number> = {};
 if (values.vectors) {
-  const embeddings = await EmbeddingServer.start({ embed: hashed384 });
-  const vectorEnv = { EMBEDDER: 'openai', EMBEDDING_BASE_URL: embeddings.url, EMBEDDING_MODEL: 'bench-384' };
+  const embeddings = spawn(process.execPath, [path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(projectRoot, 'bench', 'embedding-stand-in.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve) => embeddings.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
+  const vectorEnv = { EMBEDDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bench-384' };
   const openWithVectors = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000', ...vectorEnv }));
   let withVectors = openWithVectors();
   if (VectorIndex.info(withVectors.db)?.embedderId !== withVectors.embedder!.id) {
@@ -193,6 +186,8 @@ if (values.vectors) {
     withVectors.close();
     withVectors = openWithVectors();
   }
+  // A weight as `profile-edge fit` stores one for an embedder that earned it: unfitted, vectors are skipped entirely.
+  VectorIndex.setFusion(withVectors.db, withVectors.embedder!.id, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.15, weight: 0.5 }));
   withVectors.lexicalIndex();
   const askWith = (q: string) => Tools.invoke({ services: withVectors, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
   for (const q of questions.slice(0, 10)) await askWith(q);
@@ -227,7 +222,7 @@ if (values.vectors) {
     vectorBuildSeconds: built.vectorBuildSeconds ?? 0,
   };
   withVectors.close();
-  await embeddings.close();
+  embeddings.kill();
 }
 
 // Writing: items of 10 chunks, each in its own transaction with the index rows, then searchable at the next query.

@@ -184,10 +184,9 @@ describe.skipIf(!hasScifact)('vectors on SciFact train (../shared/datasets/scifa
     const store = await Evaluate.buildStore(data, { embedder: TransformersEmbedder.create({ modelDir }) });
     try {
       expect(store.vectors!.embedded.vectors).toBe(store.chunks);
+      // Unfitted, similarity weighs nothing and queries skip vectors: ranking is lexical by construction.
+      expect(store.vectors!.search.fusion()).toMatchObject({ fitted: false, model: { weights: expect.arrayContaining([0]) } });
       const lexical = await Evaluate.evaluate(store, data);
-      const unfitted = await Evaluate.evaluate(store, data, { vectors: store.vectors!.search });
-      expect(unfitted.ndcg10).toBeGreaterThanOrEqual(lexical.ndcg10);
-      expect(unfitted.recall100).toBeGreaterThanOrEqual(lexical.recall100);
 
       const { model, report } = await FitFusion.fit(store, data);
       VectorIndex.setFusion(store.services.db, store.vectors!.search.embedderId, model);

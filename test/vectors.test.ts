@@ -155,6 +155,45 @@ describe('VectorIndex', () => {
     }
   });
 
+  test('behavior: the scan finds what another connection wrote after it last looked, and reads a rebuilt index anew', () => {
+    const file = path.join(directory, 'codes.db');
+    const reader = Store.open(file).db;
+    const writer = Store.open(file).db;
+    try {
+      const [first] = stock(writer, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      const near = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 5, channelIds: ['ch_codes', 'ch_later'] }).map((h) => h.rowid);
+      expect(near(unit(0, 1, 0))).toEqual([first]);
+      const [later] = stock(writer, { channelId: 'ch_later', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      expect(near(unit(0, 1, 0))).toEqual([later, first]);
+      writer.prepare('DELETE FROM chunks WHERE rowid = ?').run(later);
+      expect(near(unit(0, 1, 0))).toEqual([first]);
+      // A rebuild with another dimension: what the reader held is of no use, and is dropped.
+      VectorIndex.create(writer, { embedderId: 'fixed', dimensions: 2 });
+      VectorIndex.put(writer, [{ rowid: first!, vector: unit(0, 1) }]);
+      expect(VectorIndex.nearest(reader, { vector: unit(0, 1), limit: 5, channelIds: ['ch_codes'] })).toEqual([{ rowid: first, similarity: expect.closeTo(1, 6) }]);
+    } finally {
+      reader.close();
+      writer.close();
+    }
+  });
+
+  test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', () => {
+    const { db } = Store.open(':memory:');
+    try {
+      let seed = 5;
+      const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
+      const vectors = Array.from({ length: 300 }, () => unit(...Array.from({ length: 40 }, random)));
+      const rowids = stock(db, { channelId: 'ch_many', vectors, dimensions: 40 });
+      for (let q = 0; q < 5; q++) {
+        const query = unit(...Array.from({ length: 40 }, random));
+        const exact = vectors.map((v, i) => [dot(v, query), rowids[i]!] as const).sort((a, b) => b[0] - a[0]).slice(0, 10).map(([, r]) => r);
+        expect(VectorIndex.nearest(db, { vector: query, limit: 10, channelIds: ['ch_many'], oversample: 30 }).map((h) => h.rowid)).toEqual(exact);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
   test('behavior: an index of floats alone, built before quantization, is upgraded once from its stored vectors', async () => {
     const { db } = Store.open(':memory:');
     try {
@@ -358,9 +397,11 @@ describe('profile-edge reindex and vector retrieval', () => {
     expect(run.stdout).toContain('vector fusion is not fitted for this embedder');
     const unfitted = Services.create(Config.load(env));
     try {
-      // Until a fit says how much similarity is worth, it weighs nothing: the chunk is a candidate, scored by its words.
+      // Until a fit says how much similarity is worth, it weighs nothing: the question is not even embedded.
       expect(unfitted.vectors!.fusion().fitted).toBe(false);
+      const sent = server.requests.length;
       expect((await ask(unfitted, 'How cold should the fridge be?')).retrieval.noRelevantContent).toBe(true);
+      expect(server.requests.length).toBe(sent);
     } finally {
       unfitted.close();
     }

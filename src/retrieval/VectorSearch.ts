@@ -14,6 +14,12 @@ export type QuestionVectors = {
   similarities(rowids: number[]): Map<number, number>;
 };
 
+/**
+ * Candidates scanned by their signs per neighbour returned. Neighbours are candidates, ranked afterwards by their exact
+ * similarity among the rest: 4 keeps the scan's re-scoring to 40 chunks (16 cost 2 ms more at 100k chunks).
+ */
+const neighbourOversample = 4;
+
 /** Vector retrieval: what reranking needs from the vector index for a question, and how similarity is weighed. */
 export type VectorSearch = {
   readonly name: string;
@@ -75,7 +81,7 @@ export function create(options: { db: Database; embedder: Embedder; logger: Logg
       };
       return {
         nearest: (channelIds, limit) =>
-          guarded(() => VectorIndex.nearest(db, { vector, limit, channelIds, oversample: options.oversample }).map(({ rowid, similarity }) => ({ rowid, score: similarity })), []),
+          guarded(() => VectorIndex.nearest(db, { vector, limit, channelIds, oversample: options.oversample ?? neighbourOversample }).map(({ rowid, similarity }) => ({ rowid, score: similarity })), []),
         similarities: (rowids) => guarded(() => VectorIndex.similarities(db, vector, rowids), new Map<number, number>()),
       };
     },
