@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -96,6 +98,32 @@ describe('OpenAiEmbedder', () => {
       server.failWith = undefined;
     }
     await expect(OpenAiEmbedder.create({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2000 }).embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable' });
+  });
+
+  test('error: an endpoint that accepts and never answers fails at the timeout, not never', async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    try {
+      const embedder = OpenAiEmbedder.create({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', timeoutMs: 300 });
+      await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('unreachable') });
+    } finally {
+      silent.close();
+    }
+  });
+
+  test('error: a body that is not embeddings for the input is a clear service_unavailable error', async () => {
+    for (const body of ['<html>gateway</html>', '{"data":[]}', '{"data":[{"index":0,"embedding":["x"]}]}']) {
+      const wrong = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+      await new Promise<void>((resolve) => wrong.listen(0, '127.0.0.1', resolve));
+      const { port } = wrong.address() as net.AddressInfo;
+      try {
+        const embedder = OpenAiEmbedder.create({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' });
+        await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('unexpected body') });
+      } finally {
+        wrong.close();
+      }
+    }
   });
 });
 

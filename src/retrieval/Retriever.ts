@@ -339,6 +339,8 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   const weighed = fusion !== undefined && Fusion.weightOf(fusion.model) !== 0;
   // Embedding (a request to an endpoint, as a rule) goes on while the lexical first stage runs.
   const embedding = weighed ? options.vectors!.question(options.question) : undefined;
+  // A request leaves when the event loop turns, and the first stage never yields: one turn lets it go now.
+  if (embedding) await new Promise((resolve) => setImmediate(resolve));
   const channelIds = new Set(options.channels.keys());
   // Statistics over what this scope's readers may read: nothing else moves a score.
   const stats = index.statistics(channelIds);

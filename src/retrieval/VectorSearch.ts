@@ -46,9 +46,12 @@ export function create(options: { db: Database; embedder: Embedder; logger: Logg
     logger.warn('could not upgrade the vector index; answering lexically until it can, or until `profile-edge reindex`', { error });
   }
   let warnedStale = false;
+  let parsed: { stored: unknown; model: Reranker.Model | undefined } | undefined;
   const fusion = () => {
     const stored = VectorIndex.fusion(db, embedder.id);
-    const model = stored === undefined ? undefined : Fusion.parse(stored);
+    // Parsed once per stored fit: fusion() is read at every question.
+    if (!parsed || parsed.stored !== stored) parsed = { stored, model: stored === undefined ? undefined : Fusion.parse(stored) };
+    const { model } = parsed;
     if (stored !== undefined && !model && !warnedStale) {
       warnedStale = true;
       logger.warn('the stored vector fusion was fitted for other reranker features: similarity weighs nothing until `profile-edge fit` runs again', { embedder: embedder.id });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database as Db } from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { migrate } from './Migrations.js';
 
@@ -31,9 +31,23 @@ export function versions(db: Database): { sqlite: string; sqliteVec: string } {
   return { sqlite: row.sqlite, sqliteVec: row.vec };
 }
 
+const compiled = new WeakMap<Database, Map<string, Statement>>();
+
+/**
+ * A statement compiled once per connection, for those run at every question; SQLite recompiles one whose tables
+ * changed since. A mode set on it (`pluck`, `raw`) holds for every caller of the same text.
+ */
+export function statement(db: Database, sql: string): Statement {
+  let statements = compiled.get(db);
+  if (!statements) compiled.set(db, (statements = new Map()));
+  let prepared = statements.get(sql);
+  if (!prepared) statements.set(sql, (prepared = db.prepare(sql)));
+  return prepared;
+}
+
 /** Reads a value from the meta table. */
 export function getMeta(db: Database, key: string): string | undefined {
-  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  const row = statement(db, 'SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
   return row?.value;
 }
 

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from './Database.js';
-import { getMeta, setMeta } from './Database.js';
+import { getMeta, setMeta, statement } from './Database.js';
+import * as SignCodes from './SignCodes.js';
 
 /*
- * Layout. `chunk_embeddings` holds each chunk's float vector, the record exact similarities are computed from.
- * `chunk_vectors` is a sqlite-vec vec0 table of the same vectors reduced to their signs (one bit a dimension), with
- * the chunk's channel as a metadata column: the nearest-neighbour scan reads 48 bytes a chunk instead of 1,536 (384
- * dimensions), and a KNN constrained to the scope's channels never sees, nor counts, a chunk outside them.
- * `vector_channels` numbers channels for that column: sqlite-vec compares integers in place, while a channel id
- * longer than 12 characters costs a lookup per row.
+ * Layout. `chunk_embeddings` holds each chunk's float vector, the record exact similarities are computed from, and the
+ * nearest-neighbour scan's sign codes are read from (SignCodes holds them in memory). `chunk_vectors` is a sqlite-vec
+ * vec0 table of the same signs with the chunk's channel, numbered by `vector_channels`: sqlite-vec's KNN searched it
+ * until the scan in memory replaced it (30 ms against 0.4 at 100k chunks). It is still written, and its definition
+ * tells the layouts apart; dropping it awaits a layout change that has another reason to migrate stored indexes.
  */
 
 /** Which embedder built the vector index, and its dimension. */
@@ -20,7 +20,7 @@ export type IndexInfo = {
 };
 
 const infoKey = 'vector_index';
-/** sqlite-vec's largest k. */
+/** The most chunks one scan keeps for re-scoring with their floats. */
 const maxK = 4096;
 /**
  * Rows per vec0 chunk. sqlite-vec picks each chunk's best min(k, chunk size) rows by repeated linear scans, so a scan
@@ -67,7 +67,7 @@ function createTables(db: Database, dimensions: number): void {
  * so replaced content never answers from a stale vector.
  */
 export function create(db: Database, index: IndexInfo): void {
-  if (!Number.isInteger(index.dimensions) || index.dimensions < 1 || index.dimensions > 8192) throw new Error(`bad vector dimension ${index.dimensions}`);
+  if (!Number.isInteger(index.dimensions) || index.dimensions < 1 || index.dimensions > SignCodes.maxDimensions) throw new Error(`bad vector dimension ${index.dimensions}`);
   db.transaction(() => {
     db.exec(dropAll);
     createTables(db, index.dimensions);
@@ -97,7 +97,7 @@ export const building = (embedderId: string): string => `${embedderId} (building
 
 /** Which layout the stored index has: `floats` is the one before quantization (a vec0 table of floats alone). */
 function layout(db: Database): 'none' | 'floats' | 'signs' {
-  const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunk_vectors'").pluck().get() as string | undefined;
+  const sql = statement(db, "SELECT sql FROM sqlite_master WHERE name = 'chunk_vectors'").pluck().get() as string | undefined;
   if (!sql) return 'none';
   return /\bbit\[/i.test(sql) ? 'signs' : 'floats';
 }
@@ -192,79 +192,45 @@ export type NearestQuery = {
 };
 
 /**
- * Every stored vector's signs, held in memory per open database for the nearest-neighbour scan: 48 bytes a chunk at
- * 384 dimensions, with the chunk's channel. sqlite-vec's own KNN over the same codes took 30 ms at 100k chunks (its
- * per-chunk selection and metadata filter), a scan of these arrays 2 to 3. Vectors written since the last question,
- * by this process or another, are read in by rowid before each scan; a rebuilt index (a new generation) is read anew.
- * A deleted chunk's code stays until then but is never returned: re-scoring reads the chunk itself.
+ * Every stored vector's signs, held in memory per open database for the nearest-neighbour scan (see SignCodes).
+ * sqlite-vec's own KNN over the same codes took 30 ms at 100k chunks (its per-chunk selection and metadata filter), a
+ * scan of these 0.4. Vectors written since the last question, by this process or another, are read in by rowid
+ * before each scan; a rebuilt index (a new generation) is read anew. A deleted chunk's code stays until then but is
+ * never returned: re-scoring reads the chunk itself.
  */
-type Codes = {
+type Held = {
   key: string;
   /** The highest rowid read so far. */
   after: number;
-  count: number;
-  rowids: Float64Array;
-  channels: Int32Array;
-  words: Uint32Array;
-  channelNumbers: Map<string, number>;
+  codes: SignCodes.SignCodes;
 };
-const held = new WeakMap<Database, Codes>();
-const wordsFor = (dimensions: number) => Math.ceil(dimensions / 32);
+const held = new WeakMap<Database, Held>();
 
-/** A vector's signs as 32-bit words, bit d set where dimension d is positive. */
-function signWords(v: Float32Array, out: Uint32Array, offset: number): void {
-  for (let d = 0; d < v.length; d++) if (v[d]! > 0) out[offset + (d >>> 5)]! |= 1 << (d & 31);
-}
-
-function codesOf(db: Database, index: IndexInfo): Codes {
+function codesOf(db: Database, index: IndexInfo): SignCodes.SignCodes {
   const key = `${index.generation ?? ''}|${index.embedderId}|${index.dimensions}`;
-  const w = wordsFor(index.dimensions);
   let c = held.get(db);
   if (!c || c.key !== key) {
-    c = { key, after: 0, count: 0, rowids: new Float64Array(1024), channels: new Int32Array(1024), words: new Uint32Array(1024 * w), channelNumbers: new Map() };
+    c = { key, after: 0, codes: SignCodes.create(index.dimensions) };
     held.set(db, c);
   }
-  const page = db.prepare(
+  const page = statement(
+    db,
     `SELECT e.rowid AS rowid, e.embedding AS embedding, i.channel_id AS channel FROM chunk_embeddings e
      JOIN chunks c ON c.rowid = e.rowid JOIN items i ON i.id = c.item_id WHERE e.rowid > ? ORDER BY e.rowid LIMIT 8192`,
   );
   for (;;) {
     const rows = page.all(c.after) as { rowid: number; embedding: Buffer; channel: string }[];
     if (rows.length === 0) break;
-    if (c.count + rows.length > c.rowids.length) {
-      const capacity = Math.max(c.rowids.length * 2, c.count + rows.length);
-      const grow = <T extends Float64Array | Int32Array | Uint32Array>(a: T, size: number): T => {
-        const b = new (a.constructor as new (n: number) => T)(size);
-        b.set(a);
-        return b;
-      };
-      c.rowids = grow(c.rowids, capacity);
-      c.channels = grow(c.channels, capacity);
-      c.words = grow(c.words, capacity * w);
-    }
     for (const row of rows) {
-      let channel = c.channelNumbers.get(row.channel);
-      if (channel === undefined) c.channelNumbers.set(row.channel, (channel = c.channelNumbers.size));
       const bytes = row.embedding;
       // A view needs 4-byte alignment, which a pooled Buffer need not have: then a copy.
       const vector = bytes.byteOffset % 4 === 0 ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) : new Float32Array(Uint8Array.from(bytes).buffer);
-      if (vector.length !== index.dimensions) continue;
-      c.rowids[c.count] = row.rowid;
-      c.channels[c.count] = channel;
-      signWords(vector, c.words, c.count * w);
-      c.count += 1;
+      if (vector.length === index.dimensions) c.codes.add(row.rowid, row.channel, vector);
     }
     c.after = rows.at(-1)!.rowid;
   }
-  return c;
+  return c.codes;
 }
-
-/** Set bits of every 16-bit number: two lookups count a word's, faster in V8 than bit arithmetic. */
-const bits16 = Uint8Array.from({ length: 1 << 16 }, (_, x) => {
-  let n = 0;
-  for (let v = x; v; v &= v - 1) n += 1;
-  return n;
-});
 
 /**
  * The chunks nearest a vector within the given channels, best first, with their exact cosine similarity; ties go to
@@ -276,61 +242,19 @@ export function nearest(db: Database, query: NearestQuery): { rowid: number; sim
   const index = info(db);
   if (!index || directionless(query.vector) || query.limit < 1) return [];
   upgrade(db);
-  const c = codesOf(db, index);
-  const allowed = new Uint8Array(c.channelNumbers.size);
-  let any = false;
-  for (const id of query.channelIds) {
-    const n = c.channelNumbers.get(id);
-    if (n === undefined) continue;
-    allowed[n] = 1;
-    any = true;
-  }
-  if (!any) return [];
-  const w = wordsFor(index.dimensions);
-  const q = new Uint32Array(w);
-  signWords(query.vector, q, 0);
-  // Distances of the scope's chunks, and how many chunks lie at each distance.
-  const outside = 0xffff;
-  const distance = new Uint16Array(c.count);
-  const tiers = new Uint32Array(index.dimensions + 1);
-  for (let i = 0, o = 0; i < c.count; i++, o += w) {
-    if (!allowed[c.channels[i]!]) {
-      distance[i] = outside;
-      continue;
-    }
-    let d = 0;
-    for (let k = 0; k < w; k++) {
-      const x = c.words[o + k]! ^ q[k]!;
-      d += bits16[x & 0xffff]! + bits16[x >>> 16]!;
-    }
-    distance[i] = d;
-    tiers[d]! += 1;
-  }
   const wanted = Math.min(maxK, Math.max(query.limit, Math.ceil(query.limit * (query.oversample ?? defaultOversample))));
-  let edge = 0;
-  for (let seen = 0; edge <= index.dimensions; edge++) {
-    seen += tiers[edge]!;
-    if (seen >= wanted) break;
-  }
-  let room = wanted;
-  for (let d = 0; d < edge; d++) room -= tiers[d]!;
-  const candidates: number[] = [];
-  for (let i = 0; i < c.count; i++) {
-    const d = distance[i]!;
-    if (d < edge || (d === edge && room-- > 0)) candidates.push(c.rowids[i]!);
-  }
+  const scope = new Set(query.channelIds);
+  const candidates = codesOf(db, index).nearest(query.vector, scope, wanted);
   if (candidates.length === 0) return [];
   // The chunk's own item, not the held channel, has the last word on scope; a deleted chunk is not found here.
-  const scope = JSON.stringify([...query.channelIds]);
-  const scored = db
-    .prepare(
-      `SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance
-       FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value
-       JOIN chunks c ON c.rowid = e.rowid JOIN items i ON i.id = c.item_id
-       WHERE i.channel_id IN (SELECT value FROM json_each(?))`,
-    )
-    .all(blob(query.vector), JSON.stringify(candidates), scope) as { rowid: number; distance: number }[];
+  const scored = statement(
+    db,
+    `SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance, i.channel_id AS channelId
+     FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value
+     JOIN chunks c ON c.rowid = e.rowid JOIN items i ON i.id = c.item_id`,
+  ).all(blob(query.vector), JSON.stringify(candidates)) as { rowid: number; distance: number; channelId: string }[];
   return scored
+    .filter((r) => scope.has(r.channelId))
     .map((r) => ({ rowid: r.rowid, similarity: 1 - r.distance }))
     .sort((a, b) => b.similarity - a.similarity || a.rowid - b.rowid)
     .slice(0, query.limit);
@@ -349,9 +273,7 @@ export function count(db: Database): number {
  */
 export function similarities(db: Database, vector: Float32Array, rowids: number[]): Map<number, number> {
   if (rowids.length === 0 || !info(db) || directionless(vector) || layout(db) !== 'signs') return new Map();
-  const rows = db
-    .prepare('SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value')
-    .all(blob(vector), JSON.stringify(rowids)) as { rowid: number; distance: number }[];
+  const rows = statement(db, 'SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value').all(blob(vector), JSON.stringify(rowids)) as { rowid: number; distance: number }[];
   return new Map(rows.map((r) => [r.rowid, 1 - r.distance]));
 }
 
@@ -364,9 +286,12 @@ export type StoredFusion = { embedderId: string; fusion: unknown };
 export function fusion(db: Database, embedderId: string): unknown {
   const raw = getMeta(db, fusionKey);
   if (!raw) return undefined;
-  const stored = JSON.parse(raw) as StoredFusion;
-  return stored.embedderId === embedderId ? stored.fusion : undefined;
+  // Read at every question: the same text gives the same object, so a caller can keep what it derived from it.
+  let read = fusionsRead.get(db);
+  if (read?.raw !== raw) fusionsRead.set(db, (read = { raw, stored: JSON.parse(raw) as StoredFusion }));
+  return read.stored.embedderId === embedderId ? read.stored.fusion : undefined;
 }
+const fusionsRead = new WeakMap<Database, { raw: string; stored: StoredFusion }>();
 
 /** Stores the fusion fitted for an embedder beside its vector index, replacing any other. */
 export function setFusion(db: Database, embedderId: string, fitted: unknown): void {
