@@ -24,8 +24,8 @@ describe('SignCodes', () => {
     const codes = SignCodes.create(dimensions);
     // Enough chunks that the codes outgrow WebAssembly memory's first pages several times.
     const chunks = Array.from({ length: 5000 }, (_, i) => ({ rowid: 10 + i * 3, channel: `ch_${i % 7}`, vector: vectorOf(dimensions) }));
-    for (const c of chunks) codes.add(c.rowid, c.channel, c.vector);
-    expect(codes.count).toBe(5000);
+    for (const c of chunks) codes.put(c.rowid, c.channel, c.vector);
+    expect(codes.size).toBe(5000);
     for (const [channels, wanted] of [
       [new Set(['ch_0', 'ch_1', 'ch_2', 'ch_3', 'ch_4', 'ch_5', 'ch_6']), 40],
       [new Set(['ch_3']), 25],
@@ -41,18 +41,41 @@ describe('SignCodes', () => {
   test('behavior: codes added after a scan are found by the next', () => {
     const codes = SignCodes.create(16);
     const near = Float32Array.from({ length: 16 }, (_, i) => (i % 2 ? 1 : -1));
-    codes.add(1, 'ch_a', Float32Array.from(near, (x) => -x));
+    codes.put(1, 'ch_a', Float32Array.from(near, (x) => -x));
     expect(codes.nearest(near, ['ch_a'], 1)).toEqual([1]);
-    codes.add(2, 'ch_a', near);
-    codes.add(3, 'ch_b', near);
+    codes.put(2, 'ch_a', near);
+    codes.put(3, 'ch_b', near);
     expect(codes.nearest(near, ['ch_a'], 1)).toEqual([2]);
     expect(codes.nearest(near, ['ch_a', 'ch_b'], 2)).toEqual([2, 3]);
+  });
+
+  test('behavior: a code put again replaces the one held; a removed code is never found', () => {
+    const codes = SignCodes.create(16);
+    const a = Float32Array.from({ length: 16 }, (_, i) => (i % 2 ? 1 : -1));
+    const b = Float32Array.from(a, (x) => -x);
+    // Out of rowid order, as vectors written late arrive.
+    for (const [rowid, vector] of [[5, a], [9, b], [2, b], [7, a]] as const) codes.put(rowid, 'ch_a', vector);
+    expect(codes.nearest(a, ['ch_a'], 2)).toEqual([5, 7]);
+    codes.put(5, 'ch_a', b);
+    codes.put(2, 'ch_a', a);
+    expect(codes.nearest(a, ['ch_a'], 2)).toEqual([2, 7]);
+    codes.remove(7);
+    codes.remove(7);
+    codes.remove(404);
+    expect([codes.size, codes.dead]).toEqual([3, 1]);
+    // All the channel holds, in the order rows were first held.
+    expect(codes.nearest(a, ['ch_a'], 4)).toEqual([5, 9, 2]);
+    // A removed chunk's code put again lives in its old row; one moved to another channel is found only there.
+    codes.put(7, 'ch_b', a);
+    expect([codes.size, codes.dead]).toEqual([4, 0]);
+    expect(codes.nearest(a, ['ch_a'], 1)).toEqual([2]);
+    expect(codes.nearest(a, ['ch_b'], 4)).toEqual([7]);
   });
 
   test('behavior: no channel held, or nothing held, finds nothing', () => {
     const codes = SignCodes.create(8);
     expect(codes.nearest(vectorOf(8), ['ch_a'], 3)).toEqual([]);
-    codes.add(1, 'ch_a', vectorOf(8));
+    codes.put(1, 'ch_a', vectorOf(8));
     expect(codes.nearest(vectorOf(8), ['ch_b'], 3)).toEqual([]);
     expect(codes.nearest(vectorOf(8), ['ch_a'], 0)).toEqual([]);
   });
@@ -60,7 +83,7 @@ describe('SignCodes', () => {
   test('error: a dimension the scan cannot hold, or a vector of another, is refused', () => {
     expect(() => SignCodes.create(0)).toThrow(/dimension/);
     expect(() => SignCodes.create(SignCodes.maxDimensions + 1)).toThrow(/dimension/);
-    expect(() => SignCodes.create(8).add(1, 'ch_a', vectorOf(9))).toThrow(/9 dimensions/);
+    expect(() => SignCodes.create(8).put(1, 'ch_a', vectorOf(9))).toThrow(/9 dimensions/);
   });
 
   test('behavior: the checked-in WebAssembly is what its text compiles to (`npm run build:wasm` remakes it)', async () => {

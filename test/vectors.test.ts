@@ -205,6 +205,58 @@ describe('VectorIndex', () => {
     }
   });
 
+  test('behavior: content replaced under reused rowids, and vectors written late, are found as they are now', () => {
+    const file = path.join(directory, 'reused.db');
+    const reader = Store.open(file).db;
+    const writer = Store.open(file).db;
+    try {
+      const [first] = stock(writer, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      const [bare] = stock(writer, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
+      const [top] = stock(writer, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      // One candidate re-scored: which chunk it is depends only on the codes the reader holds.
+      const nearest = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 1, channelIds: ['ch_old', 'ch_new'], oversample: 1 }).map((h) => h.rowid);
+      expect(nearest(unit(0, 1, 0))).toEqual([top]);
+      // The newest item's content is replaced: SQLite gives its new chunk the rowid the old one had.
+      Items.put(writer, { channelId: 'ch_new', externalId: 'item', title: 'ch-new', contentHash: 'changed', chunks: [{ text: 'replaced' }], vectors: [unit(0, 0, 1)] });
+      const [replaced] = writer.prepare("SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = 'ch_new'").pluck().all() as number[];
+      expect(replaced).toBe(top);
+      expect(nearest(unit(0, 0, 1))).toEqual([replaced]);
+      // A chunk stored without a vector, below rowids the reader has read, gets one later.
+      expect(bare).toBeLessThan(top!);
+      VectorIndex.put(writer, [{ rowid: bare!, vector: unit(0, 0, 1) }]);
+      expect(VectorIndex.nearest(reader, { vector: unit(0, 0, 1), limit: 1, channelIds: ['ch_bare', 'ch_old'], oversample: 1 }).map((h) => h.rowid)).toEqual([bare]);
+      expect(first).toBeLessThan(bare!);
+      // Writes pruned from the log before the reader saw them: it reads every code anew.
+      const pruned = stock(writer, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
+      writer.exec('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
+      expect(VectorIndex.nearest(reader, { vector: unit(0, 1, 0), limit: 2, channelIds: ['ch_pruned'], oversample: 1 }).map((h) => h.rowid)).toEqual(pruned);
+    } finally {
+      reader.close();
+      writer.close();
+    }
+  });
+
+  test('behavior: an index built before the vector log gets one, and writes after it are followed', () => {
+    const file = path.join(directory, 'unlogged.db');
+    const reader = Store.open(file).db;
+    const writer = Store.open(file).db;
+    try {
+      const [first] = stock(writer, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      writer.exec('DROP TRIGGER chunk_embeddings_written; DROP TRIGGER chunk_embeddings_deleted; DROP TABLE vector_log');
+      expect(writer.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%'").pluck().get()).toBe(0);
+      const near = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 1, channelIds: ['ch_one', 'ch_two'], oversample: 1 }).map((h) => h.rowid);
+      expect(near(unit(0, 1, 0))).toEqual([first]);
+      expect(reader.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(3);
+      VectorIndex.put(writer, [{ rowid: first!, vector: unit(0, 0, 1) }]);
+      const [second] = stock(writer, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      expect(near(unit(0, 0, 1))).toEqual([first]);
+      expect(near(unit(0, 1, 0))).toEqual([second]);
+    } finally {
+      reader.close();
+      writer.close();
+    }
+  });
+
   test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', () => {
     const { db } = Store.open(':memory:');
     try {

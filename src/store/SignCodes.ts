@@ -7,13 +7,17 @@ import fs from 'node:fs';
  */
 export type SignCodes = {
   readonly dimensions: number;
-  /** How many codes are held. */
-  readonly count: number;
-  /** Holds one chunk's code, filed under its channel. */
-  add(rowid: number, channelId: string, vector: Float32Array): void;
+  /** How many chunks have a code. */
+  readonly size: number;
+  /** Rows of removed codes, which the scan still passes over until the codes are read anew. */
+  readonly dead: number;
+  /** Holds a chunk's code, filed under its channel, replacing any it had. */
+  put(rowid: number, channelId: string, vector: Float32Array): void;
+  /** Forgets a chunk's code, if it has one. */
+  remove(rowid: number): void;
   /**
    * The rowids of the `wanted` chunks within the channels whose signs differ least from the vector's (Hamming
-   * distance), in the order they were added: all of them when the channels hold fewer.
+   * distance), in the order their rows were first held: all of them when the channels hold fewer.
    */
   nearest(vector: Float32Array, channelIds: Iterable<string>, wanted: number): number[];
 };
@@ -49,9 +53,14 @@ export function create(dimensions: number): SignCodes {
   const words = Math.ceil(dimensions / 64);
   const stride = 8 + words * 8;
   const scan = new wasm.Instance(scanModule()).exports as Scan;
+  // Channel number 0 is no channel's: a removed code's row keeps it, and no scope allows it.
   const channelNumbers = new Map<string, number>();
   let rowids = new Float64Array(0);
-  let count = 0;
+  let rows = 0;
+  let dead = 0;
+  // Rows held in ascending rowid order (as codes are first read) are found by bisection; others by the map.
+  let ascending = 0;
+  const outOfOrder = new Map<number, number>();
   let bytes = new Uint8Array(scan.memory.buffer);
   let view = new DataView(scan.memory.buffer);
   const reserve = (size: number) => {
@@ -67,35 +76,63 @@ export function create(dimensions: number): SignCodes {
     bytes.fill(0, at, at + words * 8);
     for (let d = 0; d < dimensions; d++) if (vector[d]! > 0) bytes[at + (d >>> 3)]! |= 1 << (d & 7);
   };
+  const rowOf = (rowid: number): number | undefined => {
+    let low = 0;
+    let high = ascending - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const found = rowids[middle]!;
+      if (found === rowid) return middle;
+      if (found < rowid) low = middle + 1;
+      else high = middle - 1;
+    }
+    return outOfOrder.get(rowid);
+  };
+  // WebAssembly reads memory little-endian, whatever the machine.
+  const channelAt = (row: number) => view.getInt32(rowsAt + row * stride, true);
+  const setChannel = (row: number, channel: number) => view.setInt32(rowsAt + row * stride, channel, true);
   return {
     dimensions,
-    get count() {
-      return count;
+    get size() {
+      return rows - dead;
     },
-    add(rowid, channelId, vector) {
+    get dead() {
+      return dead;
+    },
+    put(rowid, channelId, vector) {
       if (vector.length !== dimensions) throw new Error(`vector of ${vector.length} dimensions for codes of ${dimensions}`);
-      if (count === rowids.length) {
-        const grown = new Float64Array(Math.max(1024, rowids.length * 2));
-        grown.set(rowids);
-        rowids = grown;
-        reserve(rowsAt + rowids.length * stride);
-      }
       let channel = channelNumbers.get(channelId);
-      if (channel === undefined) channelNumbers.set(channelId, (channel = channelNumbers.size));
-      const row = rowsAt + count * stride;
-      // WebAssembly reads memory little-endian, whatever the machine.
-      view.setInt32(row, channel, true);
-      pack(vector, row + 8);
-      rowids[count] = rowid;
-      count += 1;
+      if (channel === undefined) channelNumbers.set(channelId, (channel = channelNumbers.size + 1));
+      let row = rowOf(rowid);
+      if (row === undefined) {
+        if (rows === rowids.length) {
+          const grown = new Float64Array(Math.max(1024, rowids.length * 2));
+          grown.set(rowids);
+          rowids = grown;
+          reserve(rowsAt + rowids.length * stride);
+        }
+        row = rows++;
+        rowids[row] = rowid;
+        if (ascending === row && (row === 0 || rowid > rowids[row - 1]!)) ascending += 1;
+        else outOfOrder.set(rowid, row);
+      } else if (channelAt(row) === 0) dead -= 1;
+      setChannel(row, channel);
+      pack(vector, rowsAt + row * stride + 8);
+    },
+    remove(rowid) {
+      const row = rowOf(rowid);
+      if (row === undefined || channelAt(row) === 0) return;
+      setChannel(row, 0);
+      dead += 1;
     },
     nearest(vector, channelIds, wanted) {
-      if (count === 0 || wanted < 1) return [];
+      if (rows === dead || wanted < 1) return [];
+      const allowedSize = channelNumbers.size + 1;
       const distancesAt = rowsAt + rowids.length * stride;
-      const allowedAt = distancesAt + align8(count * 2);
-      const outAt = allowedAt + align8(channelNumbers.size);
-      reserve(outAt + Math.min(wanted, count) * 4);
-      bytes.fill(0, allowedAt, allowedAt + channelNumbers.size);
+      const allowedAt = distancesAt + align8(rows * 2);
+      const outAt = allowedAt + align8(allowedSize);
+      reserve(outAt + Math.min(wanted, rows) * 4);
+      bytes.fill(0, allowedAt, allowedAt + allowedSize);
       let any = false;
       for (const id of channelIds) {
         const n = channelNumbers.get(id);
@@ -106,7 +143,7 @@ export function create(dimensions: number): SignCodes {
       if (!any) return [];
       pack(vector, queryAt);
       bytes.fill(0, tiersAt, tiersAt + (dimensions + 1) * 4);
-      scan.distances(rowsAt, count, words, queryAt, allowedAt, distancesAt, tiersAt);
+      scan.distances(rowsAt, rows, words, queryAt, allowedAt, distancesAt, tiersAt);
       // The nearest distance that reaches `wanted` chunks, and how many chunks at it still fit.
       const tier = (d: number) => view.getUint32(tiersAt + d * 4, true);
       let edge = 0;
@@ -116,7 +153,7 @@ export function create(dimensions: number): SignCodes {
       }
       let room = wanted;
       for (let d = 0; d < edge; d++) room -= tier(d);
-      const kept = scan.collect(distancesAt, count, edge, room, outAt);
+      const kept = scan.collect(distancesAt, rows, edge, room, outAt);
       return Array.from({ length: kept }, (_, j) => rowids[view.getInt32(outAt + j * 4, true)]!);
     },
   };

@@ -9,6 +9,8 @@ import * as SignCodes from './SignCodes.js';
  * vec0 table of the same signs with the chunk's channel, numbered by `vector_channels`: sqlite-vec's KNN searched it
  * until the scan in memory replaced it (30 ms against 0.4 at 100k chunks). It is still written, and its definition
  * tells the layouts apart; dropping it awaits a layout change that has another reason to migrate stored indexes.
+ * `vector_log` records, by trigger, every chunk whose vector was written or deleted, in order: what a process holding
+ * sign codes reads to stay current, whichever process wrote (a rowid SQLite reuses included).
  */
 
 /** Which embedder built the vector index, and its dimension. */
@@ -38,7 +40,7 @@ export function info(db: Database): IndexInfo | undefined {
 }
 
 const dropAll = `DROP TRIGGER IF EXISTS chunks_vectors_delete; DROP TABLE IF EXISTS chunk_vectors;
-  DROP TABLE IF EXISTS chunk_embeddings; DROP TABLE IF EXISTS vector_channels;`;
+  DROP TABLE IF EXISTS chunk_embeddings; DROP TABLE IF EXISTS vector_channels; DROP TABLE IF EXISTS vector_log;`;
 
 /** Drops the vector index: retrieval is lexical only until the next reindex. */
 export function drop(db: Database): void {
@@ -60,7 +62,25 @@ function createTables(db: Database, dimensions: number): void {
     DELETE FROM chunk_vectors WHERE rowid = old.rowid;
     DELETE FROM chunk_embeddings WHERE rowid = old.rowid;
   END;`);
+  createLog(db);
 }
+
+/** The log of vector writes (see Layout), for an index new or built before it had one. */
+function createLog(db: Database): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk INTEGER NOT NULL) STRICT;
+    CREATE TRIGGER IF NOT EXISTS chunk_embeddings_written AFTER INSERT ON chunk_embeddings BEGIN
+      INSERT INTO vector_log (chunk) VALUES (new.rowid);
+    END;
+    CREATE TRIGGER IF NOT EXISTS chunk_embeddings_deleted AFTER DELETE ON chunk_embeddings BEGIN
+      INSERT INTO vector_log (chunk) VALUES (old.rowid);
+    END;`);
+}
+
+/**
+ * Writes kept in the log: a process further behind than this reads every code anew (about a second at 100k chunks),
+ * so the log never grows past a few megabytes.
+ */
+const logKept = 100_000;
 
 /**
  * Creates an empty vector index for one embedder, replacing any other. Deleting a chunk deletes its vector by trigger,
@@ -125,13 +145,22 @@ function writer(db: Database) {
   };
 }
 
+/** Connections that have seen the vector log in place: an index created since has one too. */
+const logged = new WeakSet<Database>();
+
 /**
  * Brings an index built before quantization (a vec0 table of floats alone) to the current layout from its stored
  * floats, so nothing is embedded again. Runs once, in one transaction; returns how many vectors it carried over.
  */
 export function upgrade(db: Database): number {
   const current = info(db);
-  if (!current || layout(db) !== 'floats') return 0;
+  if (!current) return 0;
+  const stored = layout(db);
+  if (stored === 'signs' && !logged.has(db)) {
+    if (!statement(db, "SELECT 1 FROM sqlite_master WHERE name = 'vector_log'").get()) db.transaction(() => createLog(db)).immediate();
+    logged.add(db);
+  }
+  if (stored !== 'floats') return 0;
   return db.transaction(() => {
     // Another connection may have finished it while this one waited for the write lock.
     if (layout(db) !== 'floats') return 0;
@@ -178,6 +207,7 @@ export function put(db: Database, rows: { rowid: number; vector: Float32Array }[
     removeEmbedding.run(row.rowid);
     if (!directionless(row.vector)) write(row.rowid, row.vector);
   }
+  statement(db, 'DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?').run(logKept);
 }
 
 /** A nearest-neighbour question to the index. */
@@ -194,42 +224,83 @@ export type NearestQuery = {
 /**
  * Every stored vector's signs, held in memory per open database for the nearest-neighbour scan (see SignCodes).
  * sqlite-vec's own KNN over the same codes took 30 ms at 100k chunks (its per-chunk selection and metadata filter), a
- * scan of these 0.4. Vectors written since the last question, by this process or another, are read in by rowid
- * before each scan; a rebuilt index (a new generation) is read anew. A deleted chunk's code stays until then but is
- * never returned: re-scoring reads the chunk itself.
+ * scan of these 0.4. Before each scan the vector log since the last is read, so vectors written or deleted by any
+ * process are held as they are now; a rebuilt index (a new generation), a log pruned past this process, or codes of
+ * which a fifth are dead are read anew.
  */
 type Held = {
   key: string;
-  /** The highest rowid read so far. */
-  after: number;
+  /** The last vector log entry applied. */
+  seq: number;
   codes: SignCodes.SignCodes;
 };
 const held = new WeakMap<Database, Held>();
 
-function codesOf(db: Database, index: IndexInfo): SignCodes.SignCodes {
-  const key = `${index.generation ?? ''}|${index.embedderId}|${index.dimensions}`;
-  let c = held.get(db);
-  if (!c || c.key !== key) {
-    c = { key, after: 0, codes: SignCodes.create(index.dimensions) };
-    held.set(db, c);
-  }
+type CodeRow = { rowid: number; embedding: Buffer | null; channel: string | null };
+
+/** Holds a stored vector's code, or forgets the chunk's when it has none (deleted, or of another dimension). */
+function apply(codes: SignCodes.SignCodes, row: CodeRow): void {
+  const bytes = row.embedding;
+  if (!bytes || row.channel === null || bytes.byteLength !== codes.dimensions * 4) return codes.remove(row.rowid);
+  // A view needs 4-byte alignment, which a pooled Buffer need not have: then a copy.
+  const vector = bytes.byteOffset % 4 === 0 ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) : new Float32Array(Uint8Array.from(bytes).buffer);
+  codes.put(row.rowid, row.channel, vector);
+}
+
+/** Every stored vector's code, with the log position they are current to: one read transaction, so the two agree. */
+function load(db: Database, index: IndexInfo, key: string): Held {
   const page = statement(
     db,
     `SELECT e.rowid AS rowid, e.embedding AS embedding, i.channel_id AS channel FROM chunk_embeddings e
      JOIN chunks c ON c.rowid = e.rowid JOIN items i ON i.id = c.item_id WHERE e.rowid > ? ORDER BY e.rowid LIMIT 8192`,
   );
-  for (;;) {
-    const rows = page.all(c.after) as { rowid: number; embedding: Buffer; channel: string }[];
-    if (rows.length === 0) break;
-    for (const row of rows) {
-      const bytes = row.embedding;
-      // A view needs 4-byte alignment, which a pooled Buffer need not have: then a copy.
-      const vector = bytes.byteOffset % 4 === 0 ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) : new Float32Array(Uint8Array.from(bytes).buffer);
-      if (vector.length === index.dimensions) c.codes.add(row.rowid, row.channel, vector);
+  return db.transaction(() => {
+    const c: Held = { key, seq: (statement(db, 'SELECT max(seq) FROM vector_log').pluck().get() as number | null) ?? 0, codes: SignCodes.create(index.dimensions) };
+    for (let after = 0; ; ) {
+      const rows = page.all(after) as CodeRow[];
+      if (rows.length === 0) break;
+      for (const row of rows) apply(c.codes, row);
+      after = rows.at(-1)!.rowid;
     }
-    c.after = rows.at(-1)!.rowid;
-  }
+    return c;
+  })();
+}
+
+/** The codes of the stored index, current to the last write: read anew, or brought up to date from the log. */
+function codesOf(db: Database, index: IndexInfo): SignCodes.SignCodes {
+  const key = `${index.generation ?? ''}|${index.embedderId}|${index.dimensions}`;
+  const c = held.get(db);
+  if (!c || c.key !== key || c.codes.dead > Math.max(1024, c.codes.size / 4)) return fresh(db, index, key);
+  // One read transaction: the log cannot be pruned between looking at its start and reading it.
+  const current = db.transaction(() => {
+    const first = statement(db, 'SELECT min(seq) FROM vector_log').pluck().get() as number | null;
+    if (first !== null && first > c.seq + 1) return false;
+    follow(db, c);
+    return true;
+  })();
+  return current ? c.codes : fresh(db, index, key);
+}
+
+function fresh(db: Database, index: IndexInfo, key: string): SignCodes.SignCodes {
+  const c = load(db, index, key);
+  held.set(db, c);
   return c.codes;
+}
+
+/** Applies the log since the codes were last current. */
+function follow(db: Database, c: Held): void {
+  const since = statement(
+    db,
+    `SELECT l.seq AS seq, l.chunk AS rowid, e.embedding AS embedding, i.channel_id AS channel FROM vector_log l
+     LEFT JOIN chunk_embeddings e ON e.rowid = l.chunk LEFT JOIN chunks c ON c.rowid = e.rowid LEFT JOIN items i ON i.id = c.item_id
+     WHERE l.seq > ? ORDER BY l.seq LIMIT 8192`,
+  );
+  for (;;) {
+    const rows = since.all(c.seq) as (CodeRow & { seq: number })[];
+    if (rows.length === 0) break;
+    for (const row of rows) apply(c.codes, row);
+    c.seq = rows.at(-1)!.seq;
+  }
 }
 
 /**
