@@ -183,11 +183,8 @@ describe('VectorIndex', () => {
     }
   });
 
-  test('behavior: the scan finds what another connection wrote after it last looked, and reads a rebuilt index anew', () => {
-    const file = path.join(directory, 'codes.db');
-    const reader = Store.open(file).db;
-    const writer = Store.open(file).db;
-    try {
+  test('behavior: the scan finds what another connection wrote after it last looked, and reads a rebuilt index anew', () =>
+    withTwoConnections('codes.db', (reader, writer) => {
       const [first] = stock(writer, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
       const near = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 5, channelIds: ['ch_codes', 'ch_later'] }).map((h) => h.rowid);
       expect(near(unit(0, 1, 0))).toEqual([first]);
@@ -199,17 +196,10 @@ describe('VectorIndex', () => {
       VectorIndex.create(writer, { embedderId: 'fixed', dimensions: 2 });
       VectorIndex.put(writer, [{ rowid: first!, vector: unit(0, 1) }]);
       expect(VectorIndex.nearest(reader, { vector: unit(0, 1), limit: 5, channelIds: ['ch_codes'] })).toEqual([{ rowid: first, similarity: expect.closeTo(1, 6) }]);
-    } finally {
-      reader.close();
-      writer.close();
-    }
-  });
+    }));
 
-  test('behavior: content replaced under reused rowids, and vectors written late, are found as they are now', () => {
-    const file = path.join(directory, 'reused.db');
-    const reader = Store.open(file).db;
-    const writer = Store.open(file).db;
-    try {
+  test('behavior: content replaced under reused rowids, and vectors written late, are found as they are now', () =>
+    withTwoConnections('reused.db', (reader, writer) => {
       const [first] = stock(writer, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
       const [bare] = stock(writer, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
       const [top] = stock(writer, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
@@ -230,17 +220,10 @@ describe('VectorIndex', () => {
       const pruned = stock(writer, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
       writer.exec('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
       expect(VectorIndex.nearest(reader, { vector: unit(0, 1, 0), limit: 2, channelIds: ['ch_pruned'], oversample: 1 }).map((h) => h.rowid)).toEqual(pruned);
-    } finally {
-      reader.close();
-      writer.close();
-    }
-  });
+    }));
 
-  test('behavior: an index built before the vector log gets one, and writes after it are followed', () => {
-    const file = path.join(directory, 'unlogged.db');
-    const reader = Store.open(file).db;
-    const writer = Store.open(file).db;
-    try {
+  test('behavior: an index built before the vector log gets one, and writes after it are followed', () =>
+    withTwoConnections('unlogged.db', (reader, writer) => {
       const [first] = stock(writer, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
       writer.exec('DROP TRIGGER chunk_embeddings_written; DROP TRIGGER chunk_embeddings_deleted; DROP TABLE vector_log');
       expect(writer.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%'").pluck().get()).toBe(0);
@@ -251,11 +234,7 @@ describe('VectorIndex', () => {
       const [second] = stock(writer, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
       expect(near(unit(0, 0, 1))).toEqual([first]);
       expect(near(unit(0, 1, 0))).toEqual([second]);
-    } finally {
-      reader.close();
-      writer.close();
-    }
-  });
+    }));
 
   test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', () => {
     const { db } = Store.open(':memory:');
@@ -339,6 +318,19 @@ const silent = () => {
 };
 
 /** A channel with one item of `chunks` chunks (one per vector unless given), indexed with those vectors; its chunk rowids. */
+/** Two connections to one new store file, as a server and a sync in another process have. */
+function withTwoConnections(name: string, run: (reader: Store.Database, writer: Store.Database) => void): void {
+  const file = path.join(directory, name);
+  const reader = Store.open(file).db;
+  const writer = Store.open(file).db;
+  try {
+    run(reader, writer);
+  } finally {
+    reader.close();
+    writer.close();
+  }
+}
+
 function stock(db: Store.Database, options: { channelId: string; vectors: Float32Array[]; dimensions: number; chunks?: number; access?: 'public' | 'private' }): number[] {
   const slug = options.channelId.replace(/_/g, '-');
   const profile = Profiles.create(db, { slug, name: slug, visibility: 'public' });
