@@ -52,8 +52,9 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   const embedder = Embedders.fromConfig(config);
   const index = VectorIndex.info(db);
   let vectors: VectorSearch.VectorSearch | undefined;
-  if (embedder && index?.embedderId === embedder.id) vectors = VectorSearch.create({ db, embedder, logger });
-  else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
+  if (embedder && index?.embedderId === embedder.id && config.embedding.provider !== 'none') {
+    vectors = VectorSearch.create({ db, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs });
+  } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: LexicalIndex.LexicalIndex | undefined;
   let termModel: { stamp: string | undefined; model: TermModel.TermModel | undefined } = { stamp: undefined, model: undefined };
   return {

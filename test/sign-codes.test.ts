@@ -72,6 +72,37 @@ describe('SignCodes', () => {
     expect(codes.nearest(a, ['ch_b'], 4)).toEqual([7]);
   });
 
+  test('behavior: any mix of puts, removals and compactions finds what a plain list of the live codes does', () => {
+    const dimensions = 70;
+    const codes = SignCodes.create(dimensions);
+    // The reference: rows in the order first held, a removed one keeping its place until compacted.
+    const rows: { rowid: number; channel: string; vector: Float32Array; dead: boolean }[] = [];
+    for (let step = 0; step < 3000; step++) {
+      const rowid = 1 + Math.floor(random() * 600);
+      const action = random();
+      const row = rows.find((r) => r.rowid === rowid);
+      if (action < 0.6) {
+        const put = { rowid, channel: `ch_${Math.floor(random() * 3)}`, vector: vectorOf(dimensions), dead: false };
+        codes.put(put.rowid, put.channel, put.vector);
+        if (row) Object.assign(row, put);
+        else rows.push(put);
+      } else if (action < 0.95) {
+        codes.remove(rowid);
+        if (row) row.dead = true;
+      } else {
+        codes.compact();
+        rows.splice(0, rows.length, ...rows.filter((r) => !r.dead));
+      }
+      if (step % 50 === 0) {
+        const live = rows.filter((r) => !r.dead);
+        expect([codes.size, codes.dead]).toEqual([live.length, rows.length - live.length]);
+        const query = vectorOf(dimensions);
+        const channels = new Set(['ch_0', 'ch_2']);
+        expect(codes.nearest(query, channels, 15)).toEqual(reference(live, query, channels, 15));
+      }
+    }
+  });
+
   test('behavior: no channel held, or nothing held, finds nothing', () => {
     const codes = SignCodes.create(8);
     expect(codes.nearest(vectorOf(8), ['ch_a'], 3)).toEqual([]);

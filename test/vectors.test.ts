@@ -100,15 +100,62 @@ describe('OpenAiEmbedder', () => {
     await expect(OpenAiEmbedder.create({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2000 }).embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable' });
   });
 
-  test('error: an endpoint that accepts and never answers fails at the timeout, not never', async () => {
-    const silent = net.createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const { port } = silent.address() as net.AddressInfo;
+  test('error: an endpoint that never answers, or never finishes answering, fails at the timeout, not never', async () => {
+    const answers = [
+      // Accepts the connection and says nothing.
+      () => {},
+      // Sends its headers, then a byte of body now and then, forever.
+      (socket: net.Socket) =>
+        socket.once('data', () => {
+          socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+          const drip = setInterval(() => socket.write('1\r\n \r\n'), 50);
+          socket.on('close', () => clearInterval(drip));
+        }),
+    ];
+    for (const answer of answers) {
+      const endpoint = net.createServer(answer);
+      await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+      const { port } = endpoint.address() as net.AddressInfo;
+      try {
+        const embedder = OpenAiEmbedder.create({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', timeoutMs: 300 });
+        await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: 'embedding endpoint did not answer in time' });
+      } finally {
+        endpoint.close();
+      }
+    }
+  });
+
+  test('behavior: a kept-alive connection the endpoint closed as the request left is tried once more on a new one', async () => {
+    let connections = 0;
+    const body = JSON.stringify({ data: [{ index: 0, embedding: [3, 4] }] });
+    const endpoint = net.createServer((socket) => {
+      connections += 1;
+      // The first connection is dropped as the request arrives, as a server's idle timeout can.
+      if (connections === 1) return void socket.once('data', () => socket.destroy());
+      socket.once('data', () => socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`));
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const { port } = endpoint.address() as net.AddressInfo;
     try {
-      const embedder = OpenAiEmbedder.create({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', timeoutMs: 300 });
-      await expect(embedder.embed(['x'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('unreachable') });
+      const [vector] = await OpenAiEmbedder.create({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' }).embed(['x'], 'query');
+      expect([...vector!]).toEqual([expect.closeTo(0.6, 6), expect.closeTo(0.8, 6)]);
+      expect(connections).toBe(2);
     } finally {
-      silent.close();
+      endpoint.close();
+    }
+  });
+
+  test("error: the caller's signal cancels a request in flight", async () => {
+    const endpoint = net.createServer(() => {});
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const { port } = endpoint.address() as net.AddressInfo;
+    try {
+      const caller = new AbortController();
+      const pending = OpenAiEmbedder.create({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' }).embed(['x'], 'query', { signal: caller.signal });
+      setTimeout(() => caller.abort(new Error('the question went away')), 50);
+      await expect(pending).rejects.toMatchObject({ code: 'service_unavailable', message: 'embedding request cancelled: the question went away' });
+    } finally {
+      endpoint.close();
     }
   });
 
@@ -317,7 +364,6 @@ const silent = () => {
   return Object.assign({ debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } satisfies Logger, { lines });
 };
 
-/** A channel with one item of `chunks` chunks (one per vector unless given), indexed with those vectors; its chunk rowids. */
 /** Two connections to one new store file, as a server and a sync in another process have. */
 function withTwoConnections(name: string, run: (reader: Store.Database, writer: Store.Database) => void): void {
   const file = path.join(directory, name);
@@ -331,6 +377,7 @@ function withTwoConnections(name: string, run: (reader: Store.Database, writer: 
   }
 }
 
+/** A channel with one item of `chunks` chunks (one per vector unless given), indexed with those vectors; its chunk rowids. */
 function stock(db: Store.Database, options: { channelId: string; vectors: Float32Array[]; dimensions: number; chunks?: number; access?: 'public' | 'private' }): number[] {
   const slug = options.channelId.replace(/_/g, '-');
   const profile = Profiles.create(db, { slug, name: slug, visibility: 'public' });
@@ -354,6 +401,61 @@ const tinyVectors = {
   ...Object.fromEntries(['sourdough', 'loaf', 'oven', 'steam', 'bread', 'flour', 'slicing'].map((w) => [w, [0.05, 1, 0]])),
 };
 const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+
+describe('VectorSearch', () => {
+  test('behavior: a question whose embedding is late or fails goes lexical, said once until vectors work again', async () => {
+    const { db } = Store.open(':memory:');
+    try {
+      stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
+      let mode: 'hang' | 'fail' | 'work' = 'hang';
+      const signals: AbortSignal[] = [];
+      const embedder: Embedder = {
+        id: 'fixed',
+        embed: (texts, _purpose, options) => {
+          if (options?.signal) signals.push(options.signal);
+          if (mode === 'hang') return new Promise(() => {});
+          return mode === 'fail' ? Promise.reject(new Error('endpoint down')) : Promise.resolve(texts.map(() => unit(1, 0)));
+        },
+      };
+      const logger = silent();
+      const search = VectorSearch.create({ db, embedder, logger, questionTimeoutMs: 50 });
+      expect(await search.question('q')).toBeUndefined();
+      expect(signals[0]!.aborted).toBe(true);
+      expect(await search.question('q')).toBeUndefined();
+      mode = 'fail';
+      expect(await search.question('q')).toBeUndefined();
+      expect(await search.question('q')).toBeUndefined();
+      const said = () => logger.lines.filter(([level]) => level !== 'debug').map(([level, message, fields]) => [level, message.split(':')[0], fields?.error]);
+      expect(said()).toEqual([
+        ['info', expect.stringContaining('not fitted'), undefined],
+        ['warn', 'vector search unavailable', 'no answer within 50 ms (EMBEDDING_QUESTION_TIMEOUT_MS)'],
+      ]);
+      expect(logger.lines.filter(([level]) => level === 'debug')).toHaveLength(3);
+      mode = 'work';
+      expect((await search.question('q'))?.nearest(new Set(['ch_a']), 1)).toHaveLength(1);
+      expect(said().at(-1)).toEqual(['info', 'vector search available again', undefined]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('behavior: an index rebuilt for another embedder since the search began is not searched', async () => {
+    const { db } = Store.open(':memory:');
+    try {
+      stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
+      const logger = silent();
+      const search = VectorSearch.create({ db, embedder: fixed(unit(1, 0)), logger });
+      search.warm();
+      expect(logger.lines.at(-1)).toEqual(['debug', 'vector index loaded', { vectors: 1, ms: expect.any(Number) }]);
+      expect(await search.question('q')).toBeDefined();
+      VectorIndex.markBuilt(db, VectorIndex.building('other'));
+      expect(await search.question('q')).toBeUndefined();
+      expect(logger.lines.at(-1)).toEqual(['warn', expect.stringContaining("not this embedder's"), { configured: 'fixed', indexed: 'other (building)' }]);
+    } finally {
+      db.close();
+    }
+  });
+});
 
 describe('TransformersEmbedder (transformers.js with a local ONNX model)', () => {
   test('behavior: embeds with the local model: unit vectors in input order, across batches', async () => {

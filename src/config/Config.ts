@@ -112,6 +112,7 @@ const Environment = z.object({
   EMBEDDING_DOCUMENT_PREFIX: z.string().max(500).optional(),
   EMBEDDING_PRECISION: z.enum(['fp32', 'q8']).optional(),
   EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).optional(),
+  EMBEDDING_QUESTION_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(3000),
   // Replaced by the weight `profile-edge fit` stores with the vector index: named only to say so when set.
   EMBEDDING_WEIGHT: optionalText,
   EMBEDDING_MIN_SIMILARITY: optionalText,
@@ -175,7 +176,14 @@ export type X402Config = RailConfig & { rail: 'x402_base'; currencyName: string;
  * How texts are given to an embedding model: a preset named or implied by the model's name (see EmbeddingPresets),
  * each part of which an explicit setting overrides; undefined where neither says.
  */
-export type EmbeddingUsage = { preset: PresetName | undefined; queryPrefix: string | undefined; documentPrefix: string | undefined; batchSize: number | undefined };
+export type EmbeddingUsage = {
+  preset: PresetName | undefined;
+  queryPrefix: string | undefined;
+  documentPrefix: string | undefined;
+  batchSize: number | undefined;
+  /** How long a question waits for its embedding before it is answered lexically. */
+  questionTimeoutMs: number;
+};
 
 export type Config = {
   environment: 'development' | 'production' | 'test';
@@ -301,7 +309,13 @@ function embeddingUsage(e: z.infer<typeof Environment>): EmbeddingUsage {
   for (const name of ['EMBEDDING_POOLING', 'EMBEDDING_PRECISION'] as const) {
     if (e.EMBEDDER !== 'transformers' && e[name] !== undefined) throw new ConfigError(`invalid configuration:\n  ${name}: applies to EMBEDDER=transformers only (an endpoint pools and quantizes on its side)`);
   }
-  return { preset: e.EMBEDDING_PRESET, queryPrefix: e.EMBEDDING_QUERY_PREFIX, documentPrefix: e.EMBEDDING_DOCUMENT_PREFIX, batchSize: e.EMBEDDING_BATCH_SIZE };
+  return {
+    preset: e.EMBEDDING_PRESET,
+    queryPrefix: e.EMBEDDING_QUERY_PREFIX,
+    documentPrefix: e.EMBEDDING_DOCUMENT_PREFIX,
+    batchSize: e.EMBEDDING_BATCH_SIZE,
+    questionTimeoutMs: e.EMBEDDING_QUESTION_TIMEOUT_MS,
+  };
 }
 
 function requireModelDir(dir: string | undefined): string {

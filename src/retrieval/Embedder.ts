@@ -2,7 +2,8 @@
 export type Embedder = {
   /** Identifies the model, stored with the index so a change of embedder is noticed. */
   id: string;
-  embed(texts: string[], purpose: 'query' | 'document'): Promise<Float32Array[]>;
+  /** A provider that can stop its work when `signal` aborts (a request in flight) does, and rejects. */
+  embed(texts: string[], purpose: 'query' | 'document', options?: { signal?: AbortSignal | undefined }): Promise<Float32Array[]>;
 };
 
 /**

@@ -28,6 +28,6 @@ export function withPrefixes(embedder: Embedder, prefixes: { query: string; docu
   const signature = createHash('sha256').update(JSON.stringify([prefixes.query, prefixes.document])).digest('hex').slice(0, 8);
   return {
     id: `${embedder.id}:prefixes-${signature}`,
-    embed: (texts, purpose) => embedder.embed(texts.map((t) => (purpose === 'query' ? prefixes.query : prefixes.document) + t), purpose),
+    embed: (texts, purpose, options) => embedder.embed(texts.map((t) => (purpose === 'query' ? prefixes.query : prefixes.document) + t), purpose, options),
   };
 }

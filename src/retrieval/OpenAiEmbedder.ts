@@ -17,31 +17,44 @@ export function create(options: {
   model: string;
   dimensions?: number | undefined;
   batchSize?: number | undefined;
+  /** The most one request may take, start to end (a caller's signal may end it sooner). */
   timeoutMs?: number;
 }): Embedder {
   const batchSize = options.batchSize ?? 64;
   const timeout = options.timeoutMs ?? 30_000;
-  const connections = new Agent({ keepAliveTimeout: 30_000, connect: { timeout } });
-  const embedBatch = async (input: string[]): Promise<Float32Array[]> => {
+  // undici's own keep-alive (4 s) stays under the 5 s after which many servers drop an idle connection unannounced.
+  const connections = new Agent({ connect: { timeout } });
+  const post = (input: string[], signal: AbortSignal) =>
+    request(`${options.baseUrl}/embeddings`, {
+      method: 'POST',
+      dispatcher: connections,
+      headers: { 'content-type': 'application/json', 'user-agent': 'profile-edge', ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }) },
+      body: JSON.stringify({ model: options.model, input, encoding_format: 'float', ...(options.dimensions && { dimensions: options.dimensions }) }),
+      signal,
+    });
+  const embedBatch = async (input: string[], caller: AbortSignal | undefined): Promise<Float32Array[]> => {
+    const signal = caller ? AbortSignal.any([caller, AbortSignal.timeout(timeout)]) : AbortSignal.timeout(timeout);
     let response: Awaited<ReturnType<typeof request>>;
     try {
-      response = await request(`${options.baseUrl}/embeddings`, {
-        method: 'POST',
-        dispatcher: connections,
-        headers: { 'content-type': 'application/json', ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }) },
-        body: JSON.stringify({ model: options.model, input, encoding_format: 'float', ...(options.dimensions && { dimensions: options.dimensions }) }),
-        // The endpoint must start answering, and keep its body coming, within the timeout.
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
+      response = await post(input, signal).catch((error: unknown) => {
+        // A kept-alive connection the server closed as the request left: nothing was embedded, so once more.
+        if ((error as { code?: string }).code === 'UND_ERR_SOCKET' && !signal.aborted) return post(input, signal);
+        throw error;
       });
     } catch (error) {
-      throw new ServiceError('service_unavailable', `embedding endpoint unreachable: ${(error as Error).message}`, { cause: error });
+      throw failure(error, signal, 'unreachable');
+    }
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw failure(error, signal, 'broke off its answer');
     }
     if (response.statusCode < 200 || response.statusCode > 299) {
-      const detail = (await response.body.text().catch(() => '')).slice(0, 200);
+      const detail = text.slice(0, 200);
       throw new ServiceError('service_unavailable', `embedding endpoint answered ${response.statusCode}${detail ? `: ${detail}` : ''}`);
     }
-    const parsed = Response.safeParse(await response.body.json().catch(() => undefined));
+    const parsed = Response.safeParse(parseJson(text));
     if (!parsed.success || parsed.data.data.length !== input.length) {
       throw new ServiceError('service_unavailable', 'embedding endpoint answered with an unexpected body');
     }
@@ -49,10 +62,28 @@ export function create(options: {
   };
   return {
     id: `openai:${options.model}${options.dimensions ? `:${options.dimensions}` : ''}`,
-    async embed(texts) {
+    async embed(texts, _purpose, { signal } = {}) {
       const out: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += batchSize) out.push(...(await embedBatch(texts.slice(i, i + batchSize))));
+      for (let i = 0; i < texts.length; i += batchSize) out.push(...(await embedBatch(texts.slice(i, i + batchSize), signal)));
       return out;
     },
   };
+}
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+/** A failed exchange as the operator should read it: out of time (whose), or what the connection said. */
+function failure(error: unknown, signal: AbortSignal, what: string): ServiceError {
+  if (signal.aborted) {
+    const reason = signal.reason as Error | undefined;
+    const timedOut = reason?.name === 'TimeoutError';
+    return new ServiceError('service_unavailable', timedOut ? 'embedding endpoint did not answer in time' : `embedding request cancelled: ${reason?.message ?? 'aborted'}`, { cause: error });
+  }
+  return new ServiceError('service_unavailable', `embedding endpoint ${what}: ${(error as Error).message}`, { cause: error });
 }

@@ -20,6 +20,19 @@ export type QuestionVectors = {
  */
 const neighbourOversample = 4;
 
+/** A question waits this long for its embedding unless configured otherwise (EMBEDDING_QUESTION_TIMEOUT_MS). */
+export const defaultQuestionTimeoutMs = 3000;
+
+/** The work's result, or the signal's reason once it aborts, whichever comes first. */
+function within<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason as Error);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
+
 /** Vector retrieval: what reranking needs from the vector index for a question, and how similarity is weighed. */
 export type VectorSearch = {
   readonly name: string;
@@ -29,6 +42,8 @@ export type VectorSearch = {
   fusion(): { model: Reranker.Model; fitted: boolean };
   /** Embeds a question; undefined when the embedder fails, and retrieval then goes on lexically. */
   question(text: string): Promise<QuestionVectors | undefined>;
+  /** Reads the index into memory before the first question rather than during it (a second per 100k chunks). */
+  warm(): void;
 };
 
 /**
@@ -36,7 +51,14 @@ export type VectorSearch = {
  * from its stored floats when the search is created. If the embedding endpoint fails, the query is answered from the
  * lexical index rather than failing.
  */
-export function create(options: { db: Database; embedder: Embedder; logger: Logger; oversample?: number }): VectorSearch {
+export function create(options: {
+  db: Database;
+  embedder: Embedder;
+  logger: Logger;
+  oversample?: number;
+  /** How long a question waits for its embedding before it is answered lexically. */
+  questionTimeoutMs?: number | undefined;
+}): VectorSearch {
   const { db, embedder, logger } = options;
   try {
     const carried = VectorIndex.upgrade(db);
@@ -58,21 +80,53 @@ export function create(options: { db: Database; embedder: Embedder; logger: Logg
     }
     return model ? { model, fitted: true } : { model: Fusion.unfitted(), fitted: false };
   };
+  const questionTimeoutMs = options.questionTimeoutMs ?? defaultQuestionTimeoutMs;
+  // Said once when vectors stop working, and once when they work again: not at every question in between.
+  let unavailable: string | undefined;
+  const health = {
+    down(message: string, details: Record<string, unknown>) {
+      if (unavailable === message) return logger.debug(message, details);
+      unavailable = message;
+      logger.warn(message, details);
+    },
+    up() {
+      if (unavailable === undefined) return;
+      unavailable = undefined;
+      logger.info('vector search available again', { embedder: embedder.id });
+    },
+  };
   if (!fusion().fitted) logger.info('vector fusion not fitted for this embedder: vectors add candidates, similarity weighs nothing until `profile-edge fit`', { embedder: embedder.id });
   return {
     name: 'sqlite-vec',
     embedderId: embedder.id,
     fusion,
-    async question(text) {
-      let vector: Float32Array;
+    warm() {
+      const started = performance.now();
       try {
-        [vector] = (await embedder.embed([text], 'query')) as [Float32Array];
-        const dimensions = VectorIndex.info(db)?.dimensions;
-        if (vector.length !== dimensions) throw new Error(`the embedder returned ${vector.length} dimensions; the index has ${dimensions}: run reindex`);
+        const held = VectorIndex.warm(db);
+        logger.debug('vector index loaded', { vectors: held, ms: Math.round(performance.now() - started) });
       } catch (error) {
-        logger.warn('vector search unavailable; answering from the lexical index', { error });
+        logger.warn('vector index unreadable; answering from the lexical index', { error });
+      }
+    },
+    async question(text) {
+      // A server outlives the index it started with: one rebuilt since for another embedder, or half built, is unusable.
+      const index = VectorIndex.info(db);
+      if (index?.embedderId !== embedder.id) {
+        health.down('the vector index is not this embedder\'s (rebuilt or being rebuilt since start): answering lexically until it is', { configured: embedder.id, indexed: index?.embedderId });
         return undefined;
       }
+      let vector: Float32Array;
+      const deadline = AbortSignal.timeout(questionTimeoutMs);
+      try {
+        [vector] = (await within(embedder.embed([text], 'query', { signal: deadline }), deadline)) as [Float32Array];
+        if (vector.length !== index.dimensions) throw new Error(`the embedder returned ${vector.length} dimensions; the index has ${index.dimensions}: run reindex`);
+      } catch (error) {
+        const cause = deadline.aborted ? `no answer within ${questionTimeoutMs} ms (EMBEDDING_QUESTION_TIMEOUT_MS)` : (error as Error).message;
+        health.down('vector search unavailable: answering from the lexical index until the embedder answers again', { error: cause });
+        return undefined;
+      }
+      health.up();
       // A failing read of the vector tables costs the question its vectors, never its answer.
       const guarded = <T>(read: () => T, fallback: T): T => {
         try {

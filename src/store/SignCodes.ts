@@ -15,6 +15,8 @@ export type SignCodes = {
   put(rowid: number, channelId: string, vector: Float32Array): void;
   /** Forgets a chunk's code, if it has one. */
   remove(rowid: number): void;
+  /** Gives up the rows of removed codes, in memory: the scan passes over live rows only. */
+  compact(): void;
   /**
    * The rowids of the `wanted` chunks within the channels whose signs differ least from the vector's (Hamming
    * distance), in the order their rows were first held: all of them when the channels hold fewer.
@@ -124,6 +126,25 @@ export function create(dimensions: number): SignCodes {
       if (row === undefined || channelAt(row) === 0) return;
       setChannel(row, 0);
       dead += 1;
+    },
+    compact() {
+      if (dead === 0) return;
+      let kept = 0;
+      ascending = 0;
+      outOfOrder.clear();
+      for (let row = 0; row < rows; row++) {
+        if (channelAt(row) === 0) continue;
+        if (kept !== row) {
+          bytes.copyWithin(rowsAt + kept * stride, rowsAt + row * stride, rowsAt + (row + 1) * stride);
+          rowids[kept] = rowids[row]!;
+        }
+        const rowid = rowids[kept]!;
+        if (ascending === kept && (kept === 0 || rowid > rowids[kept - 1]!)) ascending += 1;
+        else outOfOrder.set(rowid, kept);
+        kept += 1;
+      }
+      rows = kept;
+      dead = 0;
     },
     nearest(vector, channelIds, wanted) {
       if (rows === dead || wanted < 1) return [];

@@ -225,8 +225,9 @@ export type NearestQuery = {
  * Every stored vector's signs, held in memory per open database for the nearest-neighbour scan (see SignCodes).
  * sqlite-vec's own KNN over the same codes took 30 ms at 100k chunks (its per-chunk selection and metadata filter), a
  * scan of these 0.4. Before each scan the vector log since the last is read, so vectors written or deleted by any
- * process are held as they are now; a rebuilt index (a new generation), a log pruned past this process, or codes of
- * which a fifth are dead are read anew.
+ * process are held as they are now; a rebuilt index (a new generation) or a log pruned past this process is read anew
+ * (synchronously, as the lexical index reloads: about a second a 100k chunks), and codes of which a fifth are dead are
+ * compacted in memory.
  */
 type Held = {
   key: string;
@@ -270,7 +271,8 @@ function load(db: Database, index: IndexInfo, key: string): Held {
 function codesOf(db: Database, index: IndexInfo): SignCodes.SignCodes {
   const key = `${index.generation ?? ''}|${index.embedderId}|${index.dimensions}`;
   const c = held.get(db);
-  if (!c || c.key !== key || c.codes.dead > Math.max(1024, c.codes.size / 4)) return fresh(db, index, key);
+  if (!c || c.key !== key) return fresh(db, index, key);
+  if (c.codes.dead > Math.max(1024, c.codes.size / 4)) c.codes.compact();
   // One read transaction: the log cannot be pruned between looking at its start and reading it.
   const current = db.transaction(() => {
     const first = statement(db, 'SELECT min(seq) FROM vector_log').pluck().get() as number | null;
@@ -303,10 +305,18 @@ function follow(db: Database, c: Held): void {
   }
 }
 
+/** Reads the index's codes into memory now, so the first question after a start does not wait for them. */
+export function warm(db: Database): number {
+  const index = info(db);
+  if (!index) return 0;
+  upgrade(db);
+  return layout(db) === 'signs' ? codesOf(db, index).size : 0;
+}
+
 /**
  * The chunks nearest a vector within the given channels, best first, with their exact cosine similarity; ties go to
  * the earlier chunk. The scan compares signs (Hamming distance) over the scope's chunks only and keeps the
- * `limit × oversample` nearest (the last distance's chunks in rowid order), which are re-scored with the stored
+ * `limit × oversample` nearest (of the last distance's chunks, those held first), which are re-scored with the stored
  * floats. None for the zero vector.
  */
 export function nearest(db: Database, query: NearestQuery): { rowid: number; similarity: number }[] {

@@ -74,8 +74,9 @@ export const serve: Command = {
     // A small store gets its term model (re)built now; a large one folds in what is new and waits for a rebuild.
     const refreshTermModel = termModelRefresher(services);
     refreshTermModel(TermModel.automaticLimit);
-    // The search index loads before the first question rather than during it (seconds per million chunks).
+    // The search indexes load before the first question rather than during it (seconds per million chunks).
     services.lexicalIndex();
+    services.vectors?.warm();
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '')) {
         throw new UsageError(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set PORT or --port)' : error.message}`);
