@@ -136,10 +136,21 @@ export function create(options: {
           return fallback;
         }
       };
+      // Neighbours' similarities are known from the scan's re-scoring: reranking does not read them again.
+      const known = new Map<number, number>();
       return {
         nearest: (channelIds, limit) =>
-          guarded(() => VectorIndex.nearest(db, { vector, limit, channelIds, oversample: options.oversample ?? neighbourOversample }).map(({ rowid, similarity }) => ({ rowid, score: similarity })), []),
-        similarities: (rowids) => guarded(() => VectorIndex.similarities(db, vector, rowids), new Map<number, number>()),
+          guarded(() => {
+            const hits = VectorIndex.nearest(db, { vector, limit, channelIds, oversample: options.oversample ?? neighbourOversample });
+            for (const { rowid, similarity } of hits) known.set(rowid, similarity);
+            return hits.map(({ rowid, similarity }) => ({ rowid, score: similarity }));
+          }, []),
+        similarities: (rowids) =>
+          guarded(() => {
+            const found = VectorIndex.similarities(db, vector, rowids.filter((r) => !known.has(r)));
+            for (const rowid of rowids) if (known.has(rowid)) found.set(rowid, known.get(rowid)!);
+            return found;
+          }, new Map<number, number>()),
       };
     },
   };

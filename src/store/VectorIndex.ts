@@ -36,8 +36,13 @@ const defaultOversample = 16;
 /** The embedder and dimension of the vector index, or undefined when there is none. */
 export function info(db: Database): IndexInfo | undefined {
   const raw = getMeta(db, infoKey);
-  return raw ? (JSON.parse(raw) as IndexInfo) : undefined;
+  if (!raw) return undefined;
+  // Read several times a question: parsed again only when another write changed it.
+  let read = infosRead.get(db);
+  if (read?.raw !== raw) infosRead.set(db, (read = { raw, info: Object.freeze(JSON.parse(raw) as IndexInfo) }));
+  return read.info;
 }
+const infosRead = new WeakMap<Database, { raw: string; info: IndexInfo }>();
 
 const dropAll = `DROP TRIGGER IF EXISTS chunks_vectors_delete; DROP TABLE IF EXISTS chunk_vectors;
   DROP TABLE IF EXISTS chunk_embeddings; DROP TABLE IF EXISTS vector_channels; DROP TABLE IF EXISTS vector_log;`;
@@ -267,20 +272,20 @@ function load(db: Database, index: IndexInfo, key: string): Held {
   })();
 }
 
-/** The codes of the stored index, current to the last write: read anew, or brought up to date from the log. */
+/**
+ * The codes of the stored index, current to the last write: read anew, or brought up to date from the log. Call in a
+ * read transaction, which then holds them to the snapshot the caller reads the floats from.
+ */
 function codesOf(db: Database, index: IndexInfo): SignCodes.SignCodes {
   const key = `${index.generation ?? ''}|${index.embedderId}|${index.dimensions}`;
   const c = held.get(db);
   if (!c || c.key !== key) return fresh(db, index, key);
   if (c.codes.dead > Math.max(1024, c.codes.size / 4)) c.codes.compact();
-  // One read transaction: the log cannot be pruned between looking at its start and reading it.
-  const current = db.transaction(() => {
-    const first = statement(db, 'SELECT min(seq) FROM vector_log').pluck().get() as number | null;
-    if (first !== null && first > c.seq + 1) return false;
-    follow(db, c);
-    return true;
-  })();
-  return current ? c.codes : fresh(db, index, key);
+  // Inside the caller's read transaction: the log cannot be pruned between looking at its start and reading it.
+  const first = statement(db, 'SELECT min(seq) FROM vector_log').pluck().get() as number | null;
+  if (first !== null && first > c.seq + 1) return fresh(db, index, key);
+  follow(db, c);
+  return c.codes;
 }
 
 function fresh(db: Database, index: IndexInfo, key: string): SignCodes.SignCodes {
@@ -310,7 +315,7 @@ export function warm(db: Database): number {
   const index = info(db);
   if (!index) return 0;
   upgrade(db);
-  return layout(db) === 'signs' ? codesOf(db, index).size : 0;
+  return layout(db) === 'signs' ? db.transaction(() => codesOf(db, index).size)() : 0;
 }
 
 /**
@@ -325,21 +330,23 @@ export function nearest(db: Database, query: NearestQuery): { rowid: number; sim
   upgrade(db);
   const wanted = Math.min(maxK, Math.max(query.limit, Math.ceil(query.limit * (query.oversample ?? defaultOversample))));
   const scope = new Set(query.channelIds);
-  const candidates = codesOf(db, index).nearest(query.vector, scope, wanted);
-  if (candidates.length === 0) return [];
-  // The chunk's own item, not the held channel, has the last word on scope; a deleted chunk is not found here.
-  const scored = statement(
-    db,
-    `SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance, i.channel_id AS channelId
-     FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value
-     JOIN chunks c ON c.rowid = e.rowid JOIN items i ON i.id = c.item_id`,
-  ).all(blob(query.vector), JSON.stringify(candidates)) as { rowid: number; distance: number; channelId: string }[];
+  // One read transaction: the codes are brought to the snapshot the floats are read from, so the channel each is held
+  // under is its chunk's (items never change channel), and a chunk deleted since is neither scanned nor re-scored.
+  const scored = db.transaction(() => {
+    const candidates = codesOf(db, index).nearest(query.vector, scope, wanted);
+    return candidates.length === 0 ? [] : cosineDistances(db, query.vector, candidates);
+  })();
   return scored
-    .filter((r) => scope.has(r.channelId))
     .map((r) => ({ rowid: r.rowid, similarity: 1 - r.distance }))
     .sort((a, b) => b.similarity - a.similarity || a.rowid - b.rowid)
     .slice(0, query.limit);
 }
+
+const cosineDistances = (db: Database, vector: Float32Array, rowids: number[]) =>
+  statement(db, 'SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value').all(
+    blob(vector),
+    JSON.stringify(rowids),
+  ) as { rowid: number; distance: number }[];
 
 /** How many chunks have a vector. */
 export function count(db: Database): number {
@@ -354,8 +361,7 @@ export function count(db: Database): number {
  */
 export function similarities(db: Database, vector: Float32Array, rowids: number[]): Map<number, number> {
   if (rowids.length === 0 || !info(db) || directionless(vector) || layout(db) !== 'signs') return new Map();
-  const rows = statement(db, 'SELECT e.rowid AS rowid, vec_distance_cosine(e.embedding, ?) AS distance FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value').all(blob(vector), JSON.stringify(rowids)) as { rowid: number; distance: number }[];
-  return new Map(rows.map((r) => [r.rowid, 1 - r.distance]));
+  return new Map(cosineDistances(db, vector, rowids).map((r) => [r.rowid, 1 - r.distance]));
 }
 
 const fusionKey = 'vector_fusion';
