@@ -9,7 +9,7 @@ export type SignCodes = {
   readonly dimensions: number;
   /** How many chunks have a code. */
   readonly size: number;
-  /** Rows of removed codes, which the scan still passes over until the codes are read anew. */
+  /** Rows of removed codes, which the scan still passes over until compacted. */
   readonly dead: number;
   /** Holds a chunk's code, filed under its channel, replacing any it had. */
   put(rowid: number, channelId: string, vector: Float32Array): void;
@@ -39,7 +39,7 @@ const scanModule = () => (compiled ??= new wasm.Module(fs.readFileSync(new URL('
 /**
  * Memory layout: the question's code at 0, the count of chunks at each distance at 1 KiB, the codes from 64 KiB (a
  * row is the channel's number, 4 bytes of padding and the signs in 64-bit words), then a question's scratch space:
- * distances, the channels it may read, the chunks it keeps. Codes never move, so growing keeps them in place.
+ * distances, the channels it may read, the chunks it keeps. Growing the memory keeps the codes in place.
  */
 const pageBytes = 65536;
 const queryAt = 0;
