@@ -33,6 +33,11 @@ type Case = {
 );
 
 const global: Binding = { kind: 'global' };
+
+/** Names an object inherits from Object.prototype: a lookup that does not check own keys finds something for each. */
+const prototypeNames = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
+/** Arguments with one more own field (`__proto__` too, as JSON.parse makes it, not as a literal would set it). */
+const withField = (args: Record<string, unknown>, field: string): Record<string, unknown> => JSON.parse(JSON.stringify(args).replace(/^\{/, `{${JSON.stringify(field)}:1,`));
 const profile = (slug: string): Binding => ({ kind: 'profile', slug });
 const slugs = (payload: Record<string, unknown>) => (payload.data as { slug: string }[]).map((p) => p.slug);
 const channelIds = (payload: Record<string, unknown>) => (payload.channels as { id: string }[]).map((c) => c.id);
@@ -525,6 +530,28 @@ const cases: Case[] = [
     check: (body) => expect(body.message).toMatch(/rail .*402 challenge.*credential.*API key .*paymentMode/s),
   },
   { name: 'an unknown query field is 400', tool: 'profile_query', binding: global, args: { question: 'Anything?', paymentMode: 'credits', query: 'old field' }, as: (k) => ({ apiKey: k.callerKey }), status: 400, error: 'invalid_request' },
+  // Fields named like Object.prototype members are unknown fields like any other (they once reached the rule table).
+  ...prototypeNames.flatMap((field): Case[] => [
+    {
+      name: `a query field named ${field} is 400 with the field named`,
+      tool: 'profile_query',
+      binding: global,
+      args: withField({ question: 'Anything?', paymentMode: 'credits' }, field),
+      as: (k) => ({ apiKey: k.callerKey }),
+      status: 400,
+      error: 'invalid_request',
+      check: (b) => expect(b.message).toContain(field),
+    },
+    {
+      name: `a quote field named ${field} is 400 with the field named`,
+      tool: 'profile_quote',
+      binding: profile('mara-lindqvist'),
+      args: withField({ rail: 'tempo' }, field),
+      status: 400,
+      error: 'invalid_request',
+      check: (b) => expect(b.message).toContain(field),
+    },
+  ]),
   { name: 'a scope naming an unknown profile is 404', tool: 'profile_query', binding: global, args: { question: 'Anything?', paymentMode: 'credits', scope: { kind: 'profile', slug: 'nobody-here' } }, as: (k) => ({ apiKey: k.callerKey }), status: 404, error: 'not_found' },
   {
     name: 'a scope naming a private profile is 404 to an unauthorized key',

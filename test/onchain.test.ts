@@ -249,7 +249,7 @@ describe('tempo credits: money that moved without an answer', () => {
     const refusal = await json(refused);
     expect(refused.status).toBe(422);
     expect(refusal).toMatchObject({ error: 'no_relevant_content', creditId: expect.stringMatching(/^credit_/) });
-    expect(refusal.message).toContain(`walletAddress ${owner.address.toLowerCase()}`);
+    expect(refusal.message).toContain(`signed by ${owner.address.toLowerCase()}`);
 
     // Another wallet naming the owner's address pays for itself; the credit stays.
     const next = { question, rail: 'tempo', walletAddress: owner.address };
@@ -258,10 +258,14 @@ describe('tempo credits: money that moved without an answer', () => {
     expect(strangerPaid.status).toBe(200);
     expect(await sandbox.balance('tempo', stranger.address)).toBe(10_000_000n - 50_000n);
 
-    // The owner's next query with walletAddress spends the credit: the answer, the credit id as txHash, no transfer.
+    // Naming the wallet tells nobody whether it has a credit; the owner's next signed query spends it: the answer,
+    // the credit id as txHash, no transfer.
     const unpaid = await post(fetch, '/api/ask/query', next);
-    expect(await json(unpaid.clone())).toMatchObject({ error: 'payment_required', creditAvailable: true });
-    const answered = await post(fetch, '/api/ask/query', next, await credentialFor(sandbox, 'tempo', unpaid, owner.key));
+    const challenge = await json(unpaid.clone());
+    expect(challenge.error).toBe('payment_required');
+    expect(challenge.creditAvailable).toBeUndefined();
+    expect(challenge.message).not.toMatch(/credit/);
+    const answered = await post(fetch, '/api/ask/query', { question, rail: 'tempo' }, await credentialFor(sandbox, 'tempo', unpaid, owner.key));
     expect(answered.status).toBe(200);
     expect(await json(answered)).toMatchObject({ charge: 'onchain', rail: 'tempo', txHash: refusal.creditId });
     expect(await sandbox.balance('tempo', owner.address)).toBe(afterPush);
@@ -360,28 +364,55 @@ describe('profile-edge ask', () => {
 });
 
 describe('reconciling payments a crash cut off', () => {
-  test('behavior: settling payments are looked up on their chain: landed ones become credits, others are released; unknown ones are credited', async () => {
+  const insert = (db: Environment.Environment['services']['db'], row: { id: string; rail: string; spendKey: string; state: string; txHash?: string; settleBy?: number }) =>
+    db
+      .prepare(
+        `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, tx_hash, settle_by, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'd', 5000, ?, ?, ?, ?, ?)`,
+      )
+      .run(row.id, row.spendKey, row.rail, served.sandbox.payer.address.toLowerCase(), `q_${row.id}`, row.state, row.txHash ?? null, row.settleBy ?? null, Date.now(), Date.now());
+
+  test('behavior: settling payments from before transfers were kept: landed ones become credits, unused ones are released, unknown ones are credited', async () => {
     const { sandbox, environment } = served;
     const db = environment.services.db;
     // A real x402 payment, answered, then set back to where a crash mid-settle would have left it.
     const res = await post(x402Fetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'x402_base' });
     const { queryId } = await json(res);
     const landed = Payments.byQuery(db, queryId)!;
-    db.prepare(`UPDATE payments SET state = 'settling' WHERE id = ?`).run(landed.id);
-    const insert = (id: string, rail: string, spendKey: string, state: string) =>
-      db
-        .prepare(`INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'd', 5000, ?, ?, ?)`)
-        .run(id, spendKey, rail, sandbox.payer.address.toLowerCase(), `q_${id}`, state, Date.now(), Date.now());
-    insert('never-landed', 'x402_base', `${sandbox.payer.address.toLowerCase()}:0x${'11'.repeat(32)}`, 'settling');
-    insert('signed-unknown', 'tempo', `signed:0x${'22'.repeat(32)}`, 'settling');
-    insert('only-verified', 'tempo', `signed:0x${'33'.repeat(32)}`, 'verified');
+    db.prepare(`UPDATE payments SET state = 'settling', settle_by = NULL WHERE id = ?`).run(landed.id);
+    insert(db, { id: 'never-landed', rail: 'x402_base', spendKey: `${sandbox.payer.address.toLowerCase()}:0x${'11'.repeat(32)}`, state: 'settling' });
+    insert(db, { id: 'signed-unknown', rail: 'tempo', spendKey: `signed:0x${'22'.repeat(32)}`, state: 'settling' });
+    insert(db, { id: 'only-verified', rail: 'tempo', spendKey: `signed:0x${'33'.repeat(32)}`, state: 'verified' });
 
     const result = await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 });
-    expect(result).toEqual({ released: 2, credited: 2 });
+    expect(result).toEqual({ released: 2, credited: 2, pending: 0 });
     const state = (id: string) => Payments.get(db, id)!.state;
     expect([state(landed.id), state('never-landed'), state('signed-unknown'), state('only-verified')]).toEqual(['credited', 'released', 'credited', 'released']);
     // Reconciling again changes nothing.
-    expect(await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0 });
+    expect(await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0, pending: 0 });
+  });
+
+  test('behavior: a transfer that may still land is left for the next pass, and released once it can no longer land', async () => {
+    const { sandbox, environment } = served;
+    const db = environment.services.db;
+    const wallet = sandbox.payer.address.toLowerCase();
+    const soon = Date.now() + 20_000;
+    // Kept before broadcast, never mined; an x402 authorization nobody settled; a signed transfer never broadcast.
+    insert(db, { id: 'tempo-in-flight', rail: 'tempo', spendKey: `signed:0x${'44'.repeat(32)}`, state: 'settling', txHash: `0x${'55'.repeat(32)}`, settleBy: soon });
+    insert(db, { id: 'x402-in-flight', rail: 'x402_base', spendKey: `${wallet}:0x${'66'.repeat(32)}`, state: 'settling', settleBy: soon });
+    insert(db, { id: 'tempo-never-sent', rail: 'tempo', spendKey: `signed:0x${'77'.repeat(32)}`, state: 'settling', settleBy: soon });
+    const state = (id: string) => Payments.get(db, id)!.state;
+    const ids = ['tempo-in-flight', 'x402-in-flight', 'tempo-never-sent'];
+
+    const early = await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
+    expect(early).toEqual({ released: 1, credited: 0, pending: 2 });
+    expect(ids.map(state)).toEqual(['settling', 'settling', 'released']);
+
+    // Past validBefore (and the margin for clocks), the chain can no longer take them: released, never credited.
+    const late = await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 0, now: soon + 61_000 });
+    expect(late).toEqual({ released: 2, credited: 0, pending: 0 });
+    expect(ids.map(state)).toEqual(['released', 'released', 'released']);
+    expect(db.prepare(`SELECT COUNT(*) FROM wallet_credits WHERE payment_id IN (?, ?, ?)`).pluck().get(...ids)).toBe(0);
   });
 });
 
@@ -437,7 +468,7 @@ describe('what an independent review found', () => {
     expect(res.status).toBe(422);
   });
 
-  test('behavior: a transfer pushed for another question is credited to its wallet, and that wallet is then asked to sign, not push', async () => {
+  test('behavior: a transfer pushed for another question is credited to its wallet, and its next signed payment spends the credit', async () => {
     const { sandbox } = served;
     const payer = await sandbox.newPayer();
     const pushed = await credentialFor(sandbox, 'tempo', await ask({ question, rail: 'tempo' }), payer.key, 'push');
@@ -447,10 +478,10 @@ describe('what an independent review found', () => {
     expect(message).toMatch(/refused .*kept as credit credit_/);
     const afterPush = await sandbox.balance('tempo', payer.address);
 
-    const next = { question, rail: 'tempo', walletAddress: payer.address };
-    const unpaid = await ask(next);
-    expect((await json(unpaid.clone())).challenges[0].request.methodDetails.supportedModes).toEqual(['pull']);
-    const spent = await ask(next, await credentialFor(sandbox, 'tempo', unpaid, payer.key));
+    // The challenge is the one anybody gets (both modes): whether a wallet has a credit is not said before it signs.
+    const unpaid = await ask({ question, rail: 'tempo', walletAddress: payer.address });
+    expect((await json(unpaid.clone())).challenges[0].request.methodDetails.supportedModes).toBeUndefined();
+    const spent = await ask({ question, rail: 'tempo' }, await credentialFor(sandbox, 'tempo', unpaid, payer.key));
     expect(spent.status).toBe(200);
     expect((await json(spent)).txHash).toBe(/kept as credit (credit_[0-9a-f]+)/.exec(message)![1]);
     expect(await sandbox.balance('tempo', payer.address)).toBe(afterPush);
@@ -467,7 +498,8 @@ describe('what an independent review found', () => {
       args: { question, rail: 'x402_base' },
       presented: { origin: 'test' },
       binding: { kind: 'global' },
-      payment: { credential: Credentials.fromHeaders((name) => new Headers(headers).get(name) ?? undefined), gone: () => true },
+      payment: { credential: Credentials.fromHeaders((name) => new Headers(headers).get(name) ?? undefined) },
+      connection: { gone: () => true },
     }).catch((e: unknown) => e);
     expect(outcome).toMatchObject({ code: 'service_unavailable' });
     expect(await sandbox.balance('x402_base')).toBe(before);
@@ -491,7 +523,7 @@ describe('what an independent review found', () => {
       expect(await sandbox.balance(rail, payer.address)).toBe(10_000_000n - 50_000n);
       const [row] = environment.services.db.prepare('SELECT id, state FROM payments').all() as { id: string; state: string }[];
       expect(row!.state).toBe('settling');
-      expect(await Onchain.reconcile(environment.services.db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1 });
+      expect(await Onchain.reconcile(environment.services.db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1, pending: 0 });
       expect(Payments.openCredit(environment.services.db, rail, payer.address)).toBeDefined();
     } finally {
       await server.close();

@@ -11,6 +11,7 @@ import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
 import * as Gate from '../src/payments/Gate.js';
+import type { OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Ids from '../src/store/Ids.js';
@@ -213,10 +214,11 @@ export const profileQuery = define({
     quoteNonce: 'invalid_payment_proof',
   },
   /**
-   * A paid question as a row of phases: who pays, scope, preflight retrieval, the payment hold, the answer, then
-   * capture (relevant content) or release (nothing relevant, or a failure), and the response.
+   * A paid question as a row of phases: who pays, scope, preflight retrieval, the payment hold, the answer, the
+   * settlement, and the response; the payment is captured once the response was delivered, and released (a credit,
+   * when money moved) when the caller went away first, or when nothing relevant was found, or on a failure.
    */
-  async run(input, { services, caller, binding, profile, payment: channel }) {
+  async run(input, { services, caller, binding, profile, payment: channel, connection }) {
     const { db, config } = services;
     const payment = Gate.payerFor({ db, config, logger: services.logger, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential });
     const scope = Scope.resolve(db, {
@@ -230,31 +232,48 @@ export const profileQuery = define({
     const queryId = Ids.random('q');
     const relevant = !preflight.diagnostics.noRelevantContent;
     const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
-    try {
-      const { response, used, answered } = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
-      if (!relevant || !answered) {
-        hold.release(relevant ? 'no grounded answer' : `no relevant content (${preflight.diagnostics.outcome})`);
-        return response;
-      }
-      if (channel.gone?.()) throw new ServiceError('service_unavailable', 'The caller went away before the answer was ready; nothing was charged.');
-      const receipt = await hold.settle();
-      // The creators' shares and the mark that the payment stands land together, or neither does.
-      services.db.transaction(() => {
-        creditCreators(services, queryId, used);
-        hold.capture();
-      })();
-      if (!receipt) return response;
-      channel.receipt(receipt);
-      return { ...response, rail: receipt.rail, txHash: receipt.txHash, receipt: receipt.receipt };
-    } catch (error) {
-      // A query that fails after the hold costs nothing (money that already moved becomes a credit); a failed
-      // release is logged, never hides the cause.
+    const release = (reason: string) => {
+      // A failed release is logged, never hides the cause.
       try {
-        hold.release('query failed');
-      } catch (release) {
-        services.logger.error('payment release failed', { queryId, error: release });
+        hold.release(reason);
+      } catch (error) {
+        services.logger.error('payment release failed', { queryId, error });
       }
+    };
+    const departed = () => new ServiceError('service_unavailable', 'The caller went away before the answer was delivered; nothing was charged (money that already moved is kept as a credit for the paying wallet).');
+    let response: Answer['response'];
+    let used: Answer['used'];
+    let receipt: OutboundReceipt | undefined;
+    try {
+      const answered = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
+      if (!relevant || !answered.answered) {
+        release(relevant ? 'no grounded answer' : `no relevant content (${preflight.diagnostics.outcome})`);
+        return answered.response;
+      }
+      ({ response, used } = answered);
+      if (connection.gone()) throw departed();
+      receipt = await hold.settle();
+      // Settling takes a while: a caller who left meanwhile gets no answer, so the money that moved is a credit.
+      if (connection.gone()) throw departed();
+    } catch (error) {
+      // A query that fails after the hold costs nothing (money that already moved becomes a credit).
+      release(connection.gone() ? 'the caller went away before the answer was delivered' : 'query failed');
       throw error;
     }
+    // The payment stands once the answer is out: the creators' shares and the capture land together, or neither does.
+    void connection.delivered().then((delivered) => {
+      if (!delivered) return release('the caller went away while the answer was written');
+      try {
+        services.db.transaction(() => {
+          creditCreators(services, queryId, used);
+          hold.capture();
+        })();
+      } catch (error) {
+        services.logger.error('an answer was delivered but its payment could not be captured', { queryId, error });
+      }
+    });
+    if (!receipt) return response;
+    channel.receipt(receipt);
+    return { ...response, rail: receipt.rail, txHash: receipt.txHash, receipt: receipt.receipt };
   },
 });

@@ -18,14 +18,28 @@ export type ToolContext = {
   profile: Profile | undefined;
   /** An on-chain payment credential the transport found, and where the receipt of a paid answer goes back to it. */
   payment: PaymentChannel;
+  /** The caller's side of the call: whether they are still there, and whether the answer reached them. */
+  connection: Connection;
 };
 
 /** What a transport hands a paid tool: the credential it found, and a sink for the receipt it must send back. */
 export type PaymentChannel = {
   credential: InboundCredential | undefined;
   receipt(receipt: OutboundReceipt): void;
-  /** True once the caller went away: money is not moved for an answer nobody will receive. */
-  gone?: (() => boolean) | undefined;
+};
+
+/**
+ * The caller's connection as the transport sees it. Money for an answer moves only while the caller is there, and a
+ * paid answer stands only once it was handed over in full.
+ */
+export type Connection = {
+  /** True once the caller went away (the connection closed, or the call was cancelled). */
+  gone(): boolean;
+  /**
+   * Resolves true once the result this call returns has been written out in full, or false when the caller went
+   * away first. Asked before the result is returned, so a transport can watch the write that follows.
+   */
+  delivered(): Promise<boolean>;
 };
 
 /** One MCP tool: its contract (a strict input schema per binding) and its handler. */

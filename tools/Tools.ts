@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type { ZodIssue, z } from 'zod';
+import type { ErrorCode } from '../src/errors/ServiceError.js';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import * as Access from '../src/auth/Access.js';
 import * as Caller from '../src/auth/Caller.js';
@@ -8,9 +9,9 @@ import type { Services } from '../src/Services.js';
 import { profileListChannels } from './ProfileListChannels.js';
 import { profileQuery } from './ProfileQuery.js';
 import { profileQuote } from './ProfileQuote.js';
-import type { Binding, PaymentChannel, Tool } from './Tool.js';
+import type { Binding, Connection, PaymentChannel, Tool } from './Tool.js';
 
-export type { Binding, PaymentChannel, Tool, ToolContext } from './Tool.js';
+export type { Binding, Connection, PaymentChannel, Tool, ToolContext } from './Tool.js';
 
 /** The tools this server offers, in the order they are listed. Only working tools are here. */
 export const all: readonly Tool[] = [profileListChannels, profileQuote, profileQuery];
@@ -41,6 +42,18 @@ function describeIssues(error: z.ZodError): string {
     .join('; ');
 }
 
+/**
+ * The error rule a tool declares for a top-level field, read from the tool's own keys only: a caller's field named like
+ * an `Object.prototype` member (`constructor`, `toString`, `__proto__`) has no rule.
+ */
+function ruleFor(tool: Tool, field: PropertyKey | undefined): ((issue: ZodIssue) => ErrorCode) | undefined {
+  const rules = tool.fieldErrors;
+  if (typeof field !== 'string' || !rules || !Object.hasOwn(rules, field)) return undefined;
+  const rule = rules[field];
+  if (rule === undefined) return undefined;
+  return typeof rule === 'function' ? rule : () => rule;
+}
+
 /** Validates tool arguments against the tool's strict schema; the first offending field picks the error code. */
 export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown {
   if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) {
@@ -50,14 +63,9 @@ export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown
   if (parsed.success) return parsed.data;
   const first = parsed.error.issues[0]!;
   // An unknown field with a rule of its own (an earlier contract's field) is refused with that rule's code and words.
-  const known = first.code === 'unrecognized_keys' ? first.keys.find((k) => tool.fieldErrors?.[k] !== undefined) : undefined;
-  if (known !== undefined) {
-    const rule = tool.fieldErrors![known]!;
-    throw new ServiceError(typeof rule === 'function' ? rule(first) : rule);
-  }
-  const field = first.path[0];
-  const rule = typeof field === 'string' ? tool.fieldErrors?.[field] : undefined;
-  const code = (typeof rule === 'function' ? rule(first) : rule) ?? 'invalid_request';
+  const known = first.code === 'unrecognized_keys' ? first.keys.map((k) => ruleFor(tool, k)).find((rule) => rule !== undefined) : undefined;
+  if (known) throw new ServiceError(known(first));
+  const code = ruleFor(tool, first.path[0])?.(first) ?? 'invalid_request';
   throw new ServiceError(code, describeIssues(parsed.error), {
     details: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
   });
@@ -78,6 +86,8 @@ export type Invocation = {
   onNote?: (problem: ServiceError) => void;
   /** An on-chain payment credential (a header, or MCP `_meta`), and where a paid answer's receipt goes. */
   payment?: Partial<PaymentChannel>;
+  /** The caller's connection; without one (a direct call in process) the caller is there and gets what is returned. */
+  connection?: Partial<Connection>;
 };
 
 /**
@@ -95,8 +105,9 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   }
   const profile = binding.kind === 'profile' ? Access.readableProfile(services.db, binding.slug, caller) : undefined;
   const input = parseInput(tool, binding, invocation.args);
-  const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined), gone: invocation.payment?.gone };
-  return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment });
+  const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined) };
+  const connection: Connection = { gone: invocation.connection?.gone ?? (() => false), delivered: invocation.connection?.delivered ?? (() => Promise.resolve(true)) };
+  return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment, connection });
 }
 
 /** The MCP manifest of an endpoint; a per-profile one only for a caller who may read the profile. */

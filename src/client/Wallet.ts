@@ -1,16 +1,17 @@
 /**
  * The paying side, for `profile-edge ask`: a wallet that answers a 402 with the rail's own client library, the mppx
- * client for tempo and the x402 client (`@x402/fetch`, exact EVM scheme) for x402_base, after checking the price
+ * client for tempo and the x402 client (`@x402/fetch`, the exact EVM scheme bound to the challenge) for x402_base,
+ * after checking the price
  * against a cap. The only module that imports those clients.
  */
 import { decodePaymentResponseHeader, x402Client, x402HTTPClient } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { Receipt } from 'mppx';
 import { Mppx, tempo } from 'mppx/client';
 import { createClient, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoMainnet, tempoModerato } from 'viem/chains';
 import type { Rail } from '../contract/Quote.js';
+import * as BoundExactScheme from './BoundExactScheme.js';
 
 export type Wallet = {
   address: string;
@@ -47,8 +48,8 @@ export function create(input: { privateKey: `0x${string}`; maxUsd: number; tempo
       }
       const required = body.challenges![0] as { accepts: { network: `${string}:${string}`; asset: string }[] };
       const { network, asset } = required.accepts[0]!;
-      const client = new x402Client();
-      registerExactEvmScheme(client, { signer: account, networks: [network] });
+      // Signs the nonce the challenge announces, so the authorization pays for this question and no other.
+      const client = new x402Client().register(network, BoundExactScheme.create(account));
       client.setSpendControls({ allowedAssets: [{ network, asset, maxAmountPerPayment: String(Math.round(input.maxUsd * 1_000_000)) }] });
       const http402 = new x402HTTPClient(client);
       return http402.encodePaymentSignatureHeader(await http402.createPaymentPayload(http402.getPaymentRequiredResponse((name) => unpaid.headers.get(name), body)));

@@ -90,9 +90,10 @@ const Environment = z.object({
   X402_BASE_CURRENCY_NAME: optionalText,
   X402_BASE_CURRENCY_VERSION: optionalText,
   X402_FACILITATOR_URL: httpUrl.default('https://x402.org/facilitator'),
+  X402_NONCE_BINDING: z.enum(['required', 'first_seen']).default('required'),
   PAYMENT_SECRET: optionalText.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   PAYMENT_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
-  PROFILE_EDGE_CRASH_AT: z.enum(['after_settle']).optional(),
+  PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle']).optional(),
   SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
@@ -170,7 +171,17 @@ export type RailConfig = {
 export type TempoConfig = RailConfig & { rail: 'tempo'; feePayerKey: `0x${string}` | undefined };
 
 /** Base over x402: the token's EIP-712 domain (what payers sign) and the facilitator that verifies and settles. */
-export type X402Config = RailConfig & { rail: 'x402_base'; currencyName: string; currencyVersion: string; facilitatorUrl: string };
+export type X402Config = RailConfig & {
+  rail: 'x402_base';
+  currencyName: string;
+  currencyVersion: string;
+  facilitatorUrl: string;
+  /**
+   * `required`: an authorization must carry the nonce its challenge announces, so it pays for that question only.
+   * `first_seen`: any nonce, bound to the first challenge it came with (for payers whose client picks its own).
+   */
+  nonceBinding: 'required' | 'first_seen';
+};
 
 /**
  * How texts are given to an embedding model: a preset named or implied by the model's name (see EmbeddingPresets),
@@ -212,7 +223,7 @@ export type Config = {
    * On-chain payments: the secret challenges are bound with (undefined: a development server keeps a generated one in
    * its database; production refuses to take on-chain payment), how long a challenge lasts, and a crash point for tests.
    */
-  payments: { secret: string | undefined; challengeTtlSeconds: number; crashAt: 'after_settle' | undefined };
+  payments: { secret: string | undefined; challengeTtlSeconds: number; crashAt: 'before_broadcast' | 'after_settle' | undefined };
   /**
    * Who writes synthesized answers: `extractive` (sentences of the evidence, offline, the default and the fallback) or
    * `anthropic` (Claude through the Messages API, with citations). The API key is never logged.
@@ -375,6 +386,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
         payTo: e.X402_BASE_PAY_TO,
         rpcUrl: e.X402_BASE_RPC_URL ?? base.rpcUrl,
         facilitatorUrl: e.X402_FACILITATOR_URL,
+        nonceBinding: e.X402_NONCE_BINDING,
       },
     },
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },

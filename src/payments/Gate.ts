@@ -54,7 +54,7 @@ export function payerFor(input: {
   if (!accountId) {
     if (request.rail) {
       const terms = Terms.of({ rail: request.rail, served: input.served, request, amountMillicents: config.pricing.amountUsdMillicents });
-      return Onchain.payment({ ...input, rail: request.rail, terms, walletAddress: request.walletAddress });
+      return Onchain.payment({ ...input, rail: request.rail, terms });
     }
     throw new ServiceError(
       'api_key_required',

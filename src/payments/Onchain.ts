@@ -13,18 +13,21 @@ import type { InboundCredential, OutboundReceipt, PaymentRail, Terms, Verified }
 import type { Rails } from './Rails.js';
 
 /** A point in the flow where a test can have the process killed, to show what a crash there leaves behind. */
-function crashPoint(config: Config, at: 'after_settle'): void {
+function crashPoint(config: Config, at: NonNullable<Config['payments']['crashAt']>): void {
   if (config.payments.crashAt === at) process.kill(process.pid, 'SIGKILL');
 }
 
-/** A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused. */
+/**
+ * A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused.
+ * `creditAvailable` is said only to a credential signed by the wallet that holds the credit.
+ */
 async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config: Config; reason?: string; creditAvailable?: boolean }): Promise<ServiceError> {
   const { rail, terms, config } = input;
-  const challenge = await rail.challenge(terms, { forCredit: input.creditAvailable === true });
+  const challenge = await rail.challenge(terms);
   const price = `${terms.amountMillicents / Pricing.millicentsPerUsd} USD`;
   const how = rail.rail === 'tempo' ? 'pay the WWW-Authenticate challenge and retry with Authorization: Payment' : 'pay the PAYMENT-REQUIRED challenge and retry with PAYMENT-SIGNATURE';
   const message = `${input.reason ? `${input.reason} ` : ''}Payment of ${price} on ${rail.rail} is required: ${how} (over MCP: params._meta["org.paymentauth/credential"]).`;
-  const spend = input.creditAvailable ? ' This wallet has a credit: sign the transfer without broadcasting it, and the credit pays instead.' : '';
+  const spend = input.creditAvailable ? ' Your wallet has a credit: sign the transfer without broadcasting it, and the credit pays instead.' : '';
   return new ServiceError('payment_required', `${message}${spend}`, {
     details: {
       supportedRails: Pricing.supportedRails(config),
@@ -38,7 +41,7 @@ async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config:
 /**
  * The on-chain payer behind the gate. Without a credential: 422 when nothing relevant was found (do not pay), else a
  * 402 with the rail's challenge. With one: verify it for these terms, spend it once, and hold it; the money moves in
- * `settle`, only once the answer is ready, or a credit of the same wallet is spent instead.
+ * `settle`, only once the answer is ready, or a credit of the wallet that signed it is spent instead.
  */
 export function payment(input: {
   db: Database;
@@ -48,27 +51,28 @@ export function payment(input: {
   rail: Rail;
   terms: Terms;
   credential: InboundCredential | undefined;
-  walletAddress: string | undefined;
 }): Payment {
   const { db, config, logger, terms, credential } = input;
   return {
     async authorize({ queryId, relevant }): Promise<Hold> {
       const rail = await input.rails.get(input.rail);
       if (!rail) throw Pricing.unavailable(config, input.rail);
-      const wallet = input.walletAddress?.toLowerCase();
-      const creditAvailable = wallet !== undefined && Payments.openCredit(db, input.rail, wallet) !== undefined;
       const nothingRelevant = (extra = '') =>
         new ServiceError('no_relevant_content', `No indexed content is relevant enough to answer this question; nothing was charged.${extra} Do not pay.`);
-      // Refused: with nothing relevant to sell, no challenge (do not pay); otherwise a fresh one with the reason.
-      const refuse = async (reason: string) => (relevant ? await paymentRequired({ rail, terms, config, reason, creditAvailable }) : nothingRelevant(` (${reason})`));
+      // Refused: with nothing relevant to sell, no challenge (do not pay); otherwise a fresh one with the reason. A
+      // wallet that proved itself by signing hears of its credit; nobody else learns whether a wallet has one.
+      const refuse = async (reason: string, signer?: string) =>
+        relevant
+          ? await paymentRequired({ rail, terms, config, reason, creditAvailable: signer !== undefined && Payments.openCredit(db, input.rail, signer) !== undefined })
+          : nothingRelevant(` (${reason})`);
       if (!credential) {
         if (!relevant) throw nothingRelevant();
-        throw await paymentRequired({ rail, terms, config, creditAvailable });
+        throw await paymentRequired({ rail, terms, config });
       }
       if (!rail.accepts(credential)) throw await refuse(`The credential sent is not one for the ${rail.rail} rail.`);
       let verified: Verified;
       try {
-        verified = await rail.verify(credential, terms);
+        verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => Payments.bindCredential(db, { spendKey, rail: rail.rail, challengeId }) });
       } catch (error) {
         if (error instanceof PaidButRefused) throw await refuse(creditFor(error, queryId));
         if (!(error instanceof CredentialRejected)) {
@@ -79,7 +83,7 @@ export function payment(input: {
       }
       if (!relevant && !verified.paid) throw nothingRelevant(' Your payment was not settled.');
       if (!Payments.reserve(db, { id: verified.challengeId, spendKey: verified.spendKey, rail: rail.rail, wallet: verified.wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
-        throw await refuse('This payment credential was already used: each pays for one answer.');
+        throw await refuse('This payment credential was already used: each pays for one answer.', verified.paid ? undefined : verified.wallet);
       }
       if (!relevant) {
         // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
@@ -88,11 +92,12 @@ export function payment(input: {
         const creditId = Payments.grantCredit(db, row, 'no relevant content after the payer broadcast the payment');
         throw new ServiceError(
           'no_relevant_content',
-          `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: send walletAddress ${verified.wallet} with your next ${rail.rail} query, and sign without broadcasting, to spend it instead of a new transfer.`,
+          `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: your next ${rail.rail} query signed by ${verified.wallet} (signed, not broadcast) spends it instead of a new transfer.`,
           { details: { creditId } },
         );
       }
-      const credit = !verified.paid && wallet === verified.wallet ? Payments.openCredit(db, rail.rail, verified.wallet) : undefined;
+      // A transfer the wallet signed but nobody sent yet can be left unsent: its oldest credit pays instead.
+      const credit = verified.paid ? undefined : Payments.openCredit(db, rail.rail, verified.wallet);
       const usesCredit = credit !== undefined && Payments.consumeCredit(db, credit.id, verified.challengeId);
       return hold({ db, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
     },
@@ -108,7 +113,7 @@ export function payment(input: {
     Payments.advance(db, id, ['verified'], 'settled', { txHash });
     const creditId = Payments.grantCredit(db, Payments.get(db, id)!, `transfer sent for a credential that was refused: ${error.message}`);
     logger.warn('credited a wallet for a transfer whose credential was refused', { rail: input.rail, txHash, credit: creditId });
-    return `The payment credential was refused (${error.message}), but its transfer ${txHash} reached this server and is kept as credit ${creditId}: send walletAddress ${wallet} and sign without broadcasting to spend it.`;
+    return `The payment credential was refused (${error.message}), but its transfer ${txHash} reached this server and is kept as credit ${creditId}: your next ${input.rail} query signed by ${wallet} (signed, not broadcast) spends it.`;
   }
 }
 
@@ -132,11 +137,17 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
         Payments.advance(db, id, ['verified'], 'settled', { txHash: verified.paid.txHash });
         receipt = rail.receipt({ txHash: verified.paid.txHash, receipt: {} }, terms);
       } else {
-        // From here until `settled`, money may be moving: a crash now is resolved at start by asking the chain.
-        Payments.advance(db, id, ['verified'], 'settling');
+        // From here until `settled`, money may be moving: a crash now is resolved by asking the chain, by the hash
+        // kept before the transfer leaves (or the authorization it spends), until it can no longer land.
+        Payments.advance(db, id, ['verified'], 'settling', { settleBy: verified.settleBy });
         let settlement;
         try {
-          settlement = await rail.settle(verified, terms);
+          settlement = await rail.settle(verified, terms, {
+            sending: (txHash) => {
+              if (!Payments.recordTransfer(db, id, txHash)) throw new CredentialRejected('the payment was resolved while it was being settled');
+              crashPoint(config, 'before_broadcast');
+            },
+          });
         } catch (error) {
           if (error instanceof CredentialRejected) {
             Payments.advance(db, id, ['settling'], 'released', { note: `settlement refused: ${error.message}` });
@@ -146,7 +157,7 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
           input.logger.error('settlement outcome unknown: left for reconciliation', { queryId: input.queryId, rail: rail.rail, wallet: verified.wallet, error });
           throw new ServiceError(
             'service_unavailable',
-            `The ${rail.rail} payment was sent for settlement but its outcome is not known yet (${error instanceof Error ? error.message : 'no answer'}). If it went through, it becomes a credit for ${verified.wallet} within about ${Math.round(reconcileAfterMs / 60_000)} minutes: send walletAddress with your next query to spend it. Do not pay again for this question before then.`,
+            `The ${rail.rail} payment was sent for settlement but its outcome is not known yet (${error instanceof Error ? error.message : 'no answer'}). If it went through, it becomes a credit for ${verified.wallet} within about ${Math.round(reconcileAfterMs / 60_000)} minutes of its expiry, which your next query signed by that wallet spends. Do not pay again for this question before then.`,
             { cause: error },
           );
         }
@@ -190,14 +201,17 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
 }
 
 /**
- * Settles what a crash left part-way, for payments untouched for `olderThanMs`: a credential verified but never settled
- * is released (no money moved); one that was settling is looked up on its chain; money that moved without an answer
- * becomes a credit for the wallet. Returns how many payments were resolved, and how many became credits.
+ * Settles what a crash or a lost answer left part-way, for payments untouched for `olderThanMs`: a credential verified
+ * but never settled is released (no money moved); one that was settling is looked up on its chain, by the hash kept
+ * before its transfer left: landed, it becomes a credit for the wallet; failed, or never sent and expired, it is
+ * released; still able to land, it is left for the next pass. Returns how many were released, credited and left.
  */
-export async function reconcile(db: Database, rails: Rails, options: { olderThanMs: number; now?: number }): Promise<{ released: number; credited: number }> {
-  const cutoff = (options.now ?? Date.now()) - options.olderThanMs;
+export async function reconcile(db: Database, rails: Rails, options: { olderThanMs: number; now?: number }): Promise<{ released: number; credited: number; pending: number }> {
+  const now = options.now ?? Date.now();
+  const cutoff = now - options.olderThanMs;
   let released = 0;
   let credited = 0;
+  let pending = 0;
   for (const row of Payments.unfinished(db, cutoff)) {
     if (row.state === 'verified') {
       if (Payments.advance(db, row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) released += 1;
@@ -206,12 +220,17 @@ export async function reconcile(db: Database, rails: Rails, options: { olderThan
     }
     if (row.state === 'settling') {
       const rail = await rails.get(row.rail);
-      const landed = rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet }) : undefined;
+      const landed = rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash: row.txHash, settleBy: row.settleBy }, { now }).catch(() => undefined) : undefined;
       if (landed === null) {
         if (Payments.advance(db, row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) released += 1;
         continue;
       }
-      Payments.advance(db, row.id, ['settling'], 'settled', { txHash: landed?.txHash ?? row.spendKey });
+      // Payments from before transfers were kept (no settleBy) cannot be told, as then: the wallet is credited.
+      if (landed === undefined && row.settleBy !== null) {
+        pending += 1;
+        continue;
+      }
+      Payments.advance(db, row.id, ['settling'], 'settled', { txHash: landed?.txHash ?? row.txHash ?? row.spendKey });
     }
     if (row.creditId) {
       // A credit was spent on an answer that never went out: it is the wallet's again.
@@ -220,8 +239,8 @@ export async function reconcile(db: Database, rails: Rails, options: { olderThan
       released += 1;
       continue;
     }
-    Payments.grantCredit(db, Payments.get(db, row.id)!, 'reconciled: paid, but the server stopped before the answer was delivered');
+    Payments.grantCredit(db, Payments.get(db, row.id)!, 'reconciled: paid, but the answer was not delivered (the server stopped, or the outcome was lost)');
     credited += 1;
   }
-  return { released, credited };
+  return { released, credited, pending };
 }

@@ -31,6 +31,8 @@ export type Verified = {
   wallet: string;
   /** Set when the payer already broadcast the transfer themselves: the money has moved, and cannot be given back. */
   paid?: { txHash: string };
+  /** When (ms) the transfer can no longer land: its authorization's or signed transaction's `validBefore`. */
+  settleBy?: number;
   /** The rail's own parsed credential, for settle. */
   state: unknown;
 };
@@ -79,22 +81,48 @@ export function isTransportFailure(error: unknown): boolean {
   return false;
 }
 
+/** What a rail asks of the payment it checks: where the transfer a credential carries is bound to a challenge. */
+export type VerifyOptions = {
+  /**
+   * Binds a transfer (its spend key) to the challenge it is presented with, the first time it is seen; returns the
+   * challenge it is bound to. Called once the challenge is known to be this server's, before any other check.
+   */
+  bind(spendKey: string, challengeId: string): string;
+};
+
+/** What a rail tells the payment while it settles. */
+export type SettleHooks = {
+  /** The hash of the transfer about to be broadcast, before it leaves: kept, so a crash after it can be looked up. */
+  sending(txHash: string): void;
+};
+
+/** A payment a crash left settling, as reconciliation asks its rail about it. */
+export type Unsettled = { spendKey: string; wallet: string; txHash: string | null; settleBy: number | null };
+
+/** How long after a transfer's `validBefore` (by this server's clock) a chain is taken to have refused it for good. */
+export const landingMarginMs = 60_000;
+
 /** One on-chain rail: how it asks for money, checks a credential, moves the money and says so. */
 export interface PaymentRail {
   readonly rail: RailName;
   /** Whether a transport-found credential is this rail's (its header, or its shape in MCP `_meta`). */
   accepts(credential: InboundCredential): boolean;
-  /** A challenge for these terms; `forCredit` asks for a signed transfer the server can decline to send (a credit pays). */
-  challenge(terms: Terms, options?: { forCredit?: boolean }): Promise<Challenge>;
+  /** A challenge for these terms. */
+  challenge(terms: Terms): Promise<Challenge>;
   /** Checks a credential against the terms without moving money; throws CredentialRejected. */
-  verify(credential: InboundCredential, terms: Terms): Promise<Verified>;
-  /** Moves the money (broadcasts, or has the facilitator settle); CredentialRejected when it did not, SettlementUnknown when that cannot be told. */
-  settle(verified: Verified, terms: Terms): Promise<Settlement>;
+  verify(credential: InboundCredential, terms: Terms, options: VerifyOptions): Promise<Verified>;
+  /**
+   * Moves the money (broadcasts, or has the facilitator settle), telling `hooks.sending` the transfer's hash before it
+   * leaves when the rail broadcasts it; CredentialRejected when it did not move, SettlementUnknown when that cannot be
+   * told.
+   */
+  settle(verified: Verified, terms: Terms, hooks: SettleHooks): Promise<Settlement>;
   /** The receipt of a settlement, or of a credit spent instead of a transfer. */
   receipt(settlement: Settlement, terms: Terms): OutboundReceipt;
   /**
-   * After a crash mid-settle: whether a transfer that may have been sent did land (its settlement), did not (null),
-   * or cannot be told (undefined: the payment is then treated as settled, so the wallet is credited, never robbed).
+   * After a crash or a lost answer mid-settle: whether a transfer that may have been sent did land (its settlement),
+   * never will (null: it failed, or was never sent and has expired), or cannot be told yet (undefined: asked again on
+   * the next pass, once its `settleBy` has passed by `landingMarginMs` a missing transfer is null).
    */
-  landed(payment: { spendKey: string; wallet: string }): Promise<Settlement | null | undefined>;
+  landed(payment: Unsettled, options: { now: number }): Promise<Settlement | null | undefined>;
 }

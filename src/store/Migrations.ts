@@ -6,6 +6,7 @@ import { answerMarkers } from './migrations/004_answer_markers.js';
 import { onchainPayments } from './migrations/005_onchain_payments.js';
 import { cueOffsets } from './migrations/006_cue_offsets.js';
 import { searchIndex } from './migrations/007_search_index.js';
+import { paymentBindings } from './migrations/008_payment_bindings.js';
 
 /** Numbered schema migrations; a later issue appends, never edits an applied one. */
 export const migrations: readonly { version: number; name: string; sql: string }[] = [
@@ -16,6 +17,7 @@ export const migrations: readonly { version: number; name: string; sql: string }
   { version: 5, name: 'onchain_payments', sql: onchainPayments },
   { version: 6, name: 'cue_offsets', sql: cueOffsets },
   { version: 7, name: 'search_index', sql: searchIndex },
+  { version: 8, name: 'payment_bindings', sql: paymentBindings },
 ];
 
 /** Applies every migration newer than the database, each in its own transaction. Returns the versions applied. */

@@ -19,6 +19,8 @@ export type PaymentRow = {
   receipt: string | null;
   /** The credit this payment spent instead of a transfer, if it did. */
   creditId: string | null;
+  /** When (ms) the transfer can no longer land: its authorization's or signed transaction's expiry; null before it was kept. */
+  settleBy: number | null;
   note: string;
   createdAt: number;
   updatedAt: number;
@@ -27,7 +29,7 @@ export type PaymentRow = {
 export type Credit = { id: string; rail: Rail; wallet: string; amountMillicents: number; paymentId: string; reason: string; createdAt: number };
 
 const columns = `id, spend_key AS spendKey, rail, wallet, query_id AS queryId, request_digest AS requestDigest, amount_millicents AS amountMillicents,
-  state, tx_hash AS txHash, receipt, credit_id AS creditId, note, created_at AS createdAt, updated_at AS updatedAt`;
+  state, tx_hash AS txHash, receipt, credit_id AS creditId, settle_by AS settleBy, note, created_at AS createdAt, updated_at AS updatedAt`;
 
 /**
  * Records a verified credential as spent, before anything else happens to it. False when its challenge or its transfer
@@ -53,15 +55,38 @@ export function advance(
   id: string,
   from: PaymentState[],
   to: PaymentState,
-  fields: { txHash?: string; receipt?: string; note?: string } = {},
+  fields: { txHash?: string; receipt?: string; note?: string; settleBy?: number } = {},
 ): boolean {
   const result = db
     .prepare(
-      `UPDATE payments SET state = ?, tx_hash = COALESCE(?, tx_hash), receipt = COALESCE(?, receipt), note = COALESCE(?, note), updated_at = ?
+      `UPDATE payments SET state = ?, tx_hash = COALESCE(?, tx_hash), receipt = COALESCE(?, receipt), note = COALESCE(?, note),
+         settle_by = COALESCE(?, settle_by), updated_at = ?
        WHERE id = ? AND state IN (${from.map(() => '?').join(', ')})`,
     )
-    .run(to, fields.txHash ?? null, fields.receipt ?? null, fields.note ?? null, Date.now(), id, ...from);
+    .run(to, fields.txHash ?? null, fields.receipt ?? null, fields.note ?? null, fields.settleBy ?? null, Date.now(), id, ...from);
   return result.changes === 1;
+}
+
+/**
+ * Keeps the hash of a transfer about to be broadcast on its settling payment, before it leaves: after a crash,
+ * reconciliation looks that transaction up instead of guessing. False when the payment is no longer settling.
+ */
+export function recordTransfer(db: Database, id: string, txHash: string): boolean {
+  return db.prepare(`UPDATE payments SET tx_hash = ?, updated_at = ? WHERE id = ? AND state = 'settling'`).run(txHash, Date.now(), id).changes === 1;
+}
+
+/**
+ * Binds the transfer a credential carries to the challenge it was first presented with, whatever then becomes of
+ * it. Returns the challenge it is bound to: this one, or the one it came with first.
+ */
+export function bindCredential(db: Database, binding: { spendKey: string; rail: Rail; challengeId: string }): string {
+  db.prepare(`INSERT INTO credential_bindings (spend_key, rail, challenge_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`).run(
+    binding.spendKey,
+    binding.rail,
+    binding.challengeId,
+    Date.now(),
+  );
+  return db.prepare('SELECT challenge_id FROM credential_bindings WHERE spend_key = ?').pluck().get(binding.spendKey) as string;
 }
 
 export function get(db: Database, id: string): PaymentRow | undefined {

@@ -5,6 +5,7 @@ import { tempoModerato } from 'viem/chains';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import * as BoundExactScheme from '../../src/client/BoundExactScheme.js';
 import * as Sandbox from '../../src/sandbox/Sandbox.js';
 import * as Environment from './Environment.js';
 
@@ -50,21 +51,26 @@ export function tempoFetch(sandbox: Sandbox.Sandbox, key: `0x${string}`, mode?: 
   return client.fetch.bind(client) as typeof fetch;
 }
 
-/** The x402 client with the exact EVM scheme for a wallet key, allowed to spend the sandbox's USDC. */
-export function x402Payer(sandbox: Sandbox.Sandbox, key: `0x${string}`): x402Client {
+/**
+ * The x402 client for a wallet key, allowed to spend the sandbox's USDC: with the exact EVM scheme bound to the
+ * challenge's nonce (what the server requires by default), or `@x402/evm`'s own, which picks a random nonce.
+ */
+export function x402Payer(sandbox: Sandbox.Sandbox, key: `0x${string}`, scheme: 'bound' | 'stock' = 'bound'): x402Client {
   const client = new x402Client();
-  registerExactEvmScheme(client, { signer: privateKeyToAccount(key), networks: [`eip155:${sandbox.base.chainId}`] });
+  const network = `eip155:${sandbox.base.chainId}` as const;
+  if (scheme === 'bound') client.register(network, BoundExactScheme.create(privateKeyToAccount(key)));
+  else registerExactEvmScheme(client, { signer: privateKeyToAccount(key), networks: [network] });
   client.setSpendControls({ allowedAssets: [{ network: `eip155:${sandbox.base.chainId}`, asset: sandbox.base.usdc.address, maxAmountPerPayment: '1000000' }] });
   return client;
 }
 
 /** @x402/fetch, paying x402 challenges from a wallet key. */
-export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`) {
-  return wrapFetchWithPayment(fetch, x402Payer(sandbox, key));
+export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`, scheme: 'bound' | 'stock' = 'bound') {
+  return wrapFetchWithPayment(fetch, x402Payer(sandbox, key, scheme));
 }
 
 /** A rail's payment headers for one unpaid response, made by that rail's real client, without sending them. */
-export async function credentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x402_base', unpaid: Response, key: `0x${string}`, mode?: 'pull' | 'push'): Promise<Record<string, string>> {
+export async function credentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x402_base', unpaid: Response, key: `0x${string}`, mode?: 'pull' | 'push', scheme: 'bound' | 'stock' = 'bound'): Promise<Record<string, string>> {
   if (rail === 'tempo') {
     const client = MppxClient.create({
       methods: [tempoClient.charge({ account: privateKeyToAccount(key), getClient: tempoGetClient(sandbox), ...(mode && { mode }) })],
@@ -72,7 +78,7 @@ export async function credentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x
     });
     return { authorization: await client.createCredential(unpaid) };
   }
-  const client = new x402HTTPClient(x402Payer(sandbox, key));
+  const client = new x402HTTPClient(x402Payer(sandbox, key, scheme));
   const required = client.getPaymentRequiredResponse((name) => unpaid.headers.get(name));
   return client.encodePaymentSignatureHeader(await client.createPaymentPayload(required));
 }

@@ -111,9 +111,10 @@ async function reconcile(services: Services): Promise<void> {
   try {
     const reversed = Charging.reconcile(services.db);
     if (reversed > 0) services.logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
-    const { released, credited } = await Onchain.reconcile(services.db, services.rails, { olderThanMs: Onchain.reconcileAfterMs });
+    const { released, credited, pending } = await Onchain.reconcile(services.db, services.rails, { olderThanMs: Onchain.reconcileAfterMs });
     if (credited > 0) services.logger.warn('credited wallets whose on-chain payment got no answer (a stopped query)', { count: credited });
     if (released > 0) services.logger.info('released on-chain payments a stopped query never settled', { count: released });
+    if (pending > 0) services.logger.info('on-chain payments whose transfer may still land: looked up again next round', { count: pending });
   } catch (error) {
     // A busy database (or an unreachable chain) waits for the next round; it must not stop the server.
     services.logger.error('reconciliation failed', { error });

@@ -3,18 +3,20 @@
  * module that imports mppx's server. A payer either signs a transfer the server broadcasts (pull: the fee payer, when
  * configured, co-signs and pays the gas), or broadcasts it themselves and sends its hash (push: the money has moved).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import { Challenge, Credential, Errors, PaymentRequest, Receipt } from 'mppx';
 import { Expires, Mppx, Store, tempo } from 'mppx/server';
 import { SignatureEnvelope, TxEnvelopeTempo } from 'ox/tempo';
 import { createClient, http, keccak256 } from 'viem';
+import type { Hex, Transport } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoMainnet, tempoModerato } from 'viem/chains';
 import type { TempoConfig } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
 import * as Pricing from '../Pricing.js';
-import { CredentialRejected, PaidButRefused, SettlementUnknown, isTransportFailure } from '../Rail.js';
-import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
+import { CredentialRejected, PaidButRefused, SettlementUnknown, isTransportFailure, landingMarginMs } from '../Rail.js';
+import type { InboundCredential, OutboundReceipt, PaymentRail, SettleHooks, Settlement, Terms, Verified } from '../Rail.js';
 
 /** The ERC-20 / TIP-20 Transfer(address,address,uint256) event's topic. */
 const transferTopic = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -25,10 +27,35 @@ const realm = 'profile-edge';
 /** The amount in the token's units as mppx takes it: dollars, as a decimal string. */
 const dollars = (terms: Terms): string => (terms.amountMillicents / Pricing.millicentsPerUsd).toFixed(5).replace(/\.?0+$/, '');
 
+/** Clock difference allowed between this server and a payer, in seconds. */
+const skewSeconds = 5;
+
+/** The settlement a broadcast belongs to, across mppx's calls: where the hash of what it sends is told first. */
+const broadcasting = new AsyncLocalStorage<SettleHooks>();
+
+/**
+ * A node transport that, inside a settlement, tells the settlement the hash of each transaction it is about to send
+ * before sending it: mppx co-signs inside its broadcast, so this is the first moment the final hash exists.
+ */
+function announcing(inner: Transport): Transport {
+  return (options) => {
+    const transport = inner(options);
+    const request: typeof transport.request = async (args, requestOptions) => {
+      const hooks = broadcasting.getStore();
+      if (hooks && (args.method === 'eth_sendRawTransaction' || args.method === 'eth_sendRawTransactionSync')) {
+        hooks.sending(keccak256((args.params as [Hex])[0]));
+      }
+      return transport.request(args, requestOptions);
+    };
+    return { ...transport, request };
+  };
+}
+
 export function create(input: { config: TempoConfig; secret: string; ttlSeconds: number }): PaymentRail {
   const { config, secret, ttlSeconds } = input;
   const chain = { ...(config.chainId === tempoMainnet.id ? tempoMainnet : tempoModerato), id: config.chainId };
-  const getClient = ({ chainId }: { chainId?: number | undefined }) => createClient({ chain: { ...chain, id: chainId ?? config.chainId }, transport: http(config.rpcUrl) });
+  const node = announcing(http(config.rpcUrl));
+  const getClient = ({ chainId }: { chainId?: number | undefined }) => createClient({ chain: { ...chain, id: chainId ?? config.chainId }, transport: node });
   const mppx = Mppx.create({
     realm,
     secretKey: secret,
@@ -95,15 +122,13 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       if (typeof value === 'string') return /^Payment\s/i.test(value);
       return value !== null && typeof value === 'object' && 'challenge' in value && 'payload' in value;
     },
-    async challenge(terms, options = {}) {
+    async challenge(terms) {
       const challenge = await mppx.challenge.tempo.charge({
         amount: dollars(terms),
         description: terms.description,
         meta: { digest: terms.digest, nonce: crypto.randomBytes(12).toString('base64url') },
         expires: Expires.seconds(ttlSeconds),
         ...(!config.feePayerKey && { feePayer: false }),
-        // A wallet with a credit must sign, not broadcast: a transfer it sent itself could not be left unsent.
-        ...(options.forCredit && { supportedModes: ['pull' as const] }),
       });
       return { headers: { 'WWW-Authenticate': Challenge.serialize(challenge), 'Cache-Control': 'no-store' }, mcp: challenge };
     },
@@ -141,14 +166,25 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       }
       if (payload.type !== 'transaction' || !payload.signature) throw new CredentialRejected('only signed-transaction and transaction-hash credentials are taken.');
       // A sponsored envelope names its sender in a field nobody checks before broadcast: recover the signer instead.
-      const wallet = signerOf(payload.signature).toLowerCase();
+      const { signer, validBefore } = signedBy(payload.signature);
+      // A transfer that could land long after its challenge could not be told apart from one that never will.
+      const expires = Math.floor(Date.parse(parsed.challenge.expires ?? '') / 1000);
+      if (validBefore === undefined) throw new CredentialRejected('its transaction carries no validBefore (an expiring nonce), so it could land at any time.');
+      if (Number.isFinite(expires) && validBefore > expires + skewSeconds) throw new CredentialRejected('its transaction stays valid after its challenge expires.');
       // Its hash is not known until the fee payer co-signs, so it is spent under the hash of what the payer signed.
-      return { rail: 'tempo', challengeId: parsed.challenge.id, spendKey: `signed:${keccak256(payload.signature)}`, wallet, state: { authorization, meta, modes: modesOf(parsed.challenge) } };
+      return {
+        rail: 'tempo',
+        challengeId: parsed.challenge.id,
+        spendKey: `signed:${keccak256(payload.signature)}`,
+        wallet: signer.toLowerCase(),
+        settleBy: validBefore * 1000,
+        state: { authorization, meta, modes: modesOf(parsed.challenge) },
+      };
     },
-    async settle(verified, terms): Promise<Settlement> {
+    async settle(verified, terms, hooks): Promise<Settlement> {
       const { authorization, meta, modes } = verified.state as { authorization: string; meta: Record<string, string>; modes?: ('pull' | 'push')[] };
       try {
-        const receipt = await mppx.broadcastCredential(authorization, bound(terms, meta, modes));
+        const receipt = await broadcasting.run(hooks, () => mppx.broadcastCredential(authorization, bound(terms, meta, modes)));
         return { txHash: receipt.reference, receipt: { ...receipt } };
       } catch (error) {
         // The node not answering is not the node saying no: the transfer may be on its way.
@@ -161,11 +197,14 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       void terms;
       return { rail: 'tempo', txHash: settlement.txHash, receipt: { ...receipt }, headers: { 'Payment-Receipt': Receipt.serialize(receipt) }, mcp: receipt };
     },
-    async landed({ spendKey }) {
-      // Only a pushed transfer's hash is known before it is sent; a signed one cannot be looked up (credited).
-      if (!/^0x[0-9a-f]{64}$/.test(spendKey)) return undefined;
-      const found = (await getClient({}).request({ method: 'eth_getTransactionReceipt', params: [spendKey as `0x${string}`] })) as { status?: string } | null;
-      return found?.status === '0x1' ? { txHash: spendKey, receipt: {} } : null;
+    async landed({ spendKey, txHash, settleBy }, { now }) {
+      // A pushed transfer is known by its hash; a signed one by the hash kept just before it was broadcast.
+      const hash = /^0x[0-9a-f]{64}$/.test(spendKey) ? spendKey : txHash;
+      if (hash === null) return settleBy === null ? undefined : null;
+      const found = (await getClient({}).request({ method: 'eth_getTransactionReceipt', params: [hash as `0x${string}`] })) as { status?: string } | null;
+      if (found) return found.status === '0x1' ? { txHash: hash, receipt: {} } : null;
+      // Not mined: it may still be, until its validBefore has passed.
+      return settleBy !== null && now > settleBy + landingMarginMs ? null : undefined;
     },
   };
 }
@@ -180,11 +219,12 @@ function metaOf(challenge: Challenge.Challenge): Record<string, string> | undefi
   }
 }
 
-/** The address that signed a Tempo transaction, recovered from its signature. */
-function signerOf(serialized: `0x${string}`): string {
+/** The address that signed a Tempo transaction, recovered from its signature, and until when it is valid (seconds). */
+function signedBy(serialized: `0x${string}`): { signer: string; validBefore: number | undefined } {
   try {
     const envelope = TxEnvelopeTempo.deserialize(serialized as TxEnvelopeTempo.Serialized);
-    return SignatureEnvelope.extractAddress({ payload: TxEnvelopeTempo.getSignPayload(envelope), signature: envelope.signature!, root: true } as never);
+    const signer = SignatureEnvelope.extractAddress({ payload: TxEnvelopeTempo.getSignPayload(envelope), signature: envelope.signature!, root: true } as never);
+    return { signer, validBefore: envelope.validBefore === undefined ? undefined : Number(envelope.validBefore) };
   } catch {
     throw new CredentialRejected('its transaction signature could not be read.');
   }

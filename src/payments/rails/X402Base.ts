@@ -14,11 +14,11 @@ import { PaymentPayloadV2Schema } from '@x402/core/schemas';
 import { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { createPublicClient, http, parseAbi } from 'viem';
+import { createPublicClient, http, keccak256, parseAbi, stringToBytes } from 'viem';
 import { z } from 'zod';
 import type { X402Config } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
-import { CredentialRejected, SettlementUnknown, isTransportFailure } from '../Rail.js';
+import { CredentialRejected, SettlementUnknown, isTransportFailure, landingMarginMs } from '../Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
 
 /** The exact scheme's EIP-3009 payload, checked before anything is sent to the facilitator. */
@@ -42,6 +42,15 @@ type Parsed = { payload: PaymentPayload; requirements: PaymentRequirements };
 
 const b64url = (buffer: Buffer) => buffer.toString('base64url');
 
+/**
+ * The EIP-3009 nonce a challenge asks the payer to sign: derived from its token, so the signature itself says which
+ * challenge (question, scope, mode, price) it pays for, and an authorization cannot be moved to another one.
+ */
+export const boundNonce = (token: string): `0x${string}` => keccak256(stringToBytes(`profile-edge/x402/nonce:${token}`));
+
+/** Clock difference allowed between this server and a payer, in seconds. */
+const skewSeconds = 5;
+
 export function create(input: { config: X402Config; secret: string; ttlSeconds: number }): PaymentRail {
   const { config, secret, ttlSeconds } = input;
   const network = `eip155:${config.chainId}` as const;
@@ -61,16 +70,26 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
   /** A challenge token bound to the terms by HMAC: its expiry, a nonce, and everything the payer is asked to pay. */
   const sign = (terms: Terms, expires: number, nonce: string): string =>
     b64url(crypto.createHmac('sha256', secret).update(['x402_base', terms.digest, expires, nonce, amountOf(terms), payTo.toLowerCase(), config.currency.toLowerCase(), network].join('|')).digest());
+  /**
+   * An authorization lives no longer than its challenge (`validBefore` at most its expiry). A payer whose client
+   * chooses its own window signs for `maxTimeoutSeconds` from when it signs, so that window is shorter than the
+   * challenge by the time a payer may take to sign; one that follows the challenge signs `extra.validBefore`.
+   */
+  const signingSeconds = Math.min(60, Math.floor(ttlSeconds / 4));
+  /** The time left to answer and settle that a credential must still have when it arrives. */
+  const answerSeconds = Math.min(30, Math.floor(ttlSeconds / 2));
 
   const requirementsFor = async (terms: Terms, token: string): Promise<PaymentRequirements> => {
     await initialized();
+    const expires = token.split('.')[0]!;
     const [requirements] = await server.buildPaymentRequirements({
       scheme: 'exact',
       network,
       payTo,
       price: { amount: amountOf(terms), asset: config.currency, extra: { name: config.currencyName, version: config.currencyVersion } },
-      maxTimeoutSeconds: ttlSeconds,
-      extra: { challenge: token },
+      maxTimeoutSeconds: ttlSeconds - signingSeconds,
+      // What a binding payer signs: this challenge's own nonce, valid until the challenge expires.
+      extra: { challenge: token, nonce: boundNonce(token), validBefore: expires },
     });
     if (!requirements) throw facilitatorDown(new Error('no payment requirements for the network'));
     return requirements;
@@ -109,7 +128,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       const required = await server.createPaymentRequiredResponse([requirements], { url: terms.resource, description: terms.description, mimeType: 'application/json' }, 'Payment required');
       return { headers: { 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(required), 'Cache-Control': 'no-store' }, mcp: required };
     },
-    async verify(credential, terms): Promise<Verified> {
+    async verify(credential, terms, options): Promise<Verified> {
       const payload = parse(credential);
       const token = payload.accepted.extra?.challenge;
       const [expires, nonce, mac] = typeof token === 'string' ? token.split('.') : [];
@@ -119,11 +138,27 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
         throw new CredentialRejected('its challenge was not issued by this server for this request (question, scope, mode and price must be the same), or was altered.');
       }
-      if (Number(expires) * 1000 < Date.now()) throw new CredentialRejected('its challenge has expired.');
+      const authorization = (payload.payload as { authorization: { from: string; nonce: string; validBefore: string } }).authorization;
+      const wallet = authorization.from.toLowerCase();
+      const spendKey = `${wallet}:${authorization.nonce.toLowerCase()}`;
+      // Whatever becomes of it, this authorization now pays for this challenge or for none.
+      if (options.bind(spendKey, token as string) !== token) {
+        throw new CredentialRejected('its transfer authorization was first presented with another challenge, and pays for that question only.');
+      }
+      const now = Date.now() / 1000;
+      if (Number(expires) < now) throw new CredentialRejected('its challenge has expired.');
+      if (authorization.nonce.toLowerCase() !== boundNonce(token as string) && config.nonceBinding === 'required') {
+        throw new CredentialRejected(
+          'its EIP-3009 nonce is not the one its challenge announces (accepted.extra.nonce): sign the authorization with that nonce and validBefore accepted.extra.validBefore, so that it pays for this question only.',
+        );
+      }
+      const validBefore = Number(authorization.validBefore);
+      if (validBefore > Number(expires) + skewSeconds) {
+        throw new CredentialRejected(`its authorization stays valid until ${iso(validBefore)}, after its challenge expires (${iso(Number(expires))}): sign validBefore accepted.extra.validBefore or earlier.`);
+      }
+      if (validBefore < now + answerSeconds) throw new CredentialRejected(`its authorization expires at ${iso(validBefore)}, too soon to answer and settle.`);
       const requirements = server.findMatchingRequirements([await requirementsFor(terms, token as string)], payload);
       if (!requirements) throw new CredentialRejected('it does not match what the challenge asked for (amount, asset, receiver or network).');
-      const authorization = (payload.payload as { authorization?: { from?: string; nonce?: string } }).authorization;
-      if (!authorization?.from || !authorization.nonce) throw new CredentialRejected('it carries no EIP-3009 transfer authorization.');
       let result;
       try {
         result = await server.verifyPayment(payload, requirements);
@@ -132,8 +167,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         throw new CredentialRejected(`the facilitator could not verify it (${(error as { invalidReason?: string }).invalidReason ?? 'error'}).`);
       }
       if (!result.isValid) throw new CredentialRejected(`the facilitator refused it (${result.invalidReason ?? 'invalid'}).`);
-      const wallet = authorization.from.toLowerCase();
-      return { rail: 'x402_base', challengeId: token as string, spendKey: `${wallet}:${authorization.nonce.toLowerCase()}`, wallet, state: { payload, requirements } satisfies Parsed };
+      return { rail: 'x402_base', challengeId: token as string, spendKey, wallet, settleBy: validBefore * 1000, state: { payload, requirements } satisfies Parsed };
     },
     async settle(verified): Promise<Settlement> {
       const { payload, requirements } = verified.state as Parsed;
@@ -161,7 +195,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       };
       return { rail: 'x402_base', txHash: settlement.txHash, receipt: { ...response }, headers: { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(response) }, mcp: response };
     },
-    async landed({ spendKey }) {
+    async landed({ spendKey, settleBy }, { now }) {
       const [wallet, nonce] = spendKey.split(':') as [`0x${string}`, `0x${string}`];
       const used = await client.readContract({
         address: config.currency as `0x${string}`,
@@ -169,10 +203,15 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         functionName: 'authorizationState',
         args: [wallet, nonce],
       });
-      return used ? { txHash: spendKey, receipt: {} } : null;
+      if (used) return { txHash: spendKey, receipt: {} };
+      // Unused, and past its validBefore: no one can settle it any more. Before that, the facilitator still might.
+      return settleBy === null || now > settleBy + landingMarginMs ? null : undefined;
     },
   };
 }
+
+/** A Unix time as ISO 8601, or as it was given when no date can hold it. */
+const iso = (seconds: number): string => (Math.abs(seconds) <= 8.64e12 ? new Date(seconds * 1000).toISOString() : `${seconds} (Unix seconds)`);
 
 function amountOf(terms: Terms): string {
   return (BigInt(terms.amountMillicents) * atomicPerMillicent).toString();

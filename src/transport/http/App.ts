@@ -8,7 +8,7 @@ import type { Services } from '../../Services.js';
 import * as Caller from '../../auth/Caller.js';
 import * as CitationPage from '../../pages/CitationPage.js';
 import * as Tools from '../../../tools/Tools.js';
-import { goneBefore, presentedOf, sendError } from './Http.js';
+import { connectionOf, presentedOf, sendError } from './Http.js';
 import * as Credentials from '../../payments/Credentials.js';
 import * as McpHttp from './McpHttp.js';
 import * as OpenApi from './OpenApi.js';
@@ -113,8 +113,8 @@ export function create(services: Services, options: { listenHost?: string } = {}
             payment: {
               credential: Credentials.fromHeaders((name) => req.get(name)) ?? Credentials.fromMeta((args as { _meta?: unknown } | undefined)?._meta),
               receipt: (receipt) => res.set(receipt.headers),
-              gone: goneBefore(res),
             },
+            connection: connectionOf(res),
           });
           res.json(payload);
         } catch (thrown) {

@@ -1,4 +1,6 @@
+import { finished } from 'node:stream';
 import type { Request, Response } from 'express';
+import type { Connection } from '../../../tools/Tool.js';
 import type { Presented } from '../../auth/Caller.js';
 import { type ServiceError, toErrorBody } from '../../errors/ServiceError.js';
 
@@ -19,7 +21,14 @@ export function sendError(res: Response, error: ServiceError): void {
   res.status(error.status).set(error.headers).json(toErrorBody(error));
 }
 
-/** Whether the client went away before the response was written (checked when asked: a listener per request costs). */
-export function goneBefore(res: Response): () => boolean {
-  return () => res.destroyed || res.socket?.destroyed === true;
+/**
+ * The caller's connection behind an HTTP response: gone once the socket closed, delivered once the response was
+ * handed to the socket in full ('finish'), not delivered when it closed before that. Asked, not listened to, while
+ * the call runs: a listener per request costs (see docs/decisions.md).
+ */
+export function connectionOf(res: Response): Connection {
+  return {
+    gone: () => res.destroyed || res.socket?.destroyed === true,
+    delivered: () => new Promise((resolve) => finished(res, (error) => resolve(error === undefined || error === null))),
+  };
 }

@@ -9,7 +9,7 @@ import type { Services } from '../../Services.js';
 import * as Tools from '../../../tools/Tools.js';
 import type { Binding } from '../../../tools/Tools.js';
 import * as McpServer from '../mcp/McpServer.js';
-import { goneBefore, presentedOf, sendError } from './Http.js';
+import { connectionOf, presentedOf, sendError } from './Http.js';
 import * as Credentials from '../../payments/Credentials.js';
 
 type JsonRpcId = string | number | null;
@@ -82,7 +82,8 @@ async function answerDirectCall(services: Services, req: Request, res: Response,
       args: withoutMeta(call.args),
       presented: presentedOf(req),
       binding: bindingOf(req),
-      payment: { credential: Credentials.fromMeta(metaOf(call.args)), receipt: (receipt) => (meta = { [Credentials.mcpReceiptKey]: receipt.mcp }), gone: goneBefore(res) },
+      payment: { credential: Credentials.fromMeta(metaOf(call.args)), receipt: (receipt) => (meta = { [Credentials.mcpReceiptKey]: receipt.mcp }) },
+      connection: connectionOf(res),
     });
     res.json({ jsonrpc: '2.0', id, result: meta ? { ...(result as Record<string, unknown>), _meta: meta } : result });
   } catch (thrown) {
@@ -107,10 +108,11 @@ const describe = (issues: { path: PropertyKey[]; message: string }[]) =>
 
 /** Hands a standard MCP message to the SDK's stateless Streamable HTTP transport and relays its JSON answer. */
 async function answerWithSdk(services: Services, req: Request, res: Response, message: unknown): Promise<void> {
-  const server = McpServer.create({ services, binding: bindingOf(req), presented: presentedOf(req) });
+  // The caller's departure and the answer's delivery are this HTTP response's: the SDK sees only a Request made here.
+  const endpoint = McpServer.create({ services, binding: bindingOf(req), presented: presentedOf(req), connection: connectionOf(res) });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   try {
-    await McpServer.connect(server, transport);
+    await endpoint.connect(transport);
     const headers = new Headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' });
     const version = req.get('mcp-protocol-version');
     if (version) headers.set('mcp-protocol-version', version);
@@ -130,7 +132,7 @@ async function answerWithSdk(services: Services, req: Request, res: Response, me
     res.json(Array.isArray(message) && !Array.isArray(normalized) ? [normalized] : normalized);
   } finally {
     await transport.close();
-    await server.close();
+    await endpoint.close();
   }
 }
 

@@ -8,7 +8,7 @@ import * as Credentials from '../../payments/Credentials.js';
 import { ServiceError, codeOfJsonRpc, toErrorBody, toJsonRpcError, toServiceError } from '../../errors/ServiceError.js';
 import type { Services } from '../../Services.js';
 import * as Tools from '../../../tools/Tools.js';
-import type { Binding } from '../../../tools/Tools.js';
+import type { Binding, Connection } from '../../../tools/Tools.js';
 
 export const serverInfo = { name: 'profile-edge', version: '0.2.0' };
 
@@ -83,13 +83,46 @@ function refusal(message: JSONRPCMessage): JSONRPCMessage | undefined {
   return { jsonrpc: '2.0', id: message.id, error: toJsonRpcError(error) };
 }
 
+/** The responses a tool call waits to see written out: each resolves true once sent, false if its call was cancelled. */
+class Responses {
+  private readonly waiting = new Map<string | number, (sent: boolean) => void>();
+
+  /** Resolves once the response to `id` was sent (true), or the call was cancelled or its connection closed (false). */
+  expect(id: string | number, signal: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve(false);
+      const settle = (sent: boolean) => {
+        this.waiting.delete(id);
+        signal.removeEventListener('abort', cancelled);
+        resolve(sent);
+      };
+      const cancelled = () => settle(false);
+      this.waiting.set(id, settle);
+      signal.addEventListener('abort', cancelled, { once: true });
+    });
+  }
+
+  /** Sends a message, telling whoever waits for it whether it went out. */
+  async send(message: JSONRPCMessage, send: () => Promise<void>): Promise<void> {
+    const id = 'id' in message && ('result' in message || 'error' in message) ? message.id : undefined;
+    const settle = id === undefined || id === null ? undefined : this.waiting.get(id);
+    try {
+      await send();
+      settle?.(true);
+    } catch (error) {
+      settle?.(false);
+      throw error;
+    }
+  }
+}
+
 /**
  * Connects a server to a transport (stdio and HTTP alike) so that requests with malformed params are refused as
- * invalid params, and every outgoing error is normalized.
+ * invalid params, every outgoing error is normalized, and tool calls learn when their response went out.
  */
-export async function connect(server: Server, transport: Transport): Promise<void> {
+async function connect(server: Server, transport: Transport, responses: Responses): Promise<void> {
   const send = transport.send.bind(transport);
-  transport.send = (message, options) => send(normalizeError(message), options);
+  transport.send = (message, options) => responses.send(message, () => send(normalizeError(message), options));
   await server.connect(transport);
   const receive = transport.onmessage;
   transport.onmessage = (message, extra) => {
@@ -114,13 +147,32 @@ export function logFailure(services: Services, error: ServiceError, context: Rec
   if (error.code === 'internal_error') services.logger.error('tool failed', { ...context, error: error.cause ?? error });
 }
 
+/** An MCP server ready to be connected to one transport. */
+export type Endpoint = {
+  server: Server;
+  connect(transport: Transport): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Where a tool call's connection ends: the call's own cancellation, the response sent, and the transport's connection. */
+type RequestExtra = { signal: AbortSignal; requestId: string | number };
+
 /**
  * An MCP server (the official SDK's protocol layer) over the tool handlers: `tools/list`, `tools/call`, and each tool
  * name as a direct method whose result is the tool payload itself. Payment-required errors are always JSON-RPC errors
  * (-32042), as MCP payment clients expect; other tool failures are `isError` results.
+ *
+ * `connection` is what the transport knows of the caller beyond MCP (an HTTP response); a call is gone when it was
+ * cancelled or that connection closed, and delivered once its response was sent and that connection took it.
  */
-export function create(options: { services: Services; binding: Binding; presented: Presented }): Server {
+export function create(options: { services: Services; binding: Binding; presented: Presented; connection?: Connection }): Endpoint {
   const { services, binding, presented } = options;
+  const outer: Connection = options.connection ?? { gone: () => false, delivered: () => Promise.resolve(true) };
+  const responses = new Responses();
+  const connectionOf = (extra: RequestExtra): Connection => ({
+    gone: () => extra.signal.aborted || outer.gone(),
+    delivered: () => responses.expect(extra.requestId, extra.signal).then((sent) => sent && outer.delivered()),
+  });
   const server = new Server(serverInfo, {
     capabilities: { tools: {} },
     instructions:
@@ -146,7 +198,8 @@ export function create(options: { services: Services; binding: Binding; presente
         binding,
         badCredentials: 'note',
         onNote: (problem) => (note = problem),
-        payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), gone: () => extra.signal.aborted },
+        payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp) },
+        connection: connectionOf(extra),
       });
       const result = withNote(toolResult(payload), note);
       return receipt === undefined ? result : { ...result, _meta: { ...result._meta, [Credentials.mcpReceiptKey]: receipt } };
@@ -169,7 +222,8 @@ export function create(options: { services: Services; binding: Binding; presente
           args,
           presented,
           binding,
-          payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp), gone: () => extra.signal.aborted },
+          payment: { credential: Credentials.fromMeta(meta), receipt: (r) => (receipt = r.mcp) },
+          connection: connectionOf(extra),
         })) as Record<string, unknown>;
         return receipt === undefined ? payload : { ...payload, _meta: { [Credentials.mcpReceiptKey]: receipt } };
       } catch (thrown) {
@@ -179,5 +233,5 @@ export function create(options: { services: Services; binding: Binding; presente
       }
     });
   }
-  return server;
+  return { server, connect: (transport) => connect(server, transport, responses), close: () => server.close() };
 }

@@ -1,4 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError, toJsonRpcError } from '../../errors/ServiceError.js';
 import type { Presented } from '../../auth/Caller.js';
@@ -13,17 +14,29 @@ export function presentedBy(services: Services): Presented {
 }
 
 /**
+ * The SDK's stdio transport, except that a message counts as sent once stdout has written it (its write callback),
+ * not once it was queued: a paid answer stands only when it went out, and a host that closed the pipe gets none.
+ */
+class FlushingStdioTransport extends StdioServerTransport {
+  override send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      process.stdout.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+}
+
+/**
  * Serves MCP over stdin/stdout for a local host. The process acts with the credentials configured for it
  * (PROFILE_EDGE_API_KEY, PROFILE_EDGE_BEARER_TOKEN), checked on every call like any other transport's.
  */
 export async function serve(services: Services, binding: Binding): Promise<void> {
-  const server = McpServer.create({ services, binding, presented: presentedBy(services) });
-  const transport = new StdioServerTransport();
+  const endpoint = McpServer.create({ services, binding, presented: presentedBy(services) });
+  const transport = new FlushingStdioTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
   });
-  await McpServer.connect(server, transport);
+  await endpoint.connect(transport);
   // A line that is not JSON, or not a JSON-RPC message, is answered (id null) instead of leaving the client waiting.
   const onerror = transport.onerror;
   transport.onerror = (error) => {
@@ -36,5 +49,5 @@ export async function serve(services: Services, binding: Binding): Promise<void>
   };
   services.logger.info('mcp stdio ready', { binding: binding.kind === 'profile' ? binding.slug : 'global' });
   await closed;
-  await server.close();
+  await endpoint.close();
 }
