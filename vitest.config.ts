@@ -1,11 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two groups, one after the other: every test file, in parallel; then the on-chain payment file alone. Its bursts of
- * 200 paid requests sign, verify and settle on loopback chains in one process, and a signed tempo transfer lives
- * 25 s: run beside other files on two cores, the last of a burst can arrive after its own expiry.
+ * Two groups, one after the other: every test file, in parallel; then the on-chain payment files alone. Their bursts
+ * of paid requests sign, verify and settle on loopback chains in one process, and a signed tempo transfer lives 25 s:
+ * run beside other files on two cores, the last of a burst can arrive after its own expiry (and callers who leave at
+ * chosen moments would leave at other ones).
  */
-const alone = ['test/onchain.test.ts'];
+const alone = ['test/onchain.test.ts', 'test/onchain-departure.test.ts'];
 
 export default defineConfig({
   test: {

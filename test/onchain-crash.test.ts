@@ -3,9 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import * as Config from '../src/config/Config.js';
+import * as Onchain from '../src/payments/Onchain.js';
+import * as Rails from '../src/payments/Rails.js';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
 import * as Store from '../src/store/Database.js';
 import { credentialFor, tempoFetch } from './support/Chains.js';
+import * as Proxy from './support/Proxy.js';
+import * as Seeded from './support/Seeded.js';
 import { cli } from './support/Transports.js';
 
 /**
@@ -52,7 +57,7 @@ async function serve(extra: Record<string, string> = {}) {
     });
     void exited.then((how) => reject(new Error(`serve exited (${how}): ${log}`)));
   });
-  return { url, exited, log: () => log };
+  return { url, exited, pid: child.pid!, log: () => log };
 }
 
 const question = 'How warm should a sourdough starter be?';
@@ -89,3 +94,88 @@ test('behavior: killed after the transfer settled and before the answer went out
   expect(await answered.json()).toMatchObject({ charge: 'onchain', txHash: credit.id });
   expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n - 50_000n);
 }, 120_000);
+
+test('behavior: killed at random moments during tempo settlements, the server credits exactly the transfers that landed', async () => {
+  const databasePath = path.join(directory, 'settlements.db');
+  // Broadcasts are held on the way to the node and back, so kills land before, during and after the transfer.
+  const isBroadcast = (_path: string, body: string) => body.includes('eth_sendRawTransaction');
+  let broadcast = () => {};
+  const proxy = await Proxy.start(sandbox.tempo.url, {
+    before: (p, b) => {
+      if (!isBroadcast(p, b)) return 0;
+      broadcast();
+      return 200;
+    },
+    after: (p, b) => (isBroadcast(p, b) ? 200 : 0),
+    // A broadcast still held when the server dies never reaches the node, as bytes a crashed machine never sent.
+    forwardOnlyWhileConnected: true,
+  });
+  const next = Seeded.random(23);
+  const payers: { key: `0x${string}`; address: string }[] = [];
+  try {
+    for (let round = 0; round < 4; round++) {
+      const server = await serve({ DATABASE_PATH: databasePath, TEMPO_RPC_URL: proxy.url });
+      const body = JSON.stringify({ question, rail: 'tempo' });
+      const request = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
+      const signed = [];
+      for (let i = 0; i < 6; i++) {
+        const payer = await sandbox.newPayer();
+        payers.push(payer);
+        signed.push(await credentialFor(sandbox, 'tempo', await fetch(`${server.url}/api/ask/query`, request), payer.key));
+      }
+      const settling = new Promise<void>((resolve) => (broadcast = resolve));
+      const sent = signed.map((headers) => fetch(`${server.url}/api/ask/query`, { ...request, headers: { ...request.headers, ...headers } }).catch(() => undefined));
+      // Killed at a moment from the first broadcast to past the last answer.
+      await settling;
+      await new Promise((resolve) => setTimeout(resolve, next() * 600));
+      process.kill(server.pid, 'SIGKILL');
+      expect(await server.exited).toBe('SIGKILL');
+      await Promise.all(sent);
+    }
+    // Whatever the proxy still held has reached the node by now; the crash's rows are aged past the window a
+    // running query could still be in, and the server starts again.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const aging = Store.open(databasePath).db;
+    aging.prepare('UPDATE payments SET updated_at = updated_at - 11 * 60000').run();
+    aging.close();
+    const restarted = await serve({ DATABASE_PATH: databasePath });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(restarted.pid, 'SIGKILL');
+    await restarted.exited;
+
+    const { db } = Store.open(databasePath);
+    const rows = db.prepare(`SELECT id, state, tx_hash AS txHash FROM payments`).all() as { id: string; state: string; txHash: string | null }[];
+    const landed = async (txHash: string | null) => {
+      if (!txHash) return false;
+      const receipt = await (await fetch(sandbox.tempo.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getTransactionReceipt', params: [txHash] }) })).json();
+      return (receipt as { result: { status: string } | null }).result?.status === '0x1';
+    };
+    // At the restart: nothing credited or answered that did not land, nothing released that did; the rest waits.
+    for (const row of rows) {
+      if (row.state === 'credited' || row.state === 'answered') expect(await landed(row.txHash), row.id).toBe(true);
+      if (row.state === 'released') expect(await landed(row.txHash), row.id).toBe(false);
+      expect(['answered', 'credited', 'released', 'settling']).toContain(row.state);
+    }
+    // The next pass, once every signed transfer has expired, decides the rest.
+    const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: databasePath, LOG_LEVEL: 'silent' });
+    await Onchain.reconcile(db, Rails.fromConfig(config, db), { olderThanMs: 0, now: Date.now() + 10 * 60_000 });
+    const final = db.prepare(`SELECT id, state, tx_hash AS txHash FROM payments`).all() as { id: string; state: string; txHash: string | null }[];
+    let paidFor = 0;
+    for (const row of final) {
+      const moved = await landed(row.txHash);
+      expect(row.state, row.id).toBe(moved ? (row.state === 'answered' ? 'answered' : 'credited') : 'released');
+      if (moved) paidFor += 1;
+    }
+    const credited = final.filter((r) => r.state === 'credited').length;
+    expect(db.prepare('SELECT COUNT(*) FROM wallet_credits WHERE consumed_by IS NULL').pluck().get()).toBe(credited);
+    db.close();
+    // Exactly: what the payers lost is what was answered or credited.
+    let spent = 0n;
+    for (const payer of payers) spent += 10_000_000n - (await sandbox.balance('tempo', payer.address as `0x${string}`));
+    expect(spent).toBe(BigInt(paidFor) * 50_000n);
+    // The kills fell inside settlements: some transfers landed with no answer, and were credited.
+    expect(credited).toBeGreaterThan(0);
+  } finally {
+    await proxy.close();
+  }
+}, 180_000);

@@ -1,13 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { McpClient } from 'mppx/mcp/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
@@ -21,6 +20,7 @@ import * as Onchain from '../src/payments/Onchain.js';
 import * as Credentials from '../src/payments/Credentials.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
+import * as Proxy from './support/Proxy.js';
 
 const served = useChains();
 const question = 'How warm should a sourdough starter be?';
@@ -222,6 +222,93 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
   });
 });
 
+describe('a credential someone else saw before it was spent', () => {
+  const victimQuestion = question;
+  const thiefPath = '/api/profiles/mara-lindqvist/query';
+  const thiefBody = { question: 'What flour should I feed a starter?', rail: 'x402_base' };
+  /** The victim's x402 payment, moved onto the thief's own challenge: the same authorization and signature. */
+  const rebound = (victim: Record<string, string>, thiefChallenge: Response): Record<string, string> => {
+    const payload = decodePaymentSignatureHeader(victim['PAYMENT-SIGNATURE']!);
+    const required = decodePaymentRequiredHeader(thiefChallenge.headers.get('payment-required')!);
+    return { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader({ ...payload, accepted: required.accepts[0]!, resource: required.resource }) };
+  };
+
+  test('behavior: an x402 authorization moved onto another challenge is refused, and its payer is still answered with it', async () => {
+    const { sandbox } = served;
+    const victim = await sandbox.newPayer();
+    const thief = await sandbox.newPayer();
+    const body = { question: victimQuestion, rail: 'x402_base' };
+    const signed = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), victim.key);
+    // The thief sends it first, on another profile and question at the same price.
+    const stolen = await post(fetch, thiefPath, thiefBody, rebound(signed, await post(fetch, thiefPath, thiefBody)));
+    expect(stolen.status).toBe(402);
+    expect((await json(stolen)).message).toMatch(/nonce was issued for another challenge/);
+    expect(await sandbox.balance('x402_base', victim.address)).toBe(10_000_000n);
+    const own = await post(fetch, '/api/ask/query', body, signed);
+    expect(own.status).toBe(200);
+    expect(await sandbox.balance('x402_base', victim.address)).toBe(10_000_000n - 50_000n);
+    expect(await sandbox.balance('x402_base', thief.address)).toBe(10_000_000n);
+  });
+
+  test('behavior: a tempo credential moved onto another challenge is refused (its transfer memo names its own), and its payer is still answered', async () => {
+    const { sandbox } = served;
+    const victim = await sandbox.newPayer();
+    const body = { question: victimQuestion, rail: 'tempo' };
+    const { authorization } = await credentialFor(sandbox, 'tempo', await post(fetch, '/api/ask/query', body), victim.key);
+    const thiefTempo = { ...thiefBody, rail: 'tempo' };
+    const thiefChallenge = Challenge.deserialize((await post(fetch, thiefPath, thiefTempo)).headers.get('www-authenticate')!);
+    const moved = Credential.serialize({ ...Credential.deserialize(authorization!), challenge: thiefChallenge });
+    const stolen = await post(fetch, thiefPath, thiefTempo, { authorization: moved });
+    expect(stolen.status).toBe(402);
+    expect(await sandbox.balance('tempo', victim.address)).toBe(10_000_000n);
+    expect((await post(fetch, '/api/ask/query', body, { authorization: authorization! })).status).toBe(200);
+    expect(await sandbox.balance('tempo', victim.address)).toBe(10_000_000n - 50_000n);
+  });
+
+  test('behavior: with X402_NONCE_BINDING=first_seen a random nonce is taken, bound to the first challenge it came with, refusals included', async () => {
+    const { sandbox } = served;
+    const environment = await Environment.create({ ...sandbox.environment, X402_NONCE_BINDING: 'first_seen' });
+    const server = await Environment.serve(environment);
+    const send = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    try {
+      const victim = await sandbox.newPayer();
+      const body = { question: victimQuestion, rail: 'x402_base' };
+      // @x402/evm's own client picks its nonce; the default server refuses it, saying what to sign instead.
+      const stock = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), victim.key, undefined, 'stock');
+      const refused = await post(fetch, '/api/ask/query', body, stock);
+      expect(refused.status).toBe(402);
+      expect((await json(refused)).message).toMatch(/accepted\.extra\.nonce/);
+
+      // First seen with an expired challenge: refused, and bound to it all the same.
+      const late = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key, undefined, 'stock');
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60 * 60_000 });
+      try {
+        expect((await json(await send('/api/ask/query', body, late))).message).toMatch(/expired/);
+      } finally {
+        vi.useRealTimers();
+      }
+      const stolen = await send(thiefPath, thiefBody, rebound(late, await send(thiefPath, thiefBody)));
+      expect(stolen.status).toBe(402);
+      expect((await json(stolen)).message).toMatch(/first presented with another challenge/);
+
+      // A nonce some challenge announced stays that challenge's, whoever sends it first.
+      const bound = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key);
+      expect((await send(thiefPath, thiefBody, rebound(bound, await send(thiefPath, thiefBody)))).status).toBe(402);
+      expect((await send('/api/ask/query', body, bound)).status).toBe(200);
+
+      // A stock credential seen first with its own challenge is answered.
+      const fresh = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key, undefined, 'stock');
+      expect((await send('/api/ask/query', body, fresh)).status).toBe(200);
+      expect((await send(thiefPath, thiefBody, rebound(fresh, await send(thiefPath, thiefBody)))).status).toBe(402);
+      expect(await sandbox.balance('x402_base', victim.address)).toBe(10_000_000n - 2n * 50_000n);
+    } finally {
+      await server.close();
+      await environment.close();
+    }
+  });
+});
+
 describe('tempo credits: money that moved without an answer', () => {
   test('behavior: a payment the payer broadcast, for a question that then has nothing relevant, is kept as a credit only that wallet can spend', async () => {
     const { sandbox, environment } = served;
@@ -416,23 +503,6 @@ describe('reconciling payments a crash cut off', () => {
   });
 });
 
-/** An HTTP proxy to `target` that forwards every request, but drops the connection instead of relaying the answer to one that `drops` picks. */
-async function droppingProxy(target: string, drops: (path: string, body: string) => boolean): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(parts).toString('utf8');
-      const answer = await fetch(`${target}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'GET' ? undefined : body });
-      const text = await answer.text();
-      if (drops(req.url ?? '', body)) return req.socket.destroy();
-      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 describe('what an independent review found', () => {
   const ask = (body: Record<string, unknown>, headers: Record<string, string> = {}) => post(fetch, '/api/ask/query', body, headers);
 
@@ -510,7 +580,7 @@ describe('what an independent review found', () => {
     ['tempo', 'TEMPO_RPC_URL', (_p: string, body: string) => body.includes('eth_sendRawTransactionSync')],
   ] as const)('behavior: %s: a settlement whose answer was lost is left for reconciliation, which credits the wallet once it is found on chain', async (rail, setting, drops) => {
     const { sandbox } = served;
-    const proxy = await droppingProxy(sandbox.environment[setting]!, drops);
+    const proxy = await Proxy.start(sandbox.environment[setting]!, { drop: drops });
     const environment = await Environment.create({ ...sandbox.environment, [setting]: proxy.url });
     const server = await Environment.serve(environment);
     try {

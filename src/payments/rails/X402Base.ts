@@ -42,11 +42,15 @@ type Parsed = { payload: PaymentPayload; requirements: PaymentRequirements };
 
 const b64url = (buffer: Buffer) => buffer.toString('base64url');
 
+/** The first 4 bytes of every nonce this server announces: a nonce that has them was issued for some challenge. */
+const nonceTag = keccak256(stringToBytes('profile-edge/x402/nonce')).slice(0, 10) as `0x${string}`;
+
 /**
- * The EIP-3009 nonce a challenge asks the payer to sign: derived from its token, so the signature itself says which
- * challenge (question, scope, mode, price) it pays for, and an authorization cannot be moved to another one.
+ * The EIP-3009 nonce a challenge asks the payer to sign: the tag, then 28 bytes of a hash of its token, so the
+ * signature itself says which challenge (question, scope, mode, price) it pays for, and an authorization cannot be
+ * moved to another one. A random nonce (a payer whose client picks its own) carries the tag by chance once in 2^32.
  */
-export const boundNonce = (token: string): `0x${string}` => keccak256(stringToBytes(`profile-edge/x402/nonce:${token}`));
+export const boundNonce = (token: string): `0x${string}` => `${nonceTag}${keccak256(stringToBytes(token)).slice(10)}`;
 
 /** Clock difference allowed between this server and a payer, in seconds. */
 const skewSeconds = 5;
@@ -140,18 +144,23 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       }
       const authorization = (payload.payload as { authorization: { from: string; nonce: string; validBefore: string } }).authorization;
       const wallet = authorization.from.toLowerCase();
-      const spendKey = `${wallet}:${authorization.nonce.toLowerCase()}`;
+      const signedNonce = authorization.nonce.toLowerCase();
+      const spendKey = `${wallet}:${signedNonce}`;
+      if (signedNonce !== boundNonce(token as string)) {
+        // A nonce issued for another challenge belongs to that one, and binds nothing here.
+        if (signedNonce.startsWith(nonceTag)) throw new CredentialRejected('its EIP-3009 nonce was issued for another challenge, and pays for that question only.');
+        if (config.nonceBinding === 'required') {
+          throw new CredentialRejected(
+            'its EIP-3009 nonce is not the one its challenge announces (accepted.extra.nonce): sign the authorization with that nonce and validBefore accepted.extra.validBefore, so that it pays for this question only.',
+          );
+        }
+      }
       // Whatever becomes of it, this authorization now pays for this challenge or for none.
       if (options.bind(spendKey, token as string) !== token) {
         throw new CredentialRejected('its transfer authorization was first presented with another challenge, and pays for that question only.');
       }
       const now = Date.now() / 1000;
       if (Number(expires) < now) throw new CredentialRejected('its challenge has expired.');
-      if (authorization.nonce.toLowerCase() !== boundNonce(token as string) && config.nonceBinding === 'required') {
-        throw new CredentialRejected(
-          'its EIP-3009 nonce is not the one its challenge announces (accepted.extra.nonce): sign the authorization with that nonce and validBefore accepted.extra.validBefore, so that it pays for this question only.',
-        );
-      }
       const validBefore = Number(authorization.validBefore);
       if (validBefore > Number(expires) + skewSeconds) {
         throw new CredentialRejected(`its authorization stays valid until ${iso(validBefore)}, after its challenge expires (${iso(Number(expires))}): sign validBefore accepted.extra.validBefore or earlier.`);
