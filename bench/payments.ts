@@ -16,8 +16,8 @@ import { createClient, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { tempoModerato } from 'viem/chains';
 import { Mppx, tempo } from 'mppx/client';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { x402Client, x402HTTPClient } from '@x402/fetch';
+import * as BoundExactScheme from '../src/client/BoundExactScheme.js';
 import * as Config from '../src/config/Config.js';
 import * as Demo from '../src/demo/Demo.js';
 import type { PaymentRail } from '../src/payments/Rail.js';
@@ -78,8 +78,7 @@ const tempoClient = Mppx.create({
   methods: [tempo.charge({ account: account_, getClient: ({ chainId }) => createClient({ chain: { ...tempoModerato, id: chainId ?? sandbox.tempo.chainId }, transport: http(sandbox.tempo.url) }) })],
   polyfill: false,
 });
-const x402 = new x402Client();
-registerExactEvmScheme(x402, { signer: account_, networks: [`eip155:${sandbox.base.chainId}`] });
+const x402 = new x402Client().register(`eip155:${sandbox.base.chainId}`, BoundExactScheme.create(account_));
 x402.setSpendControls({ allowedAssets: [{ network: `eip155:${sandbox.base.chainId}`, asset: sandbox.base.usdc.address, maxAmountPerPayment: '1000000' }] });
 const x402Http = new x402HTTPClient(x402);
 

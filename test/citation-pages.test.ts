@@ -86,6 +86,13 @@ describe('citation pages', () => {
     expect(html).toContain('Long &lt;Read&gt;');
     expect(html).not.toContain('<script>alert(1)');
     expect(html).toContain(`<section id="${chunkId}" class="chunk cited">`);
+    // Only the page's own style and script may run, nothing loads, nothing frames it, nothing is sniffed.
+    const policy = res.headers.get('content-security-policy')!;
+    expect(policy).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+';/);
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const json = await get(`/${slug}/i/${itemId}`);
+    expect(json.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
 
@@ -110,6 +117,14 @@ describe.skipIf(!hasChromium)('a citation page in a real browser (headless Chrom
       expect(box.y).toBeLessThan(700);
       expect(box.y + Math.min(box.height, 300)).toBeLessThanOrEqual(700);
       expect(await page.evaluate(`getComputedStyle(document.getElementById('${chunkId}')).backgroundColor`)).toBe('rgb(255, 243, 176)');
+      // The policy lets the page's own script run and no other: nothing was refused while it loaded.
+      const refused: string[] = [];
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+      });
+      await page.reload();
+      await expect.poll(async () => (await cited.boundingBox())?.y ?? -1).toBeGreaterThanOrEqual(0);
+      expect(refused).toEqual([]);
       const shot = await page.screenshot();
       expect(shot.length).toBeGreaterThan(5_000);
       // The highlight is on screen: the screenshot of the visible window includes the cited chunk's pixels.

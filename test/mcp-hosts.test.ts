@@ -174,12 +174,28 @@ describe('DNS-rebinding protection', () => {
     expect(ErrorBody.parse(await rest.json()).error).toBe('forbidden_origin');
   });
 
-  test('behavior: loopback origins and hosts, and requests without Origin, are served', async () => {
+  test('behavior: loopback hosts, the server\'s own origin, and requests without Origin are served', async () => {
     const port = new URL(served.url).port;
-    for (const headers of <Record<string, string>[]>[{}, { origin: `http://localhost:5173` }, { origin: 'http://127.0.0.1' }, { origin: 'https://[::1]:8443' }, { host: `localhost:${port}` }, { host: `127.0.0.2:${port}` }]) {
+    for (const headers of <Record<string, string>[]>[{}, { origin: served.url }, { host: `localhost:${port}`, origin: `http://localhost:${port}` }, { host: `localhost:${port}` }, { host: `127.0.0.2:${port}` }]) {
       const response = await post('/mcp', headers);
       expect(response.status, JSON.stringify(headers)).toBe(200);
     }
+  });
+
+  test('error: other loopback origins (another port, *.localhost) are 403 by default, and get no CORS headers', async () => {
+    const port = Number(new URL(served.url).port);
+    for (const origin of ['http://localhost:5173', `http://127.0.0.1:${port + 1}`, `http://app.localhost:${port}`, 'https://[::1]:8443']) {
+      const response = await post('/mcp', { origin });
+      expect(response.status, origin).toBe(403);
+      expect(ErrorBody.parse(response.body).error).toBe('forbidden_origin');
+    }
+    const paid = await fetch(`${served.url}/api/ask/query`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'payment-signature' },
+    });
+    expect(paid.status).toBe(403);
+    expect(paid.headers.get('access-control-allow-origin')).toBeNull();
+    expect(paid.headers.get('access-control-expose-headers')).toBeNull();
   });
 });
 
@@ -202,7 +218,7 @@ describe('ALLOWED_ORIGINS and ALLOWED_HOSTS', () => {
     expect(await status('http://tools.example.org:8080')).toBe(200);
     expect(await status('http://tools.example.org:8081')).toBe(403);
     expect(await status('http://app.example.com')).toBe(403);
-    // A configured list replaces the loopback default.
+    // Only what is listed: a loopback page is not.
     expect(await status('http://localhost:5173')).toBe(403);
     await s.close();
   });

@@ -234,10 +234,10 @@ describe('sync with an rss source', () => {
   test('behavior: a sync holding a channel blocks another; one that died (no heartbeat) is taken over and resumes', async () => {
     const { id } = channel(posts);
     const now = Date.now();
-    expect(Channels.claimSync(db, id, { now, staleMs: 60_000 })).toBeDefined();
+    expect(Channels.claimSync(db, id, { now, expired: (lease) => Sync.leaseExpired(lease, { now, staleMs: 60_000 }) })).toBeDefined();
     expect(Channels.get(db, id).status).toBe('syncing');
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'skipped', reason: 'another sync is running' });
-    // The holder never finishes: ten minutes later its hold is stale.
+    // The holder (no process recorded: elsewhere) never finishes: once its heartbeat is old, its hold is stale.
     const later = deps({ now: () => now + 11 * 60_000 });
     expect(await Sync.syncChannel(later, id)).toMatchObject({ outcome: 'synced', created: 3 });
     expect(Channels.get(db, id).status).toBe('live');
@@ -246,8 +246,8 @@ describe('sync with an rss source', () => {
   test('behavior: a sync whose hold was taken over stops, and cannot mark the channel live under the new holder', () => {
     const { id } = channel(posts);
     const now = Date.now();
-    const first = Channels.claimSync(db, id, { now, staleMs: 60_000 })!;
-    const second = Channels.claimSync(db, id, { now: now + 120_000, staleMs: 60_000 })!;
+    const first = Channels.claimSync(db, id, { now, expired: () => false })!;
+    const second = Channels.claimSync(db, id, { now: now + 120_000, expired: (lease) => Sync.leaseExpired(lease, { now: now + 120_000, staleMs: 60_000 }) })!;
     expect(second.holder).not.toBe(first.holder);
     expect(Channels.heartbeat(db, id, first.holder, now + 121_000)).toBe(false);
     expect(Channels.heartbeat(db, id, second.holder, now + 121_000)).toBe(true);
@@ -401,6 +401,27 @@ describe('profile-edge sync (CLI)', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(0);
   }, 20_000);
+
+  test('behavior: a sync killed with kill -9 holds its channel no longer than it lives: the next sync takes over at once', async () => {
+    host.routes.set('/cli/slow-feed.xml', { body: rss(posts), type: 'application/rss+xml', delayMs: 60_000 });
+    await Cli.profileWithChannel(env(), { slug: 'cli-slow', kind: 'rss', channelId: 'ch_cli_slow' });
+    expect((await cli(env(), 'channels', 'update', 'ch_cli_slow', '--source-url', `${host.url}/cli/slow-feed.xml`)).code).toBe(0);
+    const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'profile-edge.mjs'), 'sync', '--channel', 'ch_cli_slow'], {
+      env: { ...process.env, ...env(), FETCH_TIMEOUT_MS: '120000' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const status = async () => JSON.parse((await cli(env(), 'channels', 'list', '--profile', 'cli-slow', '--json')).stdout)[0].status as string;
+    await expect.poll(status, { timeout: 15_000 }).toBe('syncing');
+    // While its holder lives, the channel is its own.
+    expect((await cli(env(), 'sync', '--channel', 'ch_cli_slow')).stdout).toContain('another sync is running');
+    child.kill('SIGKILL');
+    await exited;
+    host.routes.set('/cli/slow-feed.xml', { body: rss(posts), type: 'application/rss+xml' });
+    const next = await cli(env(), 'sync', '--channel', 'ch_cli_slow');
+    expect(next.stdout).toContain('ch_cli_slow: synced, 3 new');
+    expect(await status()).toBe('live');
+  }, 40_000);
 
   test('error: with private addresses refused (the default), a loopback feed fails and says why', async () => {
     const run = await cli({ ...env(), FETCH_ALLOW_PRIVATE: 'false' }, 'sync', '--channel', 'ch_cli_blog');

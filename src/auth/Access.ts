@@ -23,10 +23,18 @@ export function canRead(db: Database, profile: Profile, caller: Caller): boolean
   return profile.visibility !== 'private' || isAuthorized(db, profile, caller);
 }
 
-/** The profile a handle names, when the caller may read it; otherwise 404, exactly as for an unknown profile. */
+/** Stands in for the profile an unknown handle does not name: private, with an id no row has. */
+const nobody: Profile = { id: '', slug: '', name: '', description: '', visibility: 'private', directory: false, ownerAccountId: null, createdAt: 0 };
+
+/**
+ * The profile a handle names, when the caller may read it; otherwise 404, exactly as for an unknown profile, and
+ * after the same work: an unknown handle is checked as a private profile would be, so the time a refusal takes does
+ * not tell a private profile from none.
+ */
 export function readableProfile(db: Database, handle: string, caller: Caller): Profile {
   const profile = Profiles.byHandle(db, handle);
-  if (!profile || !canRead(db, profile, caller)) throw new ServiceError('not_found', `no profile "${handle}"`);
+  const readable = canRead(db, profile ?? nobody, caller);
+  if (!profile || !readable) throw new ServiceError('not_found', `no profile "${handle}"`);
   return profile;
 }
 

@@ -207,7 +207,7 @@ export type Config = {
   trustProxy: false | number | string;
   /**
    * Browser origins and Host names requests may come with (DNS-rebinding protection); undefined means the default:
-   * loopback origins, and loopback Host names when the server listens on loopback.
+   * no browser origin but the server's own, and loopback Host names when the server listens on loopback.
    */
   allowed: { origins: '*' | AllowedOrigin[] | undefined; hosts: '*' | AllowedHost[] | undefined };
   maxBodyBytes: number;

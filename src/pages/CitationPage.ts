@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import * as Access from '../auth/Access.js';
 import type { Caller } from '../auth/Caller.js';
 import type { ItemPage } from '../contract/ItemPage.js';
@@ -66,6 +67,26 @@ const clock = (seconds: number): string => {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 };
 
+const style = `
+body { font: 17px/1.55 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; }
+header p { color: #555; margin: .2rem 0; }
+.chunk { padding: .6rem .9rem; margin: .8rem 0; border-left: 4px solid #ddd; }
+.chunk.cited { background: rgb(255, 243, 176); border-left-color: rgb(230, 170, 0); }
+.at { font-size: .85rem; color: #555; }
+`;
+const script = "document.querySelector('.chunk.cited')?.scrollIntoView({ block: 'center' });";
+const sha256 = (text: string) => `'sha256-${crypto.createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * The headers an HTML page goes out with: its own style and script run (by hash) and nothing else loads, so creator
+ * text that got past escaping could still not run or fetch; no framing, no form posts, no MIME sniffing.
+ */
+export const htmlHeaders: Record<string, string> = {
+  'Content-Security-Policy': `default-src 'none'; style-src ${sha256(style)}; script-src ${sha256(script)}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
 /** The page as HTML for a browser: cited chunks highlighted, the first scrolled into view; all text escaped. */
 export function html(page: ItemPage): string {
   const { item, profile } = page;
@@ -83,13 +104,7 @@ export function html(page: ItemPage): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(item.title)} · ${escape(profile.name)}</title>
-<style>
-body { font: 17px/1.55 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; }
-header p { color: #555; margin: .2rem 0; }
-.chunk { padding: .6rem .9rem; margin: .8rem 0; border-left: 4px solid #ddd; }
-.chunk.cited { background: rgb(255, 243, 176); border-left-color: rgb(230, 170, 0); }
-.at { font-size: .85rem; color: #555; }
-</style>
+<style>${style}</style>
 </head>
 <body>
 <header>
@@ -100,7 +115,7 @@ ${item.sourceUrl ? `<p><a href="${escape(item.sourceUrl)}" rel="noopener norefer
 <main>
 ${chunks}
 </main>
-<script>document.querySelector('.chunk.cited')?.scrollIntoView({ block: 'center' });</script>
+<script>${script}</script>
 </body>
 </html>
 `;

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import * as Chunker from '../ingest/Chunker.js';
 import type { Logger } from '../log/Logger.js';
 import type { Embedder } from '../retrieval/Embedder.js';
@@ -12,6 +13,34 @@ import type { Fetcher } from './Fetcher.js';
 
 export type { Listing };
 
+/** How long a sync elsewhere may be silent before another takes its channel: four missed heartbeats, 5 s apart. */
+export const defaultStaleMs = 20_000;
+
+/** How long a sync whose process is still running on this machine may be silent before it counts as hung. */
+const hungMs = 10 * 60_000;
+
+/**
+ * Whether a sync's lease on a channel has run out. On this machine the holder's process is asked: gone (a `kill -9`,
+ * a crash, a closed terminal), the lease ends at once; still running, only a long silence ends it, since a busy
+ * process (a long synchronous step) misses beats without being dead. A holder elsewhere is judged by its heartbeat.
+ */
+export function leaseExpired(lease: Channels.Lease, options: { now: number; staleMs: number }): boolean {
+  const silent = options.now - lease.heartbeatAt;
+  if (lease.host === os.hostname() && lease.pid !== undefined) return processGone(lease.pid) || silent > Math.max(hungMs, options.staleMs);
+  return silent > options.staleMs;
+}
+
+function processGone(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: the pid is alive, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 export type SyncDependencies = {
   db: Database;
   fetcher: Fetcher;
@@ -19,7 +48,10 @@ export type SyncDependencies = {
   chunkTargetTokens: number;
   embedder?: Embedder | undefined;
   logger: Logger;
-  /** A sync silent for this long is taken to have died; another may take the channel over. */
+  /**
+   * How long a sync elsewhere may be silent before another takes its channel over (see `leaseExpired`); heartbeats
+   * come every quarter of it.
+   */
   staleMs?: number;
   /** Items fetched, parsed and embedded ahead of the one being written (writes stay one at a time, in order). */
   prefetch?: number;
@@ -104,8 +136,13 @@ export async function syncChannel(
     if (!connector) return emptyReport(channelId, 'skipped', `${found.kind} channels are filled by upload`);
     if (!found.sourceUrl) return emptyReport(channelId, 'skipped', 'no source configured (set one with channels update --source-url)');
   }
-  const staleMs = deps.staleMs ?? 10 * 60_000;
-  const hold = Channels.claimSync(deps.db, channelId, { now: now(), staleMs });
+  const staleMs = deps.staleMs ?? defaultStaleMs;
+  const started = now();
+  const hold = Channels.claimSync(deps.db, channelId, {
+    now: started,
+    expired: (lease) => leaseExpired(lease, { now: started, staleMs }),
+    process: { host: os.hostname(), pid: process.pid },
+  });
   if (!hold) return emptyReport(channelId, 'skipped', 'another sync is running');
   const { channel, holder } = hold;
 
@@ -119,7 +156,7 @@ export async function syncChannel(
       deps.logger.warn('sync heartbeat delayed', { channelId, error: message(error) });
     }
   };
-  const timer = setInterval(beat, Math.max(1_000, Math.min(30_000, staleMs / 4)));
+  const timer = setInterval(beat, Math.max(1_000, staleMs / 4));
   timer.unref();
   try {
     return await run({ deps, channel, holder, isImport, connector, listing: options.listing, onProgress: options.onProgress, signal: options.signal, beat, isLost: () => lost });

@@ -138,7 +138,10 @@ export function setSource(db: Database, id: string, source: { sourceUrl?: string
 }
 
 /** What a sync keeps between runs beside the connector's own state: who holds the channel, and its last listing. */
-type SyncHold = { holder?: string; syncingSince?: number; heartbeatAt?: number };
+type SyncHold = { holder?: string; syncingSince?: number; heartbeatAt?: number; host?: string; pid?: number };
+
+/** A sync's lease on a channel as another sync sees it: its last heartbeat, and where its process runs. */
+export type Lease = { heartbeatAt: number; host?: string; pid?: number };
 
 /** Where a listing came from: the channel's source, or an imported file. Each keeps its own last listing. */
 export type ListingOrigin = 'source' | 'import';
@@ -147,17 +150,21 @@ export type ListingOrigin = 'source' | 'import';
 export type Hold = { channel: StoredChannel; holder: string };
 
 /**
- * Marks a live channel as syncing and returns the hold, or undefined: paused, or held by another sync. A holder
- * whose heartbeat is older than `staleMs` has died (a killed process); its hold is taken over, and the sync resumes.
+ * Marks a live channel as syncing and returns the hold, or undefined: paused, or held by another sync. A hold is a
+ * lease, taken over (and the sync resumed) once `expired` says so of it; the new one records where this process runs.
  */
-export function claimSync(db: Database, id: string, options: { now: number; staleMs: number }): Hold | undefined {
+export function claimSync(
+  db: Database,
+  id: string,
+  options: { now: number; expired: (lease: Lease) => boolean; process?: { host: string; pid: number } },
+): Hold | undefined {
   return db.transaction(() => {
     const channel = get(db, id);
-    const hold = channel.syncState as SyncHold;
-    const stale = channel.status === 'syncing' && (hold.heartbeatAt ?? 0) < options.now - options.staleMs;
+    const { host, pid, heartbeatAt, ...kept } = channel.syncState as SyncHold & Record<string, unknown>;
+    const stale = channel.status === 'syncing' && options.expired({ heartbeatAt: heartbeatAt ?? 0, host, pid });
     if (channel.status !== 'live' && !stale) return undefined;
     const holder = Ids.random('sync');
-    const state = { ...channel.syncState, holder, syncingSince: options.now, heartbeatAt: options.now };
+    const state = { ...kept, holder, syncingSince: options.now, heartbeatAt: options.now, ...options.process };
     db.prepare(`UPDATE channels SET status = 'syncing', sync_state = ? WHERE id = ?`).run(JSON.stringify(state), id);
     return { channel: get(db, id), holder };
   }).immediate();
@@ -188,7 +195,7 @@ export function finishSync(
 ): StoredChannel {
   db.transaction(() => {
     const channel = get(db, id);
-    const { holder: current, syncingSince: _since, heartbeatAt: _beat, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
+    const { holder: current, syncingSince: _since, heartbeatAt: _beat, host: _host, pid: _pid, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
     if (current !== holder) return;
     const state = { ...rest, ...(outcome.source !== undefined && { source: outcome.source }), ...(outcome.empty !== undefined && { empty: outcome.empty }) };
     const status = channel.status === 'syncing' ? 'live' : channel.status;

@@ -71,12 +71,13 @@ export function byId(db: Database, id: string): Profile | undefined {
 
 /** A profile by its slug or any alias handle (case-insensitive); no access check. */
 export function byHandle(db: Database, handle: string): Profile | undefined {
-  if (handle.length > 64) return undefined;
-  return toProfile(
-    db.prepare(`SELECT ${columns} FROM handles h JOIN profiles p ON p.id = h.profile_id WHERE h.handle = ?`).get(handle.toLowerCase()) as
-      | Row
-      | undefined,
-  );
+  // One row whether the handle names a profile or not (its columns null when not), read and built the same way:
+  // how long a lookup takes does not tell which handles exist.
+  const row = db
+    .prepare(`SELECT ${columns} FROM (SELECT ? AS handle) q LEFT JOIN handles h ON h.handle = q.handle LEFT JOIN profiles p ON p.id = h.profile_id`)
+    .get(handle.length > 64 ? '' : handle.toLowerCase()) as Row | { id: null };
+  const profile = toProfile(row as Row);
+  return row.id === null ? undefined : profile;
 }
 
 /** A profile that must exist, for operator commands. */

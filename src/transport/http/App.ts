@@ -63,6 +63,8 @@ export function create(services: Services, options: { listenHost?: string } = {}
   app.set('query parser', 'simple');
 
   app.use((req, res, next) => {
+    // Every body is what its Content-Type says: a browser never sniffs JSON or Markdown into something that runs.
+    res.set('X-Content-Type-Options', 'nosniff');
     const started = performance.now();
     res.on('finish', () => {
       services.logger.info('request', { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) });
@@ -137,7 +139,7 @@ export function create(services: Services, options: { listenHost?: string } = {}
         const page = CitationPage.load(services.db, { slug: String(req.params.slug), itemId: String(req.params.itemId), chunkIds, caller });
         res.vary('Accept').set('Cache-Control', 'private, no-store');
         if (req.accepts(['html', 'json']) === 'json') res.json(page);
-        else res.type('html').send(CitationPage.html(page));
+        else res.set(CitationPage.htmlHeaders).type('html').send(CitationPage.html(page));
       } catch (thrown) {
         sendError(res.vary('Accept'), toServiceError(thrown));
       }

@@ -9,12 +9,12 @@ export function isLoopback(hostname: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127(?:\.\d{1,3}){3}$/.test(name);
 }
 
-type Rules = { origins: '*' | AllowedOrigin[] | 'loopback'; hosts: '*' | AllowedHost[] | 'loopback' };
+type Rules = { origins: '*' | AllowedOrigin[] | 'none'; hosts: '*' | AllowedHost[] | 'loopback' };
 
-/** The rules in force: configured lists, else loopback origins, and loopback Host names when listening on loopback. */
+/** The rules in force: configured lists, else no cross-origin caller at all, and loopback Host names when listening on loopback. */
 export function rules(allowed: Config['allowed'], listenHost: string): Rules {
   return {
-    origins: allowed.origins ?? 'loopback',
+    origins: allowed.origins ?? 'none',
     hosts: allowed.hosts ?? (isLoopback(listenHost) ? 'loopback' : '*'),
   };
 }
@@ -28,13 +28,19 @@ function parts(url: URL): { hostname: string; port: string } {
 const nameMatches = (rule: { subdomains: boolean; hostname: string }, hostname: string) =>
   rule.subdomains ? hostname.endsWith(`.${rule.hostname}`) : hostname === rule.hostname;
 
-function originAllowed(rule: Rules['origins'], origin: string): boolean {
-  if (rule === '*') return true;
+/**
+ * Whether a browser Origin may call. The server's own origin (the Origin names the Host the request was sent to) is
+ * always allowed where Host names are checked; a rebinding page can only be same-origin with a name it controls,
+ * which the Host check refuses. Other origins only when listed.
+ */
+function originAllowed(active: Rules, origin: string, host: string | undefined): boolean {
+  if (active.origins === '*') return true;
   const url = URL.canParse(origin) ? new URL(origin) : undefined;
   if (!url || !/^https?:$/.test(url.protocol)) return false;
+  if (active.hosts !== '*' && host !== undefined && url.host === host.toLowerCase()) return true;
+  if (active.origins === 'none') return false;
   const { hostname, port } = parts(url);
-  if (rule === 'loopback') return isLoopback(hostname);
-  return rule.some((o) => o.protocol === url.protocol && nameMatches(o, hostname) && (o.port === undefined || o.port === port));
+  return active.origins.some((o) => o.protocol === url.protocol && nameMatches(o, hostname) && (o.port === undefined || o.port === port));
 }
 
 function hostAllowed(rule: Rules['hosts'], host: string): boolean {
@@ -61,8 +67,8 @@ const corsOptions: cors.CorsOptions = {
 /**
  * DNS-rebinding protection for every endpoint: a request whose `Origin` is not allowed, or whose `Host` is not (when
  * Host names are checked), is refused with 403 before its body is read. Requests without `Origin` (curl, server-side
- * agents, MCP hosts outside a browser) pass the origin check. Allowed browser origins get CORS headers, preflights
- * included, so a web app on an allowed origin can call the service.
+ * agents, MCP hosts outside a browser) pass the origin check. Browser origins are allowed only as ALLOWED_ORIGINS
+ * lists them (none by default), and get CORS headers, preflights included, so a web app there can call the service.
  */
 export function create(allowed: Config['allowed'], listenHost: string): RequestHandler[] {
   const active = rules(allowed, listenHost);
@@ -79,7 +85,7 @@ export function create(allowed: Config['allowed'], listenHost: string): RequestH
       return;
     }
     const origin = req.get('origin');
-    if (origin !== undefined && !originAllowed(active.origins, origin)) {
+    if (origin !== undefined && !originAllowed(active, origin, host)) {
       next(new ServiceError('forbidden_origin', `Origin "${origin.slice(0, 200)}" is not allowed (DNS-rebinding protection); an operator can allow it with ALLOWED_ORIGINS.`));
       return;
     }

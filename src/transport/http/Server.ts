@@ -34,6 +34,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
+/** How long an idle kept-alive connection stays open (announced to clients as `Keep-Alive: timeout=65`). */
+export const keepAliveMs = 65_000;
+
 /** Starts the HTTP server; resolves once it listens, with the address it got (port 0 picks a free one). */
 export async function listen(services: Services, options: { host: string; port: number }): Promise<{ server: Server; url: string }> {
   const app = App.create(services, { listenHost: options.host });
@@ -46,7 +49,12 @@ export async function listen(services: Services, options: { host: string; port: 
       resolve();
     });
   });
-  server.keepAliveTimeout = 5_000;
+  // An idle kept-alive connection is closed by the client, never under it: a client that reuses one after seconds of
+  // signing a payment would otherwise meet the server's close on the way (a reset before any byte came back).
+  // Longer than clients' idle timeouts (undici 4 s, browsers and load balancers about 60 s); headers a second more, as
+  // Node asks, so a request that starts on a connection as it idles out is not cut off either.
+  server.keepAliveTimeout = keepAliveMs;
+  server.headersTimeout = keepAliveMs + 1_000;
   server.on('clientError', answerClientError);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
@@ -54,10 +62,15 @@ export async function listen(services: Services, options: { host: string; port: 
   return { server, url: `http://${host}:${port}` };
 }
 
-/** Stops accepting connections and waits for open ones to finish. */
+/** Stops accepting connections and waits for the requests in flight to finish, closing each connection as it idles. */
 export function close(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    // A connection busy when closing began goes idle later; it is not kept for the whole keep-alive time.
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    server.close(() => {
+      clearInterval(idle);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }
