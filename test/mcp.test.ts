@@ -112,6 +112,24 @@ describe('POST /mcp JSON-RPC', () => {
     expect(ErrorBody.parse(body.error.data).message).toContain('rail');
   });
 
+  test('error: a direct call with a field named like an Object.prototype member is -32602 naming the field, and changes nothing', async () => {
+    const before = snapshot(served.environment.services.db);
+    for (const field of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__']) {
+      for (const [method, params] of [
+        ['profile_query', { question: 'x', paymentMode: 'credits' }],
+        ['profile_quote', { rail: 'tempo' }],
+      ] as const) {
+        // As a client's JSON has it: an own field, __proto__ included.
+        const body = `{"jsonrpc":"2.0","id":3,"method":"${method}","params":{"${field}":1,${JSON.stringify(params).slice(1)}}`;
+        const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': served.environment.keys.callerKey }, body });
+        const answer = (await response.json()) as any;
+        expect(answer.error, `${method} ${field}`).toMatchObject({ code: -32602, data: { error: 'invalid_request', status: 400 } });
+        expect(answer.error.message).toContain(field);
+      }
+    }
+    expect(snapshot(served.environment.services.db)).toEqual(before);
+  });
+
   test('error: a failed tools/call is an isError result carrying the Error body and status', async () => {
     const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'profile_list_channels', arguments: { slug: 'sunniva-bratt' } } });
     expect(body.result.isError).toBe(true);

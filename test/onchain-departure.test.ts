@@ -1,4 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
@@ -11,6 +12,7 @@ import { credentialFor, tempoGetClient, x402Payer } from './support/Chains.js';
 import * as Environment from './support/Environment.js';
 import * as Proxy from './support/Proxy.js';
 import * as Seeded from './support/Seeded.js';
+import { cli } from './support/Transports.js';
 
 /**
  * Callers who leave. A paid call whose connection closes at any moment up to settlement is never recorded answered,
@@ -182,10 +184,23 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
     expect(seen).not.toContain('answered');
   }, 120_000);
 
-  test('behavior: a caller who stays is answered and charged once', async () => {
+  test.each(['rest', 'mcp tools/call', 'mcp direct'] as const)('behavior: over %s, a caller who stays is answered and charged once', async (way) => {
     const payer = await sandbox.newPayer();
-    expect(await paidCall('rest', rail, payer.key, 60_000)).toBe(true);
+    expect(await paidCall(way, rail, payer.key, 60_000)).toBe(true);
     expect(await outcome(rail, payer, true)).toBe('answered');
+  }, 60_000);
+
+  test('behavior: over stdio, a host that stays is answered and charged once (the answer counts as sent once stdout wrote it)', async () => {
+    const payer = await sandbox.newPayer();
+    const client = new Client({ name: 'stdio-wallet', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: cli.command, args: [...cli.args, 'mcp'], env: { PATH: process.env.PATH ?? '', ...environment.env }, cwd: environment.directory, stderr: 'pipe' }));
+    try {
+      const result = await client.callTool({ name: 'profile_query', arguments: { question, rail }, _meta: { 'org.paymentauth/credential': await mcpCredential(rail, payer.key) } });
+      expect(result.isError).toBeFalsy();
+      expect(await outcome(rail, payer, true)).toBe('answered');
+    } finally {
+      await client.close();
+    }
   }, 60_000);
 });
 

@@ -41,7 +41,11 @@ export const keepAliveMs = 65_000;
 export async function listen(services: Services, options: { host: string; port: number }): Promise<{ server: Server; url: string }> {
   const app = App.create(services, { listenHost: options.host });
   // Node's own refusal of a request without Host is a bare 400; the guard answers it with the Error body instead.
-  const server = createServer({ requireHostHeader: false }, app);
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
+    inFlight.set(server, (inFlight.get(server) ?? 0) + 1);
+    res.once('close', () => inFlight.set(server, inFlight.get(server)! - 1));
+    app(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -62,15 +66,25 @@ export async function listen(services: Services, options: { host: string; port: 
   return { server, url: `http://${host}:${port}` };
 }
 
-/** Stops accepting connections and waits for the requests in flight to finish, closing each connection as it idles. */
+/** Requests each server is answering: what closing waits for. */
+const inFlight = new WeakMap<Server, number>();
+
+/**
+ * Stops accepting connections, waits for the requests in flight to be answered, and closes every connection as soon
+ * as none is left: a kept-alive connection is not waited out, nor one Node still counts as busy with no request
+ * behind it (a client that left half-way through sending one).
+ */
 export function close(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    // A connection busy when closing began goes idle later; it is not kept for the whole keep-alive time.
-    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    const sweep = () => {
+      server.closeIdleConnections();
+      if ((inFlight.get(server) ?? 0) === 0) server.closeAllConnections();
+    };
+    const timer = setInterval(sweep, 100);
     server.close(() => {
-      clearInterval(idle);
+      clearInterval(timer);
       resolve();
     });
-    server.closeIdleConnections();
+    sweep();
   });
 }

@@ -73,9 +73,22 @@ const requestSchemas = new Map<string, Checkable>([
   ...Tools.all.map((t): [string, Checkable] => [t.name, directCall(t.name)]),
 ]);
 
+/**
+ * Tool arguments the SDK's own schema cannot read as a record although they are a JSON object: a field named
+ * `constructor` (no tool has one) makes the object look like an instance to it. Refused naming the field, as a tool
+ * refuses any unknown field.
+ */
+function unreadableArguments(message: JSONRPCMessage): string | undefined {
+  if (!('method' in message) || message.method !== 'tools/call') return undefined;
+  const args = (message.params as { arguments?: unknown } | undefined)?.arguments;
+  return args !== null && typeof args === 'object' && !Array.isArray(args) && Object.hasOwn(args, 'constructor') ? 'constructor' : undefined;
+}
+
 /** An invalid-params error response for a request its handler's schema refuses, or undefined when it is fine. */
 function refusal(message: JSONRPCMessage): JSONRPCMessage | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
+  const field = unreadableArguments(message);
+  if (field) return { jsonrpc: '2.0', id: message.id, error: toJsonRpcError(new ServiceError('invalid_request', `invalid tools/call request: unknown field: ${field}`)) };
   const parsed = requestSchemas.get(message.method)?.safeParse(message);
   if (!parsed || parsed.success) return undefined;
   const issues = (parsed.error?.issues ?? []).slice(0, 5).map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message}`);
@@ -83,21 +96,26 @@ function refusal(message: JSONRPCMessage): JSONRPCMessage | undefined {
   return { jsonrpc: '2.0', id: message.id, error: toJsonRpcError(error) };
 }
 
-/** The responses a tool call waits to see written out: each resolves true once sent, false if its call was cancelled. */
+/**
+ * The responses tool calls wait to see written out. A call cancelled (or its connection closed) before its response
+ * was handed to the transport is not delivered; once handed over, the transport's send says whether it went out.
+ */
 class Responses {
-  private readonly waiting = new Map<string | number, (sent: boolean) => void>();
+  private readonly waiting = new Map<string | number, { handed(): void; settle(sent: boolean): void }>();
 
-  /** Resolves once the response to `id` was sent (true), or the call was cancelled or its connection closed (false). */
+  /** Resolves once the response to `id` was sent (true), or could not be, or the call ended before it was (false). */
   expect(id: string | number, signal: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(false);
+      const cancelled = () => settle(false);
       const settle = (sent: boolean) => {
         this.waiting.delete(id);
         signal.removeEventListener('abort', cancelled);
         resolve(sent);
       };
-      const cancelled = () => settle(false);
-      this.waiting.set(id, settle);
+      // The server closes its connection right after an HTTP response is collected: that abort comes too late to count.
+      const handed = () => signal.removeEventListener('abort', cancelled);
+      this.waiting.set(id, { handed, settle });
       signal.addEventListener('abort', cancelled, { once: true });
     });
   }
@@ -105,12 +123,13 @@ class Responses {
   /** Sends a message, telling whoever waits for it whether it went out. */
   async send(message: JSONRPCMessage, send: () => Promise<void>): Promise<void> {
     const id = 'id' in message && ('result' in message || 'error' in message) ? message.id : undefined;
-    const settle = id === undefined || id === null ? undefined : this.waiting.get(id);
+    const waiter = id === undefined || id === null ? undefined : this.waiting.get(id);
+    waiter?.handed();
     try {
       await send();
-      settle?.(true);
+      waiter?.settle(true);
     } catch (error) {
-      settle?.(false);
+      waiter?.settle(false);
       throw error;
     }
   }
