@@ -146,6 +146,15 @@ describe('sync with an rss source', () => {
     expect(Items.byChannel(db, id).map((i) => i.externalId).sort()).toEqual(['p1', 'p2']);
   });
 
+  test('behavior: entries whose ids are named like Object.prototype members are remembered like any other', async () => {
+    const empties = ['__proto__', 'constructor', 'toString'].map((guid) => ({ guid, title: guid, date: '2025-05-01', summary: '', link: 'not a url' }));
+    const { id, feed } = channel([...empties, posts[1]!]);
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, empty: 3, failed: 0 });
+    expect(Object.keys(Channels.get(db, id).syncState.empty as object).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+    host.routes.set(feed, { body: rss([...empties, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
+    expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, unchanged: 1, empty: 0 });
+  });
+
   test('behavior: pointing a channel at a new source forgets the old one\'s validators', async () => {
     const { id } = channel(posts);
     await Sync.syncChannel(deps(), id);

@@ -220,8 +220,9 @@ async function run(ctx: {
   const report = emptyReport(channelId, 'synced');
   const { entries, dropped } = dedupe(listing.entries);
   // Entries known to have no text, by the version they had then: skipped until they change.
-  const emptyBefore = (channel.syncState.empty as Record<string, string> | undefined) ?? {};
-  const emptyNow: Record<string, string> = {};
+  // Keyed by a source's own ids: a Map, and own keys only, so an entry whose id is `__proto__` or `constructor` is kept.
+  const emptyBefore = new Map(Object.entries((channel.syncState.empty as Record<string, string> | undefined) ?? {}));
+  const emptyNow = new Map<string, string>();
   const emptyNames: string[] = [];
   const gaveUp: string[] = [];
   const target = deps.chunkTargetTokens;
@@ -242,7 +243,7 @@ async function run(ctx: {
     try {
       const prepared = await pending[i]!;
       if ('empty' in prepared) {
-        emptyNow[entry.externalId] = prepared.empty;
+        emptyNow.set(entry.externalId, prepared.empty);
         if (!prepared.known) {
           report.empty += 1;
           emptyNames.push(entry.externalId);
@@ -315,9 +316,10 @@ async function run(ctx: {
   // Stand-in text is kept until the real text can be read: like failures, it keeps the listing's validators from
   // being saved, so the next sync lists again and retries those items.
   const standIns = report.provisional > 0 ? `${report.provisional} new items indexed from stand-in text for now, their real text retried with backoff; first: ${report.errors[0]}` : undefined;
-  if (failures) finish({ error: [failures, warning].filter(Boolean).join('; '), listed, empty: emptyNow });
-  else if (standIns) finish({ listed, warning: [standIns, warning].filter(Boolean).join('; '), empty: emptyNow });
-  else finish({ source: listing.state, listed, empty: emptyNow, ...(warning && { warning }) });
+  const empty = Object.fromEntries(emptyNow);
+  if (failures) finish({ error: [failures, warning].filter(Boolean).join('; '), listed, empty });
+  else if (standIns) finish({ listed, warning: [standIns, warning].filter(Boolean).join('; '), empty });
+  else finish({ source: listing.state, listed, empty, ...(warning && { warning }) });
   log.info('sync finished', { channelId, created: report.created, updated: report.updated, unchanged: report.unchanged, removed: report.removed, failed: report.failed });
   return report;
 }
@@ -349,11 +351,11 @@ type Prepared =
   | { waiting: Pending };
 
 /** Loads, chunks and embeds an item whose version changed; everything but the write, so it can run ahead. */
-async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number, emptyBefore: Record<string, string>, now: number): Promise<Prepared> {
+async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number, emptyBefore: Map<string, string>, now: number): Promise<Prepared> {
   const contentHash = Ids.fingerprint(JSON.stringify({ version: entry.version, target }));
   const existing = Items.contentHash(deps.db, channelId, entry.externalId);
   if (existing === contentHash || (entry.keep && existing !== undefined)) return { unchanged: true };
-  if (emptyBefore[entry.externalId] === contentHash && existing === undefined) return { empty: contentHash, known: true };
+  if (emptyBefore.get(entry.externalId) === contentHash && existing === undefined) return { empty: contentHash, known: true };
   // An item standing on stand-in text records when its real text is tried next; until then it is left as it is.
   const standingIn = Ids.fingerprint(JSON.stringify({ version: entry.version, target, provisional: true }));
   const before = existing !== undefined ? pendingOf(deps.db, channelId, entry.externalId) : undefined;
