@@ -95,6 +95,31 @@ test('behavior: killed after the transfer settled and before the answer went out
   expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n - 50_000n);
 }, 120_000);
 
+test('behavior: killed after a transfer\'s hash was kept and before it was sent, the payment waits, then is released once it can no longer land', async () => {
+  const databasePath = path.join(directory, 'before-broadcast.db');
+  const payer = await sandbox.newPayer();
+  const crashing = await serve({ DATABASE_PATH: databasePath, PROFILE_EDGE_CRASH_AT: 'before_broadcast' });
+  const request = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ question, rail: 'tempo' }) };
+  await expect(tempoFetch(sandbox, payer.key)(`${crashing.url}/api/ask/query`, request)).rejects.toThrow();
+  expect(await crashing.exited).toBe('SIGKILL');
+
+  const { db } = Store.open(databasePath);
+  const [row] = db.prepare('SELECT id, state, tx_hash AS txHash, settle_by AS settleBy FROM payments').all() as { id: string; state: string; txHash: string; settleBy: number }[];
+  expect(row).toMatchObject({ state: 'settling', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+  db.prepare('UPDATE payments SET updated_at = updated_at - 11 * 60000').run();
+  // At start the transfer could still land (its validBefore is ahead): nothing is decided, nothing credited.
+  const restarted = await serve({ DATABASE_PATH: databasePath });
+  expect(restarted.log()).toContain('may still land');
+  process.kill(restarted.pid, 'SIGKILL');
+  await restarted.exited;
+  expect(db.prepare('SELECT state FROM payments').pluck().get()).toBe('settling');
+  // A round after its validBefore: it never reached the node, so it is released, and the payer paid nothing.
+  const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: databasePath, LOG_LEVEL: 'silent' });
+  expect(await Onchain.reconcile(db, Rails.fromConfig(config, db), { olderThanMs: 0, now: row!.settleBy + 61_000 })).toEqual({ released: 1, credited: 0, pending: 0 });
+  db.close();
+  expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n);
+}, 120_000);
+
 test('behavior: killed at random moments during tempo settlements, the server credits exactly the transfers that landed', async () => {
   const databasePath = path.join(directory, 'settlements.db');
   // Broadcasts are held on the way to the node and back, so kills land before, during and after the transfer.
