@@ -345,4 +345,25 @@ describe('start-up reconciliation', () => {
     Charging.reconcile(db(), { now: Date.now() + Charging.orphanAfterMs + 1_000 });
     expect(Accounts.get(db(), accountId).creditBalance).toBe(0);
   });
+
+  test.each([
+    ['left before the answer was ready', { gone: () => true }],
+    ['left while the answer was written', { delivered: () => Promise.resolve(false) }],
+  ])('behavior: a caller who %s is not charged: the charge is reversed and no creator is credited', async (_when, connection) => {
+    const { key, accountId } = buyer({ credits: 10 });
+    const outcome = await Tools.invoke({
+      services: served.environment.services,
+      name: 'profile_query',
+      args: { question: 'How long is the caffeine half-life in a healthy adult?', paymentMode: 'credits' },
+      presented: { apiKey: key, origin: 'test' },
+      binding: { kind: 'global' },
+      connection,
+    }).catch((error: unknown) => error);
+    const rows = Ledger.entries(db(), { accountId }).filter((e) => e.kind !== 'grant');
+    expect(rows.map((e) => e.kind).sort()).toEqual(['query_charge', 'query_reversal']);
+    const queryId = rows[0]!.queryId;
+    expect(Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === queryId && e.kind === 'creator_earning')).toEqual([]);
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(10);
+    if ('gone' in connection) expect(outcome).toMatchObject({ code: 'service_unavailable' });
+  });
 });
