@@ -184,6 +184,34 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
     expect(seen).not.toContain('answered');
   }, 120_000);
 
+  test.skipIf(rail !== 'tempo')('behavior: a payer who broadcast the transfer themselves and leaves before the answer keeps it as a credit', async () => {
+    const seen: string[] = [];
+    for (const afterMs of [5, 30, 80]) {
+      const payer = await sandbox.newPayer();
+      const body = JSON.stringify({ question, rail });
+      const send = (headers: Record<string, string>, leaving = leavingFetch(afterMs)) =>
+        leaving(`${server.url}/api/ask/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).catch(() => undefined);
+      const unpaid = await fetch(`${server.url}/api/ask/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const headers = await credentialFor(sandbox, rail, unpaid, payer.key, 'push');
+      const res = await send(headers);
+      const delivered = res !== undefined && res.status === 200 && (await res.json().catch(() => undefined)) !== undefined;
+      // Verifying a pushed transfer reads the chain: give a request that reached the server the time to be recorded.
+      await vi.waitFor(() => expect(environment.services.db.prepare('SELECT 1 FROM payments WHERE wallet = ?').get(payer.address.toLowerCase())).toBeDefined(), { timeout: 2_000 }).catch(() => undefined);
+      const [row] = await settledRows(payer.address);
+      if (!row) {
+        // The server never had it: the pushed transfer is still the payer's to present, and pays.
+        expect((await send(headers, fetch))?.status).toBe(200);
+        seen.push('presented again');
+        continue;
+      }
+      seen.push(row.state);
+      // Pushed: the money moved before the server saw anything, so it is an answer or a credit, never released.
+      expect(row.state).toBe(delivered ? 'answered' : 'credited');
+      if (row.state === 'credited') expect(Payments.openCredit(environment.services.db, rail, payer.address)?.paymentId).toBe(row.id);
+    }
+    expect(seen).toContain('credited');
+  }, 60_000);
+
   test.each(['rest', 'mcp tools/call', 'mcp direct'] as const)('behavior: over %s, a caller who stays is answered and charged once', async (way) => {
     const payer = await sandbox.newPayer();
     expect(await paidCall(way, rail, payer.key, 60_000)).toBe(true);

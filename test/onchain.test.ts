@@ -265,6 +265,25 @@ describe('a credential someone else saw before it was spent', () => {
     expect(await sandbox.balance('tempo', victim.address)).toBe(10_000_000n - 50_000n);
   });
 
+  test('behavior: the hash of a transfer this server broadcast, presented as a pushed payment, buys nothing and is not credited', async () => {
+    const { sandbox } = served;
+    const payer = await sandbox.newPayer();
+    const body = { question: victimQuestion, rail: 'tempo' };
+    const paid = await json(await post(fetch, '/api/ask/query', body, await credentialFor(sandbox, 'tempo', await post(fetch, '/api/ask/query', body), payer.key)));
+    expect(paid.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    // The same transfer, sent again as a hash credential for a fresh challenge (its memo names the first one).
+    const fresh = Challenge.deserialize((await post(fetch, '/api/ask/query', body)).headers.get('www-authenticate')!);
+    const again = Credential.serialize({ challenge: fresh, payload: { type: 'hash', hash: paid.txHash }, source: `did:pkh:eip155:${sandbox.tempo.chainId}:${payer.address}` });
+    const refused = await post(fetch, '/api/ask/query', body, { authorization: again });
+    expect(refused.status).toBe(402);
+    expect((await json(refused)).message).toMatch(/already used/);
+    expect(Payments.openCredit(served.environment.services.db, 'tempo', payer.address)).toBeUndefined();
+    // Its next signed payment pays: no credit stood in for it.
+    const next = await post(fetch, '/api/ask/query', body, await credentialFor(sandbox, 'tempo', await post(fetch, '/api/ask/query', body), payer.key));
+    expect((await json(next)).txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n - 2n * 50_000n);
+  });
+
   test('behavior: with X402_NONCE_BINDING=first_seen a random nonce is taken, bound to the first challenge it came with, refusals included', async () => {
     const { sandbox } = served;
     const environment = await Environment.create({ ...sandbox.environment, X402_NONCE_BINDING: 'first_seen' });

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, test } from 'vitest';
+import net from 'node:net';
+import { describe, expect, test, vi } from 'vitest';
 import type { RawQueryResponse } from '../src/contract/Contract.js';
 import * as Accounts from '../src/store/Accounts.js';
 import * as Channels from '../src/store/Channels.js';
@@ -365,5 +366,46 @@ describe('start-up reconciliation', () => {
     expect(Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === queryId && e.kind === 'creator_earning')).toEqual([]);
     expect(Accounts.get(db(), accountId).creditBalance).toBe(10);
     if ('gone' in connection) expect(outcome).toMatchObject({ code: 'service_unavailable' });
+  });
+
+  test('behavior: a client that closes its socket while the answer is computed (no byte received) is not charged, over REST and MCP', async () => {
+    const { key, accountId } = buyer({ credits: 100 });
+    const question = 'How long is the caffeine half-life in a healthy adult?';
+    const { hostname, port } = new URL(served.url);
+    const bodies = {
+      '/api/ask/query': JSON.stringify({ question, paymentMode: 'credits', mode: 'raw' }),
+      '/mcp': JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'profile_query', arguments: { question, paymentMode: 'credits', mode: 'raw' } } }),
+    };
+    const received: number[] = [];
+    for (const [path, body] of Object.entries(bodies)) {
+      for (const afterMs of [0, 1, 2]) {
+        received.push(
+          await new Promise<number>((resolve) => {
+            const socket = net.connect(Number(port), hostname, () => {
+              socket.write(
+                `POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nservice-api-key: ${key}\r\ncontent-type: application/json\r\n` +
+                  `accept: application/json, text/event-stream\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+              );
+              let got = 0;
+              socket.on('data', (chunk: Buffer) => (got += chunk.length));
+              setTimeout(() => {
+                socket.destroy();
+                resolve(got);
+              }, afterMs);
+            });
+          }),
+        );
+      }
+    }
+    // Every query the server took is settled one way or the other; those whose caller got nothing are reversed.
+    await vi.waitFor(() => {
+      const rows = Ledger.entries(db(), { accountId }).filter((e) => e.kind !== 'grant');
+      const charged = rows.filter((e) => e.kind === 'query_charge').length;
+      expect(rows.filter((e) => e.kind === 'query_reversal' || e.kind === 'query_answered')).toHaveLength(charged);
+    });
+    const rows = Ledger.entries(db(), { accountId });
+    const answered = rows.filter((e) => e.kind === 'query_answered').length;
+    expect(answered).toBeLessThanOrEqual(received.filter((n) => n > 0).length);
+    expect(Accounts.get(db(), accountId).creditBalance).toBe(100 - 10 * answered);
   });
 });

@@ -253,7 +253,10 @@ export const profileQuery = define({
       ({ response, used } = answered);
       if (connection.gone()) throw departed();
       receipt = await hold.settle();
-      // Settling takes a while: a caller who left meanwhile gets no answer, so the money that moved is a credit.
+      // Settling takes a while, and an answer paid from a balance takes no I/O at all: the event loop polls its
+      // sockets once (an immediate queued from the check phase runs after the next poll) to read a departure that
+      // came meanwhile. A caller who left gets no answer; the money that moved is a credit.
+      await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
       if (connection.gone()) throw departed();
     } catch (error) {
       // A query that fails after the hold costs nothing (money that already moved becomes a credit).

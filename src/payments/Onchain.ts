@@ -18,22 +18,21 @@ function crashPoint(config: Config, at: NonNullable<Config['payments']['crashAt'
 }
 
 /**
- * A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused.
- * `creditAvailable` is said only to a credential signed by the wallet that holds the credit.
+ * A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused
+ * (the challenge carries the reason too, where its format has room for one). Whether a wallet has a credit is never
+ * said: its next signed payment spends it.
  */
-async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config: Config; reason?: string; creditAvailable?: boolean }): Promise<ServiceError> {
+async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config: Config; reason?: string }): Promise<ServiceError> {
   const { rail, terms, config } = input;
-  const challenge = await rail.challenge(terms);
+  const challenge = await rail.challenge(terms, { reason: input.reason });
   const price = `${terms.amountMillicents / Pricing.millicentsPerUsd} USD`;
-  const how = rail.rail === 'tempo' ? 'pay the WWW-Authenticate challenge and retry with Authorization: Payment' : 'pay the PAYMENT-REQUIRED challenge and retry with PAYMENT-SIGNATURE';
-  const message = `${input.reason ? `${input.reason} ` : ''}Payment of ${price} on ${rail.rail} is required: ${how} (over MCP: params._meta["org.paymentauth/credential"]).`;
-  const spend = input.creditAvailable ? ' Your wallet has a credit: sign the transfer without broadcasting it, and the credit pays instead.' : '';
-  return new ServiceError('payment_required', `${message}${spend}`, {
-    details: {
-      supportedRails: Pricing.supportedRails(config),
-      challenges: [challenge.mcp],
-      ...(input.creditAvailable && { creditAvailable: true }),
-    },
+  const how =
+    rail.rail === 'tempo'
+      ? 'pay the challenge (REST: WWW-Authenticate, retried with Authorization: Payment'
+      : 'pay the challenge (REST: PAYMENT-REQUIRED, retried with PAYMENT-SIGNATURE';
+  const message = `${input.reason ? `${input.reason} ` : ''}Payment of ${price} on ${rail.rail} is required: ${how}; MCP: data.challenges, retried with params._meta["org.paymentauth/credential"]).`;
+  return new ServiceError('payment_required', message, {
+    details: { supportedRails: Pricing.supportedRails(config), challenges: [challenge.mcp] },
     headers: challenge.headers,
   });
 }
@@ -59,12 +58,8 @@ export function payment(input: {
       if (!rail) throw Pricing.unavailable(config, input.rail);
       const nothingRelevant = (extra = '') =>
         new ServiceError('no_relevant_content', `No indexed content is relevant enough to answer this question; nothing was charged.${extra} Do not pay.`);
-      // Refused: with nothing relevant to sell, no challenge (do not pay); otherwise a fresh one with the reason. A
-      // wallet that proved itself by signing hears of its credit; nobody else learns whether a wallet has one.
-      const refuse = async (reason: string, signer?: string) =>
-        relevant
-          ? await paymentRequired({ rail, terms, config, reason, creditAvailable: signer !== undefined && Payments.openCredit(db, input.rail, signer) !== undefined })
-          : nothingRelevant(` (${reason})`);
+      // Refused: with nothing relevant to sell, no challenge (do not pay); otherwise a fresh one with the reason.
+      const refuse = async (reason: string) => (relevant ? await paymentRequired({ rail, terms, config, reason }) : nothingRelevant(` (${reason})`));
       if (!credential) {
         if (!relevant) throw nothingRelevant();
         throw await paymentRequired({ rail, terms, config });
@@ -82,14 +77,23 @@ export function payment(input: {
         throw await refuse(`The payment credential was refused: ${error.message}`);
       }
       if (!relevant && !verified.paid) throw nothingRelevant(' Your payment was not settled.');
-      if (!Payments.reserve(db, { id: verified.challengeId, spendKey: verified.spendKey, rail: rail.rail, wallet: verified.wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
-        throw await refuse('This payment credential was already used: each pays for one answer.', verified.paid ? undefined : verified.wallet);
-      }
+      const reserved = Payments.reserve(db, {
+        id: verified.challengeId,
+        spendKey: verified.spendKey,
+        transfer: verified.paid?.txHash,
+        rail: rail.rail,
+        wallet: verified.wallet,
+        queryId,
+        requestDigest: terms.digest,
+        amountMillicents: terms.amountMillicents,
+      });
+      if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
+      // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
+      // or a credit.
+      if (verified.paid) Payments.advance(db, verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
       if (!relevant) {
         // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
-        const row = Payments.get(db, verified.challengeId)!;
-        Payments.advance(db, row.id, ['verified'], 'settled', { txHash: verified.paid!.txHash });
-        const creditId = Payments.grantCredit(db, row, 'no relevant content after the payer broadcast the payment');
+        const creditId = Payments.grantCredit(db, Payments.get(db, verified.challengeId)!, 'no relevant content after the payer broadcast the payment');
         throw new ServiceError(
           'no_relevant_content',
           `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: your next ${rail.rail} query signed by ${verified.wallet} (signed, not broadcast) spends it instead of a new transfer.`,
@@ -107,7 +111,9 @@ export function payment(input: {
   function creditFor(error: PaidButRefused, queryId: string): string {
     const { challengeId, txHash, wallet } = error.paid;
     const id = `${challengeId}:refused:${txHash}`;
-    if (!Payments.reserve(db, { id, spendKey: txHash, rail: input.rail, wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
+    // A transfer another payment already accounts for (answered, credited, or this server's own broadcast) is not
+    // credited again.
+    if (!Payments.reserve(db, { id, spendKey: txHash, transfer: txHash, rail: input.rail, wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
       return `The payment credential was refused (${error.message}), and its transfer ${txHash} was already used.`;
     }
     Payments.advance(db, id, ['verified'], 'settled', { txHash });
@@ -134,7 +140,7 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
         Payments.advance(db, id, ['verified'], 'settled', { txHash: creditId, note: `paid with credit ${creditId}` });
         receipt = rail.receipt({ txHash: creditId, receipt: { credit: creditId } }, terms);
       } else if (verified.paid) {
-        Payments.advance(db, id, ['verified'], 'settled', { txHash: verified.paid.txHash });
+        // Settled when it was reserved: the payer broadcast it.
         receipt = rail.receipt({ txHash: verified.paid.txHash, receipt: {} }, terms);
       } else {
         // From here until `settled`, money may be moving: a crash now is resolved by asking the chain, by the hash
@@ -169,7 +175,7 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
     },
     capture() {
       if (!Payments.advance(db, id, ['settled'], 'answered')) {
-        throw new ServiceError('service_unavailable', 'This payment was already turned into a credit while the answer was prepared; ask again with walletAddress to spend it.');
+        throw new ServiceError('service_unavailable', 'This payment was already turned into a credit while the answer was prepared; the next payment its wallet signs spends it.');
       }
       // The operator's ledger shows the revenue beside the creators' earnings for the same query.
       Ledger.append(db, {

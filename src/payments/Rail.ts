@@ -107,8 +107,8 @@ export interface PaymentRail {
   readonly rail: RailName;
   /** Whether a transport-found credential is this rail's (its header, or its shape in MCP `_meta`). */
   accepts(credential: InboundCredential): boolean;
-  /** A challenge for these terms. */
-  challenge(terms: Terms): Promise<Challenge>;
+  /** A challenge for these terms; `reason` says why a credential was refused, where the challenge has room for it. */
+  challenge(terms: Terms, options?: { reason?: string | undefined }): Promise<Challenge>;
   /** Checks a credential against the terms without moving money; throws CredentialRejected. */
   verify(credential: InboundCredential, terms: Terms, options: VerifyOptions): Promise<Verified>;
   /**

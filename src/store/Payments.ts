@@ -33,19 +33,24 @@ const columns = `id, spend_key AS spendKey, rail, wallet, query_id AS queryId, r
 
 /**
  * Records a verified credential as spent, before anything else happens to it. False when its challenge or its transfer
- * was spent already: the unique keys make this the one place a replay, or a parallel copy, is turned away.
+ * was spent already, or when the transfer it carries (`transfer`: a transaction already on chain) is one another
+ * payment accounts for, this server's own broadcasts included: the one place a replay, a parallel copy, or a
+ * transfer presented twice is turned away.
  */
 export function reserve(
   db: Database,
-  row: { id: string; spendKey: string; rail: Rail; wallet: string; queryId: string; requestDigest: string; amountMillicents: number },
+  row: { id: string; spendKey: string; transfer?: string | undefined; rail: Rail; wallet: string; queryId: string; requestDigest: string; amountMillicents: number },
 ): boolean {
   const now = Date.now();
+  const transfer = row.transfer?.toLowerCase() ?? null;
   const result = db
     .prepare(
       `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?) ON CONFLICT DO NOTHING`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?
+       WHERE ? IS NULL OR NOT EXISTS (SELECT 1 FROM payments WHERE lower(tx_hash) = ? OR spend_key = ?)
+       ON CONFLICT DO NOTHING`,
     )
-    .run(row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, now, now);
+    .run(row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, now, now, transfer, transfer, transfer);
   return result.changes === 1;
 }
 

@@ -124,12 +124,14 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       if (typeof value === 'string') return !/^Payment\s/i.test(value);
       return value !== null && typeof value === 'object' && 'x402Version' in value;
     },
-    async challenge(terms) {
+    async challenge(terms, options = {}) {
       const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
       const nonce = crypto.randomBytes(12).toString('hex');
       const token = `${expires}.${nonce}.${sign(terms, expires, nonce)}`;
       const requirements = await requirementsFor(terms, token);
-      const required = await server.createPaymentRequiredResponse([requirements], { url: terms.resource, description: terms.description, mimeType: 'application/json' }, 'Payment required');
+      // x402 clients show `error`: why the last credential was refused, when it was.
+      const error = options.reason ? flat(options.reason) : 'Payment required';
+      const required = await server.createPaymentRequiredResponse([requirements], { url: terms.resource, description: terms.description, mimeType: 'application/json' }, error);
       return { headers: { 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(required), 'Cache-Control': 'no-store' }, mcp: required };
     },
     async verify(credential, terms, options): Promise<Verified> {
@@ -218,6 +220,12 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
     },
   };
 }
+
+/** One line of printable text, short enough for a header: the challenge travels base64-encoded in one. */
+const flat = (text: string): string => {
+  const line = [...text].map((c) => (/\p{Cc}|\p{Zl}|\p{Zp}/u.test(c) ? ' ' : c)).join('').replace(/\s+/g, ' ').trim();
+  return line.length > 500 ? `${line.slice(0, 497)}...` : line;
+};
 
 /** A Unix time as ISO 8601, or as it was given when no date can hold it. */
 const iso = (seconds: number): string => (Math.abs(seconds) <= 8.64e12 ? new Date(seconds * 1000).toISOString() : `${seconds} (Unix seconds)`);

@@ -28,7 +28,8 @@ export function sendError(res: Response, error: ServiceError): void {
  */
 export function connectionOf(res: Response): Connection {
   return {
-    gone: () => res.destroyed || res.socket?.destroyed === true,
+    // A client that closed its side (FIN) is gone too: Node answers no request on a half-closed connection.
+    gone: () => res.destroyed || !res.socket || res.socket.destroyed || res.socket.readableEnded || !res.socket.writable,
     delivered: () => new Promise((resolve) => finished(res, (error) => resolve(error === undefined || error === null))),
   };
 }
