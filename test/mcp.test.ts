@@ -130,6 +130,17 @@ describe('POST /mcp JSON-RPC', () => {
     expect(snapshot(served.environment.services.db)).toEqual(before);
   });
 
+  test('behavior: a batch holding a request and its own cancellation is answered (the request is), not left open', async () => {
+    const call = { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'profile_list_channels', arguments: { limit: 1 } } };
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11, reason: 'changed my mind' } };
+    const { status, body } = await rpc('/mcp', [call, cancel]);
+    expect(status).toBe(200);
+    expect(body).toEqual([expect.objectContaining({ id: 11, result: expect.objectContaining({ structuredContent: expect.any(Object) }) })]);
+    // A cancellation on its own is accepted and cancels nothing (no request outlives its POST here).
+    const alone = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([cancel]) });
+    expect(alone.status).toBe(202);
+  });
+
   test('error: a failed tools/call is an isError result carrying the Error body and status', async () => {
     const { body } = await rpc('/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'profile_list_channels', arguments: { slug: 'sunniva-bratt' } } });
     expect(body.result.isError).toBe(true);

@@ -5,6 +5,7 @@ import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { McpClient } from 'mppx/mcp/client';
 import { privateKeyToAccount } from 'viem/accounts';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
 import * as Payments from '../src/store/Payments.js';
@@ -183,6 +184,26 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
     );
     expect(seen).not.toContain('answered');
   }, 120_000);
+
+  test('behavior: a stdio host that closes the pipe during settlement is not charged: the server finishes the call, credits the money, then exits', async () => {
+    const payer = await sandbox.newPayer();
+    const credential = await mcpCredential(rail, payer.key);
+    const child = spawn(cli.command, [...cli.args, 'mcp'], { env: { PATH: process.env.PATH ?? '', ...environment.env, LOG_LEVEL: 'warn' }, cwd: environment.directory, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const line = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    line({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'leaving-host', version: '1' } } });
+    line({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'profile_query', arguments: { question, rail }, _meta: { 'org.paymentauth/credential': credential } } });
+    // The host goes away once the payment is settling (the proxy holds the transfer on its way).
+    const db = environment.services.db;
+    await vi.waitFor(() => expect(db.prepare('SELECT state FROM payments WHERE wallet = ?').pluck().get(payer.address.toLowerCase())).toBe('settling'), { timeout: 20_000, interval: 20 });
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(stderr).not.toMatch(/release failed|not open/);
+    expect(await outcome(rail, payer, false)).toBe('credited');
+  }, 60_000);
 
   test.skipIf(rail !== 'tempo')('behavior: a payer who broadcast the transfer themselves and leaves before the answer keeps it as a credit', async () => {
     const seen: string[] = [];

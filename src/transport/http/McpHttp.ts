@@ -190,8 +190,16 @@ export function rpc(services: Services) {
         ids.add(parsed.data.id);
       }
     }
+    // A cancellation sent in the same POST as its request would leave the request unanswered (the SDK stops it and
+    // sends nothing), and this stateless server keeps the POST open until every request in it is answered: it is
+    // dropped, and the request answered. A cancellation alone cancels nothing here (no request outlives its POST).
+    const kept = Array.isArray(body) ? messages.filter((m) => (m as { method?: unknown }).method !== 'notifications/cancelled' || 'id' in (m as object)) : body;
+    if (Array.isArray(kept) && kept.length === 0) {
+      res.status(202).end();
+      return;
+    }
     try {
-      await answerWithSdk(services, req, res, body);
+      await answerWithSdk(services, req, res, kept);
     } catch (thrown) {
       const error = toServiceError(thrown);
       McpServer.logFailure(services, error, { transport: 'mcp-http' });

@@ -101,21 +101,25 @@ function refusal(message: JSONRPCMessage): JSONRPCMessage | undefined {
  * was handed to the transport is not delivered; once handed over, the transport's send says whether it went out.
  */
 class Responses {
-  private readonly waiting = new Map<string | number, { handed(): void; settle(sent: boolean): void }>();
+  /** Who waits for each id's response, first come first served (a client may reuse an id while one is in flight). */
+  private readonly waiting = new Map<string | number, { handed(): void; settle(sent: boolean): void }[]>();
 
   /** Resolves once the response to `id` was sent (true), or could not be, or the call ended before it was (false). */
   expect(id: string | number, signal: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(false);
       const cancelled = () => settle(false);
+      const waiter = {
+        // The server closes its connection right after an HTTP response is collected: that abort comes too late to count.
+        handed: () => signal.removeEventListener('abort', cancelled),
+        settle: (sent: boolean) => settle(sent),
+      };
       const settle = (sent: boolean) => {
-        this.waiting.delete(id);
+        this.take(id, waiter);
         signal.removeEventListener('abort', cancelled);
         resolve(sent);
       };
-      // The server closes its connection right after an HTTP response is collected: that abort comes too late to count.
-      const handed = () => signal.removeEventListener('abort', cancelled);
-      this.waiting.set(id, { handed, settle });
+      this.waiting.set(id, [...(this.waiting.get(id) ?? []), waiter]);
       signal.addEventListener('abort', cancelled, { once: true });
     });
   }
@@ -123,7 +127,8 @@ class Responses {
   /** Sends a message, telling whoever waits for it whether it went out. */
   async send(message: JSONRPCMessage, send: () => Promise<void>): Promise<void> {
     const id = 'id' in message && ('result' in message || 'error' in message) ? message.id : undefined;
-    const waiter = id === undefined || id === null ? undefined : this.waiting.get(id);
+    const waiter = id === undefined || id === null ? undefined : this.waiting.get(id)?.[0];
+    if (waiter) this.take(id!, waiter);
     waiter?.handed();
     try {
       await send();
@@ -132,6 +137,12 @@ class Responses {
       waiter?.settle(false);
       throw error;
     }
+  }
+
+  private take(id: string | number, waiter: { handed(): void; settle(sent: boolean): void }): void {
+    const left = (this.waiting.get(id) ?? []).filter((w) => w !== waiter);
+    if (left.length > 0) this.waiting.set(id, left);
+    else this.waiting.delete(id);
   }
 }
 
@@ -170,7 +181,10 @@ export function logFailure(services: Services, error: ServiceError, context: Rec
 export type Endpoint = {
   server: Server;
   connect(transport: Transport): Promise<void>;
+  /** Closes the server: calls in flight see their caller gone. */
   close(): Promise<void>;
+  /** Resolves once no tool call is in flight (each has settled or released its payment). */
+  idle(): Promise<void>;
 };
 
 /** Where a tool call's connection ends: the call's own cancellation, the response sent, and the transport's connection. */
@@ -188,6 +202,18 @@ export function create(options: { services: Services; binding: Binding; presente
   const { services, binding, presented } = options;
   const outer: Connection = options.connection ?? { gone: () => false, delivered: () => Promise.resolve(true) };
   const responses = new Responses();
+  // Tool calls in flight, and a wait for the moment there are none: the store must outlive a payment mid-way.
+  let inFlight = 0;
+  const quiet: (() => void)[] = [];
+  const tracked = async <T>(call: () => Promise<T>): Promise<T> => {
+    inFlight += 1;
+    try {
+      return await call();
+    } finally {
+      inFlight -= 1;
+      if (inFlight === 0) for (const done of quiet.splice(0)) done();
+    }
+  };
   const connectionOf = (extra: RequestExtra): Connection => ({
     gone: () => extra.signal.aborted || outer.gone(),
     delivered: () => responses.expect(extra.requestId, extra.signal).then((sent) => sent && outer.delivered()),
@@ -203,7 +229,7 @@ export function create(options: { services: Services; binding: Binding; presente
     tools: Tools.all.map((t) => ({ name: t.name, description: t.description(binding), inputSchema: Tools.inputJsonSchema(t, binding) as { type: 'object' } })),
   }));
 
-  server.setRequestHandler(callTool, async (request, extra) => {
+  server.setRequestHandler(callTool, async (request, extra) => tracked(async () => {
     const { name, arguments: args, _meta: meta } = request.params;
     if (!Tools.find(name)) throw new RpcError(Tools.unknownTool(name));
     let note: ServiceError | undefined;
@@ -228,10 +254,10 @@ export function create(options: { services: Services; binding: Binding; presente
       if (error.code === 'payment_required') throw new RpcError(error);
       return withNote(toolErrorResult(error), note);
     }
-  });
+  }));
 
   for (const tool of Tools.all) {
-    server.setRequestHandler(directCall(tool.name), async (request, extra) => {
+    server.setRequestHandler(directCall(tool.name), async (request, extra) => tracked(async () => {
       const { _meta: meta, ...args } = request.params ?? {};
       let receipt: unknown;
       try {
@@ -250,7 +276,16 @@ export function create(options: { services: Services; binding: Binding; presente
         logFailure(services, error, { tool: tool.name, transport: 'mcp' });
         throw new RpcError(error);
       }
-    });
+    }));
   }
-  return { server, connect: (transport) => connect(server, transport, responses), close: () => server.close() };
+  return {
+    server,
+    connect: (transport) => connect(server, transport, responses),
+    close: () => server.close(),
+    idle: async () => {
+      if (inFlight > 0) await new Promise<void>((resolve) => quiet.push(resolve));
+      // What a call does once its response is out (capture, or release) runs a turn after the call returns.
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
 }

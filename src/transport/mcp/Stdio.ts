@@ -49,5 +49,8 @@ export async function serve(services: Services, binding: Binding): Promise<void>
   };
   services.logger.info('mcp stdio ready', { binding: binding.kind === 'profile' ? binding.slug : 'global' });
   await closed;
+  // A host that closes mid-call leaves the call to finish (its caller is gone: nothing is charged, or it is credited)
+  // before the store closes under it.
   await endpoint.close();
+  await endpoint.idle();
 }
