@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -5,6 +6,7 @@ import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymen
 import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { McpClient } from 'mppx/mcp/client';
+import { createPublicClient, createWalletClient, defineChain, http as viemHttp, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -470,13 +472,13 @@ describe('profile-edge ask', () => {
 });
 
 describe('reconciling payments a crash cut off', () => {
-  const insert = (db: Environment.Environment['services']['db'], row: { id: string; rail: string; spendKey: string; state: string; txHash?: string; settleBy?: number }) =>
+  const insert = (db: Environment.Environment['services']['db'], row: { id: string; rail: string; spendKey: string; state: string; txHash?: string; settleBy?: number; wallet?: string }) =>
     db
       .prepare(
         `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, tx_hash, settle_by, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'd', 5000, ?, ?, ?, ?, ?)`,
       )
-      .run(row.id, row.spendKey, row.rail, served.sandbox.payer.address.toLowerCase(), `q_${row.id}`, row.state, row.txHash ?? null, row.settleBy ?? null, Date.now(), Date.now());
+      .run(row.id, row.spendKey, row.rail, (row.wallet ?? served.sandbox.payer.address).toLowerCase(), `q_${row.id}`, row.state, row.txHash ?? null, row.settleBy ?? null, Date.now(), Date.now());
 
   test('behavior: settling payments from before transfers were kept: landed ones become credits, unused ones are released, unknown ones are credited', async () => {
     const { sandbox, environment } = served;
@@ -496,6 +498,75 @@ describe('reconciling payments a crash cut off', () => {
     expect([state(landed.id), state('never-landed'), state('signed-unknown'), state('only-verified')]).toEqual(['credited', 'released', 'credited', 'released']);
     // Reconciling again changes nothing.
     expect(await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0, pending: 0 });
+  });
+
+  /** The Base stand-in as anyone holding a signed authorization sees it: a gas-paying account of their own. */
+  const outsider = () => {
+    const chain = defineChain({ id: served.sandbox.base.chainId, name: 'base-stand-in', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [served.sandbox.base.rpcUrl] } } });
+    const account = privateKeyToAccount(served.sandbox.base.gasKey);
+    const wallet = createWalletClient({ account, chain, transport: viemHttp(served.sandbox.base.rpcUrl) });
+    const reader = createPublicClient({ chain, transport: viemHttp(served.sandbox.base.rpcUrl) });
+    const usdc = served.sandbox.base.usdc.address;
+    const abi = parseAbi([
+      'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+      'function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)',
+    ]);
+    return {
+      /** Sends a leaked x402 payment's authorization straight to the token, as a leaking gateway could. */
+      async send(header: string) {
+        const { authorization: a, signature } = decodePaymentSignatureHeader(header).payload as any;
+        const args = [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, signature] as const;
+        await reader.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: usdc, abi, functionName: 'transferWithAuthorization', args }) });
+      },
+      /** The payer withdraws an authorization nobody used: its nonce reads as used, no money moves. */
+      async cancel(key: `0x${string}`, nonce: `0x${string}`) {
+        const payer = privateKeyToAccount(key);
+        const domain = { name: served.sandbox.base.usdc.name, version: served.sandbox.base.usdc.version, chainId: served.sandbox.base.chainId, verifyingContract: usdc };
+        const types = { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] } as const;
+        const signature = await payer.signTypedData({ domain, types, primaryType: 'CancelAuthorization', message: { authorizer: payer.address, nonce } });
+        await reader.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: usdc, abi, functionName: 'cancelAuthorization', args: [payer.address, nonce, signature] }) });
+      },
+    };
+  };
+
+  test('behavior: an x402 answer a credit paid for, whose authorization someone else sends later, leaves the wallet a credit again', async () => {
+    const { sandbox, environment } = served;
+    const db = environment.services.db;
+    const payer = await sandbox.newPayer();
+    // The wallet holds a credit (a payment of its that got no answer).
+    insert(db, { id: `owed-${payer.address}`, rail: 'x402_base', spendKey: `${payer.address.toLowerCase()}:0x${'88'.repeat(32)}`, state: 'settled', wallet: payer.address });
+    const owed = Payments.grantCredit(db, Payments.get(db, `owed-${payer.address}`)!, 'test: an earlier payment got no answer');
+    const body = { question, rail: 'x402_base' };
+    const headers = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), payer.key);
+    const answered = await json(await post(fetch, '/api/ask/query', body, headers));
+    expect(answered.txHash).toBe(owed);
+    expect(await sandbox.balance('x402_base', payer.address)).toBe(10_000_000n);
+    // A gateway that saw PAYMENT-SIGNATURE sends it anyway: the wallet paid, for an answer its credit already bought.
+    await outsider().send(headers['PAYMENT-SIGNATURE']!);
+    expect(await sandbox.balance('x402_base', payer.address)).toBe(10_000_000n - 50_000n);
+    const row = Payments.byQuery(db, answered.queryId)!;
+    // Until the authorization expires it is not looked at; after, the transfer is found and credited, once.
+    expect((await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 600_000, now: Date.now() })).credited).toBe(0);
+    const later = { olderThanMs: 600_000, now: row.settleBy! + 61_000 };
+    expect((await Onchain.reconcile(db, environment.services.rails, later)).credited).toBe(1);
+    expect(Payments.openCredit(db, 'x402_base', payer.address)).toMatchObject({ paymentId: row.id });
+    expect((await Onchain.reconcile(db, environment.services.rails, later)).credited).toBe(0);
+  });
+
+  test('behavior: an authorization its payer cancelled is not taken for a transfer: settling, it is released; released, it is not credited', async () => {
+    const { sandbox, environment } = served;
+    const db = environment.services.db;
+    const payer = await sandbox.newPayer();
+    const wallet = payer.address.toLowerCase();
+    const [settling, released] = [`0x${'9a'.repeat(32)}`, `0x${'9b'.repeat(32)}`] as const;
+    const past = Date.now() - 120_000;
+    insert(db, { id: `cancelled-settling-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${settling}`, state: 'settling', settleBy: past, wallet });
+    insert(db, { id: `cancelled-released-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${released}`, state: 'released', settleBy: past, wallet });
+    for (const nonce of [settling, released]) await outsider().cancel(payer.key, nonce);
+    await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
+    expect(Payments.get(db, `cancelled-settling-${wallet}`)!.state).toBe('released');
+    expect(Payments.get(db, `cancelled-released-${wallet}`)!.state).toBe('released');
+    expect(db.prepare('SELECT COUNT(*) FROM wallet_credits WHERE wallet = ?').pluck().get(wallet)).toBe(0);
   });
 
   test('behavior: a transfer that may still land is left for the next pass, and released once it can no longer land', async () => {
@@ -550,6 +621,21 @@ describe('what an independent review found', () => {
       expect(res.status).toBe(402);
       expect((await json(res)).message).toMatch(/refused/);
     }
+  });
+
+  test('behavior: an x402 payment whose signature is not its payer\'s is refused and binds nothing (no row per forged request)', async () => {
+    const db = served.environment.services.db;
+    const unpaid = await ask({ question, rail: 'x402_base' });
+    const payload = await x402Payer(served.sandbox, served.sandbox.payer.key).createPaymentPayload((await json(unpaid)).challenges[0]);
+    const bindings = () => db.prepare('SELECT COUNT(*) FROM credential_bindings').pluck().get() as number;
+    const before = bindings();
+    for (let i = 0; i < 5; i++) {
+      const from = `0x${crypto.randomBytes(20).toString('hex')}`;
+      const forged = { ...payload, payload: { ...payload.payload, authorization: { ...(payload.payload as any).authorization, from }, signature: `0x${'ab'.repeat(65)}` } };
+      const res = await ask({ question, rail: 'x402_base', _meta: { 'org.paymentauth/credential': forged } });
+      expect(res.status).toBe(402);
+    }
+    expect(bindings()).toBe(before);
   });
 
   test('behavior: a refused credential on a question nothing answers is 422, as without one', async () => {

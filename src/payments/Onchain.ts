@@ -8,7 +8,7 @@ import type { Config } from '../config/Config.js';
 import * as Charging from './Charging.js';
 import type { Hold, Payment } from './Gate.js';
 import * as Pricing from './Pricing.js';
-import { CredentialRejected, PaidButRefused } from './Rail.js';
+import { CredentialRejected, PaidButRefused, landingMarginMs } from './Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Terms, Verified } from './Rail.js';
 import type { Rails } from './Rails.js';
 
@@ -86,6 +86,7 @@ export function payment(input: {
         queryId,
         requestDigest: terms.digest,
         amountMillicents: terms.amountMillicents,
+        settleBy: verified.paid ? undefined : verified.settleBy,
       });
       if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
       // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
@@ -145,7 +146,7 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
       } else {
         // From here until `settled`, money may be moving: a crash now is resolved by asking the chain, by the hash
         // kept before the transfer leaves (or the authorization it spends), until it can no longer land.
-        Payments.advance(db, id, ['verified'], 'settling', { settleBy: verified.settleBy });
+        Payments.advance(db, id, ['verified'], 'settling');
         let settlement;
         try {
           settlement = await rail.settle(verified, terms, {
@@ -206,11 +207,16 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
   };
 }
 
+/** How long a credential's binding is kept: longer than any challenge lives (a day at most), so than any authorization. */
+const bindingLifetimeMs = 2 * 86_400_000;
+
 /**
  * Settles what a crash or a lost answer left part-way, for payments untouched for `olderThanMs`: a credential verified
  * but never settled is released (no money moved); one that was settling is looked up on its chain, by the hash kept
  * before its transfer left: landed, it becomes a credit for the wallet; failed, or never sent and expired, it is
- * released; still able to land, it is left for the next pass. Returns how many were released, credited and left.
+ * released; still able to land, it is left for the next pass. Then the credentials this server never settled
+ * (released, or answered by a credit), once they can no longer land, are looked up: one that someone else sent moved
+ * the wallet's money with no answer of its own, and becomes a credit. Returns how many were released, credited and left.
  */
 export async function reconcile(db: Database, rails: Rails, options: { olderThanMs: number; now?: number }): Promise<{ released: number; credited: number; pending: number }> {
   const now = options.now ?? Date.now();
@@ -218,6 +224,10 @@ export async function reconcile(db: Database, rails: Rails, options: { olderThan
   let released = 0;
   let credited = 0;
   let pending = 0;
+  const landedFor = async (row: Payments.PaymentRow, txHash: string | null) => {
+    const rail = await rails.get(row.rail);
+    return rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash, settleBy: row.settleBy }, { now }).catch(() => undefined) : undefined;
+  };
   for (const row of Payments.unfinished(db, cutoff)) {
     if (row.state === 'verified') {
       if (Payments.advance(db, row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) released += 1;
@@ -225,8 +235,7 @@ export async function reconcile(db: Database, rails: Rails, options: { olderThan
       continue;
     }
     if (row.state === 'settling') {
-      const rail = await rails.get(row.rail);
-      const landed = rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash: row.txHash, settleBy: row.settleBy }, { now }).catch(() => undefined) : undefined;
+      const landed = await landedFor(row, row.txHash);
       if (landed === null) {
         if (Payments.advance(db, row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) released += 1;
         continue;
@@ -248,5 +257,16 @@ export async function reconcile(db: Database, rails: Rails, options: { olderThan
     Payments.grantCredit(db, Payments.get(db, row.id)!, 'reconciled: paid, but the answer was not delivered (the server stopped, or the outcome was lost)');
     credited += 1;
   }
+  for (const row of Payments.lapsed(db, now - landingMarginMs)) {
+    // A credit's id stands where a transaction hash would: only a hash this server broadcast is looked up.
+    const landed = await landedFor(row, row.creditId ? null : row.txHash);
+    if (landed === undefined) continue;
+    if (landed) {
+      Payments.grantCredit(db, row, `its signed transfer was sent by someone else (${landed.txHash}) after this server ${row.creditId ? 'spent a credit instead' : 'let it go unsettled'}`);
+      credited += 1;
+    }
+    Payments.stopWatching(db, row.id);
+  }
+  Payments.pruneBindings(db, now - bindingLifetimeMs);
   return { released, credited, pending };
 }

@@ -39,18 +39,29 @@ const columns = `id, spend_key AS spendKey, rail, wallet, query_id AS queryId, r
  */
 export function reserve(
   db: Database,
-  row: { id: string; spendKey: string; transfer?: string | undefined; rail: Rail; wallet: string; queryId: string; requestDigest: string; amountMillicents: number },
+  row: {
+    id: string;
+    spendKey: string;
+    transfer?: string | undefined;
+    rail: Rail;
+    wallet: string;
+    queryId: string;
+    requestDigest: string;
+    amountMillicents: number;
+    /** When (ms) the credential's transfer can no longer land, for one nobody has sent yet. */
+    settleBy?: number | undefined;
+  },
 ): boolean {
   const now = Date.now();
   const transfer = row.transfer?.toLowerCase() ?? null;
   const result = db
     .prepare(
-      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, created_at, updated_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?
+      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, settle_by, created_at, updated_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?, ?
        WHERE ? IS NULL OR NOT EXISTS (SELECT 1 FROM payments WHERE lower(tx_hash) = ? OR spend_key = ?)
        ON CONFLICT DO NOTHING`,
     )
-    .run(row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, now, now, transfer, transfer, transfer);
+    .run(row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, row.settleBy ?? null, now, now, transfer, transfer, transfer);
   return result.changes === 1;
 }
 
@@ -105,6 +116,26 @@ export function byQuery(db: Database, queryId: string): PaymentRow | undefined {
 /** Payments left part-way (verified, settling or settled, never answered nor released) since before `cutoff`. */
 export function unfinished(db: Database, cutoff: number): PaymentRow[] {
   return db.prepare(`SELECT ${columns} FROM payments WHERE state IN ('verified', 'settling', 'settled') AND updated_at < ? ORDER BY created_at`).all(cutoff) as PaymentRow[];
+}
+
+/**
+ * Payments whose credential this server never settled (released, or answered by a credit instead) and whose transfer
+ * could land until `before`: someone else who held the signed credential may have sent it meanwhile.
+ */
+export function lapsed(db: Database, before: number): PaymentRow[] {
+  return db
+    .prepare(`SELECT ${columns} FROM payments WHERE settle_by IS NOT NULL AND settle_by < ? AND (state = 'released' OR (state = 'answered' AND credit_id IS NOT NULL)) ORDER BY created_at`)
+    .all(before) as PaymentRow[];
+}
+
+/** A payment's transfer can no longer land, and was looked up once it could not: nothing more to watch. */
+export function stopWatching(db: Database, id: string): void {
+  db.prepare('UPDATE payments SET settle_by = NULL WHERE id = ?').run(id);
+}
+
+/** Bindings older than `before`: their credentials expired with their challenges. Returns how many went. */
+export function pruneBindings(db: Database, before: number): number {
+  return db.prepare('DELETE FROM credential_bindings WHERE created_at < ?').run(before).changes;
 }
 
 /** Money moved for a payment that got no answer: the wallet is owed one answer on the same rail. Marks the payment credited. */

@@ -14,7 +14,8 @@ import { PaymentPayloadV2Schema } from '@x402/core/schemas';
 import { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { createPublicClient, http, keccak256, parseAbi, stringToBytes } from 'viem';
+import { authorizationTypes } from '@x402/evm';
+import { createPublicClient, http, keccak256, parseAbi, parseAbiItem, stringToBytes, verifyTypedData } from 'viem';
 import { z } from 'zod';
 import type { X402Config } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
@@ -144,7 +145,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
         throw new CredentialRejected('its challenge was not issued by this server for this request (question, scope, mode and price must be the same), or was altered.');
       }
-      const authorization = (payload.payload as { authorization: { from: string; nonce: string; validBefore: string } }).authorization;
+      const { authorization, signature } = payload.payload as z.infer<typeof Eip3009>;
       const wallet = authorization.from.toLowerCase();
       const signedNonce = authorization.nonce.toLowerCase();
       const spendKey = `${wallet}:${signedNonce}`;
@@ -153,14 +154,27 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         if (signedNonce.startsWith(nonceTag)) throw new CredentialRejected('its EIP-3009 nonce was issued for another challenge, and pays for that question only.');
         if (config.nonceBinding === 'required') {
           throw new CredentialRejected(
-            'its EIP-3009 nonce is not the one its challenge announces (accepted.extra.nonce): sign the authorization with that nonce and validBefore accepted.extra.validBefore, so that it pays for this question only.',
+            'its EIP-3009 nonce is not the one its challenge announces (accepted.extra.nonce): sign the authorization with that nonce and validBefore accepted.extra.validBefore, so that it pays for this question only (@x402/evm\'s own exact client picks a random nonce; /SKILL.md shows a client that signs the announced one).',
           );
         }
       }
-      // Whatever becomes of it, this authorization now pays for this challenge or for none.
-      if (options.bind(spendKey, token as string) !== token) {
-        throw new CredentialRejected('its transfer authorization was first presented with another challenge, and pays for that question only.');
-      }
+      // Whatever becomes of it, a signed authorization now pays for this challenge or for none. A signature checked
+      // here binds at once (refusals below included); one that is not a plain key's (a contract wallet's, which the
+      // facilitator checks) binds once the facilitator verified it; an unsigned one binds nothing.
+      const bind = () => {
+        if (options.bind(spendKey, token as string) !== token) {
+          throw new CredentialRejected('its transfer authorization was first presented with another challenge, and pays for that question only.');
+        }
+      };
+      const signedByKey = await verifyTypedData({
+        address: authorization.from as `0x${string}`,
+        domain: { name: config.currencyName, version: config.currencyVersion, chainId: config.chainId, verifyingContract: config.currency as `0x${string}` },
+        types: authorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: { ...authorization, value: BigInt(authorization.value), validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) } as never,
+        signature: signature as `0x${string}`,
+      }).catch(() => false);
+      if (signedByKey) bind();
       const now = Date.now() / 1000;
       if (Number(expires) < now) throw new CredentialRejected('its challenge has expired.');
       const validBefore = Number(authorization.validBefore);
@@ -178,6 +192,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         throw new CredentialRejected(`the facilitator could not verify it (${(error as { invalidReason?: string }).invalidReason ?? 'error'}).`);
       }
       if (!result.isValid) throw new CredentialRejected(`the facilitator refused it (${result.invalidReason ?? 'invalid'}).`);
+      if (!signedByKey) bind();
       return { rail: 'x402_base', challengeId: token as string, spendKey, wallet, settleBy: validBefore * 1000, state: { payload, requirements } satisfies Parsed };
     },
     async settle(verified): Promise<Settlement> {
@@ -214,12 +229,28 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         functionName: 'authorizationState',
         args: [wallet, nonce],
       });
-      if (used) return { txHash: spendKey, receipt: {} };
       // Unused, and past its validBefore: no one can settle it any more. Before that, the facilitator still might.
-      return settleBy === null || now > settleBy + landingMarginMs ? null : undefined;
+      if (!used) return settleBy === null || now > settleBy + landingMarginMs ? null : undefined;
+      // Used, or cancelled by its payer: only a transfer that spent it moved money. Logs older than the window a
+      // node serves cannot be searched; such a nonce is taken as spent, as before transfers were looked up.
+      const latest = await client.getBlockNumber();
+      const logs = await client
+        .getLogs({
+          address: config.currency as `0x${string}`,
+          event: parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)'),
+          args: { authorizer: wallet, nonce },
+          fromBlock: latest > logWindowBlocks ? latest - logWindowBlocks : 0n,
+        })
+        .catch(() => undefined);
+      if (logs === undefined) return { txHash: spendKey, receipt: {} };
+      const transfer = logs[0];
+      return transfer ? { txHash: transfer.transactionHash, receipt: {} } : null;
     },
   };
 }
+
+/** How far back reconciliation searches a chain's logs for the transfer that spent an authorization (two days on Base). */
+const logWindowBlocks = 100_000n;
 
 /** One line of printable text, short enough for a header: the challenge travels base64-encoded in one. */
 const flat = (text: string): string => {

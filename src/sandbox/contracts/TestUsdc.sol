@@ -18,9 +18,11 @@ contract TestUsdc {
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
     bytes32 private constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
         keccak256("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)");
+    bytes32 private constant CANCEL_AUTHORIZATION_TYPEHASH = keccak256("CancelAuthorization(address authorizer,bytes32 nonce)");
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
+    event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce);
 
     constructor(string memory name_, string memory version_) {
         name = name_;
@@ -64,6 +66,15 @@ contract TestUsdc {
         bytes memory signature
     ) external {
         authorized(from, to, value, validAfter, validBefore, nonce, signature);
+    }
+
+    /// The authorizer withdraws an authorization nobody used yet: its nonce reads as used, and no money moves.
+    function cancelAuthorization(address authorizer, bytes32 nonce, bytes memory signature) external {
+        require(!authorizations[authorizer][nonce], "FiatTokenV2: authorization is used or canceled");
+        bytes32 digest = keccak256(abi.encodePacked("\x19\x01", DOMAIN_SEPARATOR(), keccak256(abi.encode(CANCEL_AUTHORIZATION_TYPEHASH, authorizer, nonce))));
+        require(signer(digest, signature) == authorizer && authorizer != address(0), "FiatTokenV2: invalid signature");
+        authorizations[authorizer][nonce] = true;
+        emit AuthorizationCanceled(authorizer, nonce);
     }
 
     function authorized(
