@@ -10,6 +10,10 @@ import { createPublicClient, createWalletClient, defineChain, http as viemHttp, 
 import { privateKeyToAccount } from 'viem/accounts';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { projectRoot } from '../src/config/Config.js';
 import path from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { credentialFor, tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
@@ -326,6 +330,31 @@ describe('a credential someone else saw before it was spent', () => {
     } finally {
       await server.close();
       await environment.close();
+    }
+  });
+});
+
+describe('SKILL.md', () => {
+  test('behavior: the x402 scheme SKILL.md shows pays through @x402/fetch as written', async () => {
+    const { sandbox } = served;
+    const block = /```js\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(projectRoot, 'SKILL.md'), 'utf8'))![1]!;
+    const code = block.split('\n').map((line) => line.replace(/^ {4}/, '')).join('\n');
+    // Written beside a node_modules that resolves as the project's, and imported as an agent would.
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-skill-'));
+    fs.symlinkSync(path.join(projectRoot, 'node_modules'), path.join(directory, 'node_modules'));
+    fs.writeFileSync(path.join(directory, 'bound.mjs'), code);
+    try {
+      const { boundExact } = (await import(pathToFileURL(path.join(directory, 'bound.mjs')).href)) as { boundExact: (account: unknown) => never };
+      const payer = await sandbox.newPayer();
+      const network = `eip155:${sandbox.base.chainId}` as const;
+      const client = new x402Client().register(network, boundExact(privateKeyToAccount(payer.key)));
+      // The sandbox's USDC is no default asset of the client's: allowed, as a wallet would list its own token.
+      client.setSpendControls({ allowedAssets: [{ network, asset: sandbox.base.usdc.address, maxAmountPerPayment: '1000000' }] });
+      const res = await post(wrapFetchWithPayment(fetch, client), '/api/ask/query', { question, rail: 'x402_base' });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(await sandbox.balance('x402_base', payer.address)).toBe(10_000_000n - 50_000n);
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
     }
   });
 });

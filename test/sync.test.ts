@@ -252,6 +252,19 @@ describe('sync with an rss source', () => {
     expect(Channels.get(db, id).status).toBe('live');
   });
 
+  test('behavior: a lease ends at once when its holder\'s process here is gone, after a long silence when it still runs, and by heartbeat elsewhere', async () => {
+    const exited = spawn(process.execPath, ['-e', '0']);
+    await new Promise((resolve) => exited.once('exit', resolve));
+    const now = Date.now();
+    const expired = (lease: Channels.Lease) => Sync.leaseExpired(lease, { now, staleMs: 20_000 });
+    expect(expired({ heartbeatAt: now, host: Sync.processHost, pid: exited.pid! })).toBe(true);
+    expect(expired({ heartbeatAt: now - 5 * 60_000, host: Sync.processHost, pid: process.pid })).toBe(false);
+    expect(expired({ heartbeatAt: now - 11 * 60_000, host: Sync.processHost, pid: process.pid })).toBe(true);
+    // Same host name, another pid namespace (a container with host networking): its pids are not ours to ask.
+    expect(expired({ heartbeatAt: now, host: `${os.hostname()}/pid:[1]`, pid: exited.pid! })).toBe(false);
+    expect(expired({ heartbeatAt: now - 21_000, host: 'elsewhere', pid: 1 })).toBe(true);
+  });
+
   test('behavior: a sync whose hold was taken over stops, and cannot mark the channel live under the new holder', () => {
     const { id } = channel(posts);
     const now = Date.now();

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import * as Chunker from '../ingest/Chunker.js';
 import type { Logger } from '../log/Logger.js';
@@ -26,9 +27,21 @@ const hungMs = 10 * 60_000;
  */
 export function leaseExpired(lease: Channels.Lease, options: { now: number; staleMs: number }): boolean {
   const silent = options.now - lease.heartbeatAt;
-  if (lease.host === os.hostname() && lease.pid !== undefined) return processGone(lease.pid) || silent > Math.max(hungMs, options.staleMs);
+  if (lease.host === processHost && lease.pid !== undefined) return processGone(lease.pid) || silent > Math.max(hungMs, options.staleMs);
   return silent > options.staleMs;
 }
+
+/**
+ * Where this process's pid means something: the host name, and on Linux the pid namespace, so a container that
+ * shares the host's name (host networking) does not read another's pids as its own.
+ */
+export const processHost = ((): string => {
+  try {
+    return `${os.hostname()}/${fs.readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return os.hostname();
+  }
+})();
 
 function processGone(pid: number): boolean {
   if (pid === process.pid) return false;
@@ -141,7 +154,7 @@ export async function syncChannel(
   const hold = Channels.claimSync(deps.db, channelId, {
     now: started,
     expired: (lease) => leaseExpired(lease, { now: started, staleMs }),
-    process: { host: os.hostname(), pid: process.pid },
+    process: { host: processHost, pid: process.pid },
   });
   if (!hold) return emptyReport(channelId, 'skipped', 'another sync is running');
   const { channel, holder } = hold;

@@ -87,8 +87,9 @@ function unreadableArguments(message: JSONRPCMessage): string | undefined {
 /** An invalid-params error response for a request its handler's schema refuses, or undefined when it is fine. */
 function refusal(message: JSONRPCMessage): JSONRPCMessage | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
+  // Answered as the tool answers any unknown field: a tool error result the model can read and correct.
   const field = unreadableArguments(message);
-  if (field) return { jsonrpc: '2.0', id: message.id, error: toJsonRpcError(new ServiceError('invalid_request', `invalid tools/call request: unknown field: ${field}`)) };
+  if (field) return { jsonrpc: '2.0', id: message.id, result: toolErrorResult(new ServiceError('invalid_request', `unknown field: ${field}`)) };
   const parsed = requestSchemas.get(message.method)?.safeParse(message);
   if (!parsed || parsed.success) return undefined;
   const issues = (parsed.error?.issues ?? []).slice(0, 5).map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message}`);
