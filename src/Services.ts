@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { Config } from './config/Config.js';
 import type { Logger } from './log/Logger.js';
 import * as Log from './log/Logger.js';
@@ -12,6 +13,7 @@ import * as Embedders from './retrieval/Embedders.js';
 import * as VectorSearch from './retrieval/VectorSearch.js';
 import * as VectorIndex from './store/VectorIndex.js';
 import * as Connectors from './sources/Connectors.js';
+import * as SignedLinks from './pages/SignedLinks.js';
 import type { Fetcher } from './sources/Fetcher.js';
 import type { Database } from './store/Database.js';
 import * as Store from './store/Database.js';
@@ -30,6 +32,8 @@ export type Services = {
    */
   lexicalIndex(): LexicalIndex.LexicalIndex;
   synthesizer: Synthesizer;
+  /** Signs the links of paid answers to private content, and verifies them when a citation page is opened. */
+  citationLinks: SignedLinks.SignedLinks;
   /** The corpus term model (soft term matching), reloaded when a rebuild lands; undefined until one is built. */
   termModel(): TermModel.TermModel | undefined;
   /** The configured embedder, if any (used by ingestion and reindexing). */
@@ -44,6 +48,21 @@ export type Services = {
   createdStore: boolean;
   close(): void;
 };
+
+/**
+ * The key citation links are signed with when CITATION_LINK_SECRET is not set: made on first use and kept in the
+ * database, so every process on it (`serve` and a stdio `mcp` alike) opens the links the others made, across restarts.
+ */
+function keptLinkSecret(db: Database): string {
+  // Immediate: two processes starting together take one key, not one each.
+  return db.transaction(() => {
+    const kept = Store.getMeta(db, 'citation_link_secret');
+    if (kept !== undefined) return kept;
+    const made = crypto.randomBytes(32).toString('hex');
+    Store.setMeta(db, 'citation_link_secret', made);
+    return made;
+  }).immediate();
+}
 
 /** Opens the store and builds the shared services from configuration. */
 export function create(config: Config, options: { logger?: Logger } = {}): Services {
@@ -77,6 +96,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
       return lexicalIndex;
     },
     synthesizer: Synthesizers.fromConfig(config, logger),
+    citationLinks: SignedLinks.create({ secret: () => config.citationLinks.secret ?? keptLinkSecret(db), ttlSeconds: config.citationLinks.ttlSeconds }),
     embedder,
     vectors,
     fetcher: Connectors.fetcherFromConfig(config),

@@ -682,7 +682,9 @@ describe.each(names)('contract over %s', (transportName) => {
       c.check?.(payload);
       // The same payload as the handler gives: transports add and lose nothing.
       if (transportName !== 'handler') {
-        const strip = (p: Record<string, unknown>) => Object.fromEntries(Object.entries(p).filter(([k]) => !c.volatile?.includes(k)));
+        // A signed link's expiry is rounded to the minute: two calls either side of a minute differ only there.
+        const unsigned = (p: unknown): unknown => JSON.parse(JSON.stringify(p).replace(/&expires=\d+&sig=[\w-]+/g, ''));
+        const strip = (p: Record<string, unknown>) => Object.fromEntries(Object.entries(unsigned(p) as Record<string, unknown>).filter(([k]) => !c.volatile?.includes(k)));
         expect(strip(payload)).toEqual(strip((await run(c, 'handler') as Extract<Outcome, { ok: true }>).payload));
       }
     } else {

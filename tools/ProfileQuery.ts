@@ -11,6 +11,7 @@ import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
 import * as Gate from '../src/payments/Gate.js';
+import * as PrivateLinks from '../src/pages/PrivateLinks.js';
 import type { OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
@@ -251,6 +252,7 @@ export const profileQuery = define({
         return answered.response;
       }
       ({ response, used } = answered);
+      response = PrivateLinks.sign(response, { evidence: preflight.returned, links: services.citationLinks });
       if (connection.gone()) throw departed();
       receipt = await hold.settle();
       // Settling takes a while, and an answer paid from a balance takes no I/O at all: the event loop polls its

@@ -1,7 +1,11 @@
 import type { Citation } from '../contract/Query.js';
+import * as Planner from '../retrieval/Planner.js';
 import type { Evidence } from '../retrieval/Retriever.js';
+import * as Text from '../retrieval/Text.js';
+import * as Asked from './Asked.js';
 import * as Rationale from './Rationale.js';
 import type { ScoredSentence } from './Rationale.js';
+import * as Roles from './Roles.js';
 import type { SynthesisInput, Synthesizer } from './Synthesizer.js';
 import { citation } from './Synthesizer.js';
 
@@ -11,78 +15,283 @@ export const nothingFound =
 
 /**
  * How widely an answer draws. A direct question is answered from the best item and a runner-up that ranks nearly as
- * well or states the answer more plainly (a second source is cited only when it is likely relevant too); an overview, a timeline, a comparison or an inventory
- * takes one sentence from each of several items, in the order the mode returned them.
+ * well or states the answer more plainly (a second source is cited only when it is likely relevant too); an overview, a
+ * timeline, a comparison or an inventory takes what bears on the question from each of several items.
  */
 const breadth = {
   focused: { items: 2, runnerUp: 0.7, outdo: 1.3, second: { relative: 0.6, absolute: 0.5 } },
-  broad: { items: 4, runnerUp: 0, outdo: 0, second: null },
+  broad: { items: 4 },
 } as const;
 /** Sentences shorter than this are headings or fragments: never chosen on their own. */
 const minLength = 20;
 /** A chosen sentence shorter than this is a lead-in ("Anchor sleep."): the next sentence comes along. */
 const leadIn = 40;
+/** In a broad answer, an item speaks only with a sentence worth this share of the best one: the rest is off the question. */
+const onQuestion = 0.35;
+
+/**
+ * How much a sentence is worth as the answer, beyond the rationale model's reading of it: questions put by others,
+ * set-ups and asides never answer; a sentence without the kind of fact asked for (a figure, a rule, a verdict) answers
+ * less; for a question about the present, a view given as held before answers less, one given as held now more.
+ */
+function weight(sentence: string, whole: string, asked: Asked.Asked): number {
+  let w = 1;
+  if (Roles.isQuestion(sentence) || Roles.declines(sentence)) w *= 0.05;
+  else if (Roles.isSetup(sentence) || Roles.isAside(sentence)) w *= 0.3;
+  if (asked.wants !== 'any') w *= Roles.holds(whole, asked.wants) ? 1.25 : 0.45;
+  if (asked.present && !asked.change) {
+    const era = Roles.era(sentence);
+    if (era === 'now') w *= 1.4;
+    else if (era === 'before') w *= 0.4;
+  }
+  return w;
+}
+
+/** A sentence as an answer, with the sentences that complete it (the set-up it leans on, the figure it hands over to). */
+type Candidate = ScoredSentence & { value: number; with: ScoredSentence[] };
+
+/**
+ * Each sentence as the core of an answer: joined with the sentence before when it leans back on it or is too short
+ * to stand alone ("Mine is €800."), and with the sentence after when it hands over to it, the next is a short
+ * completion, or the next states an exception. Worth the best of its sentences as the rationale model reads them,
+ * weighed by what the whole says (a figure in the completion counts).
+ */
+function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (parts: ScoredSentence[]) => number): Candidate[] {
+  const out: Candidate[] = [];
+  const usable = (s: ScoredSentence | undefined): s is ScoredSentence => s !== undefined && !Roles.isQuestion(s.sentence) && !Roles.isSetup(s.sentence) && !Roles.isStamp(s.sentence);
+  all.forEach((s, i) => {
+    if (!usable(s)) return;
+    const before = all[i - 1];
+    const after = all[i + 1];
+    const short = s.sentence.length < minLength;
+    const lean = usable(before) && (Roles.leansBack(s.sentence) || short);
+    const completes = usable(after) && (Roles.leansForward(s.sentence) || s.sentence.length < leadIn || after.sentence.length < leadIn || Roles.qualifies(after.sentence));
+    const parts = [...(lean ? [before] : []), s, ...(completes ? [after] : [])];
+    const text = parts.map((p) => p.sentence).join(' ');
+    if (text.length < minLength) return;
+    out.push({ ...s, value: relevance(parts) * weight(s.sentence, text, asked) * recent, with: parts });
+  });
+  return out;
+}
+
+/** Items in the order retrieval returned them, each with its chunks and its best score. */
+function itemsOf(evidence: Evidence[]) {
+  const items: { itemId: string; score: number; chunks: Evidence[]; publishedAt: number | null; profileId: string }[] = [];
+  for (const e of evidence) {
+    const item = items.find((i) => i.itemId === e.itemId);
+    if (item) item.chunks.push(e);
+    else items.push({ itemId: e.itemId, score: e.score, chunks: [e], publishedAt: e.publishedAt, profileId: e.scoped.profile.id });
+  }
+  return items;
+}
+
+/** For a question about the present, newer items weigh more: the newest 1, the oldest 0.6. */
+function recency(evidence: Evidence[], asked: Asked.Asked): (e: Evidence) => number {
+  const dates = evidence.map((e) => e.publishedAt).filter((d): d is number => d !== null);
+  if (!asked.present || asked.change || dates.length < 2) return () => 1;
+  const [oldest, newest] = [Math.min(...dates), Math.max(...dates)];
+  if (newest === oldest) return () => 1;
+  return (e) => (e.publishedAt === null ? 0.8 : 0.6 + (0.4 * (e.publishedAt - oldest)) / (newest - oldest));
+}
+
+/** Each chunk's sentences as answers to the question, best first. */
+export function ranker(input: Pick<SynthesisInput, 'question' | 'evidence' | 'terms'> & { sentences: Rationale.Scorer }): (e: Evidence) => Candidate[] {
+  const asked = Asked.read(input.question);
+  const recent = recency(input.evidence, asked);
+  const top = Math.max(...input.evidence.map((e) => e.score), 1e-9);
+  const scorer = input.sentences;
+  // A claim to check is answered by the sentence the rationale model reads as its finding. A question is answered
+  // by the words that cover it: the rationale model, fit on scientific abstracts, weighs for less on talk and notes.
+  const relevance = asked.interrogative
+    ? (parts: ScoredSentence[]) => {
+        const stems = new Set(parts.flatMap((p) => Text.stemsOf(p.sentence)));
+        const p = Math.max(...parts.map((x) => x.probability));
+        return (0.75 * scorer.coverage(stems) + 0.25 * scorer.focusCoverage(stems)) * (0.6 + 0.4 * Math.sqrt(p)) * (0.75 + (0.25 * parts[0]!.e.score) / top);
+      }
+    : (parts: ScoredSentence[]) => Math.max(...parts.map((x) => x.probability));
+  const memo = new Map<string, Candidate[]>();
+  return (e) => {
+    let found = memo.get(e.chunkId);
+    if (!found) memo.set(e.chunkId, (found = units(scorer.sentences(e), asked, recent(e), relevance).sort((a, b) => b.value - a.value)));
+    return found;
+  };
+}
+
+const month = (t: number) => new Date(t).toLocaleDateString('en-GB', { month: 'long', year: 'numeric', timeZone: 'UTC' });
 
 /**
  * The offline synthesizer: an answer made only of sentences from the evidence, each followed by the number of its
- * citation. Each sentence is chosen by the rationale model (does it state the answer, or only set the scene?), from
- * the items retrieval ranked best.
+ * citation. Each sentence is chosen for stating what the question asks (the rationale model's reading, weighed by
+ * the sentence's role and the kind of fact it holds), with the neighbours that complete it.
  */
 export function create(): Synthesizer {
   return {
-    async synthesize({ evidence, terms, mode, sentences }: SynthesisInput) {
+    async synthesize({ question, evidence, terms, mode, sentences }: SynthesisInput) {
       if (evidence.length === 0) return { answer: nothingFound, citations: [] };
       const scorer = sentences ?? Rationale.scorer(terms, evidence);
-      const shape = mode === undefined || mode === 'lookup' || mode === 'claim_extraction' ? breadth.focused : breadth.broad;
-      // Items in the order retrieval returned them, each with its best score.
-      const items: { itemId: string; score: number; chunks: Evidence[] }[] = [];
-      for (const e of evidence) {
-        const item = items.find((i) => i.itemId === e.itemId);
-        if (item) item.chunks.push(e);
-        else items.push({ itemId: e.itemId, score: e.score, chunks: [e] });
-      }
-      const top = Math.max(...items.map((i) => i.score));
-      const chosen: ScoredSentence[] = [];
-      for (const item of items) {
-        if (chosen.length > 0 && new Set(chosen.map((c) => c.e.itemId)).size >= shape.items) break;
-        const ranked = item.chunks
-          .flatMap((e) => scorer.sentences(e))
-          .filter((s) => s.sentence.length >= minLength)
-          .sort((a, b) => b.probability - a.probability);
-        const best = ranked[0];
-        if (!best) continue;
-        // A runner-up speaks when it ranks nearly as well, or states the answer more plainly than anything chosen.
-        const outdoes = best.probability > shape.outdo * Math.max(...chosen.map((c) => c.probability));
-        if (chosen.length > 0 && item.score < shape.runnerUp * top && !outdoes) continue;
-        chosen.push(best);
-        const next = ranked[1];
-        const second = chosen.length === 1 ? shape.second : null;
-        if (second && next && next.probability >= second.relative * best.probability && next.probability >= second.absolute) chosen.push(next);
+      const asked = Asked.read(question);
+      const ranked = ranker({ question, evidence, terms, sentences: scorer });
+      const items = itemsOf(evidence);
+      const focused = mode === undefined || mode === 'lookup' || mode === 'claim_extraction';
+      let chosen: Candidate[];
+      let dated = false;
+      const experts = named(question, evidence);
+      if (asked.change) {
+        chosen = thenAndNow(items, ranked, experts);
+        dated = true;
+      } else if (mode === 'comparison') {
+        chosen = broad(items, ranked, question, true);
+      } else if (focused || asked.present || asked.wants !== 'any') {
+        chosen = direct(items, ranked, asked, experts);
+      } else {
+        chosen = broad(items, ranked, question, false);
+        dated = mode === 'trend_brief';
       }
       if (chosen.length === 0) {
         // Nothing but fragments: quote the opening of the best chunk.
-        chosen.push(...scorer.sentences(evidence[0]!).slice(0, 2));
+        const opening = scorer.sentences(evidence[0]!).slice(0, 2);
+        chosen.push(...opening.map((s) => ({ ...s, value: s.probability, with: opening })));
       }
-      // A lead-in says little alone: bring the sentence after it.
-      for (const s of [...chosen]) {
-        if (s.sentence.length >= leadIn) continue;
-        const after = scorer.sentences(s.e)[s.position + 1];
-        if (after && !chosen.some((c) => c.e.chunkId === after.e.chunkId && c.position === after.position)) chosen.push(after);
-      }
+      const complete = completed(chosen);
       const order = new Map(evidence.map((e, i) => [e.chunkId, i]));
-      chosen.sort((a, b) => order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
-      const citations: Citation[] = [];
-      const numbers = new Map<string, number>();
-      const parts = chosen.map((s) => {
-        let n = numbers.get(s.e.chunkId);
-        if (n === undefined) {
-          citations.push(citation(s.e, s.e.chunkText.indexOf(s.sentence)));
-          n = citations.length;
-          numbers.set(s.e.chunkId, n);
-        }
-        return `${s.sentence} [${n}]`;
-      });
-      return { answer: parts.join(' '), citations };
+      complete.sort((a, b) => order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
+      if (dated) complete.sort((a, b) => (a.e.publishedAt ?? Infinity) - (b.e.publishedAt ?? Infinity) || order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
+      return render(complete, dated);
     },
   };
+}
+
+/**
+ * A direct answer: the item whose sentence states the answer best, and a runner-up that ranks nearly as well or states
+ * it more plainly. For a question (not a claim), an item lower in the ranking that states the asked-for fact speaks
+ * before a higher one that is only on topic. A question naming several experts hears from each.
+ */
+function direct(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Candidate[], asked: Asked.Asked, experts: Set<string>): Candidate[] {
+  return asked.interrogative ? answering(items, ranked, experts) : claimed(items, ranked);
+}
+
+/** Further statements a question's answer takes: close to the best in value, from at most two items, three at most. */
+const answer = { units: 3, items: 2, close: 0.6, expert: 0.25 } as const;
+
+/**
+ * The answer to a question: the statement worth most, wherever it ranks, and the statements close to it in value
+ * (the rule and its exception, the figure and what it applies to); a question naming several experts hears each.
+ */
+function answering(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Candidate[], experts: Set<string>): Candidate[] {
+  const all = items.flatMap((item) => item.chunks.flatMap(ranked)).sort((a, b) => b.value - a.value);
+  const first = all[0];
+  if (!first || first.value <= 0) return [];
+  const chosen: Candidate[] = [first];
+  const overlaps = (c: Candidate) => chosen.some((x) => x.with.some((w) => c.with.some((v) => v.e.chunkId === w.e.chunkId && v.position === w.position)));
+  for (const c of all.slice(1)) {
+    if (chosen.length >= answer.units || c.value < answer.close * first.value) break;
+    const speaking = new Set(chosen.map((x) => x.e.itemId));
+    if (overlaps(c) || (!speaking.has(c.e.itemId) && speaking.size >= answer.items)) continue;
+    chosen.push(c);
+  }
+  for (const expert of experts) {
+    if (chosen.some((c) => c.e.scoped.profile.id === expert)) continue;
+    const theirs = all.find((c) => c.e.scoped.profile.id === expert && !overlaps(c));
+    if (theirs && theirs.value >= answer.expert * first.value) chosen.push(theirs);
+  }
+  return chosen;
+}
+
+/** The finding of a claim: the best item's, and a runner-up's that ranks nearly as well or states it more plainly. */
+function claimed(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Candidate[]): Candidate[] {
+  const shape = breadth.focused;
+  const top = Math.max(...items.map((i) => i.score));
+  const chosen: Candidate[] = [];
+  for (const item of items) {
+    if (chosen.length > 0 && new Set(chosen.map((c) => c.e.itemId)).size >= shape.items) break;
+    const list = item.chunks.flatMap(ranked).sort((a, b) => b.value - a.value);
+    const first = list[0];
+    if (!first) continue;
+    const outdoes = first.value > shape.outdo * Math.max(...chosen.map((c) => c.value));
+    if (chosen.length > 0 && item.score < shape.runnerUp * top && !outdoes) continue;
+    chosen.push(first);
+    const next = list[1];
+    if (chosen.length === 1 && next && next.value >= shape.second.relative * first.value && next.probability >= shape.second.absolute) chosen.push(next);
+  }
+  return chosen;
+}
+
+/**
+ * A broad answer (overview, timeline, comparison, inventory): from each item its sentence that bears most on the
+ * question, items whose best is far off the question dropped; a comparison hears each of its subjects.
+ */
+function broad(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Candidate[], question: string, comparison: boolean): Candidate[] {
+  const bests = items.map((item) => item.chunks.flatMap(ranked).sort((a, b) => b.value - a.value)[0]).filter((c): c is Candidate => c !== undefined);
+  const top = Math.max(0, ...bests.map((c) => c.value));
+  const kept = bests.filter((c) => c.value >= onQuestion * top);
+  const chosen = kept.slice(0, breadth.broad.items);
+  if (comparison) {
+    // Each side of a comparison is heard: the best sentence naming a subject nothing chosen names yet.
+    for (const subject of Planner.subjects(question)) {
+      const stems = Text.stemsOf(subject);
+      const names = (c: Candidate) => stems.length > 0 && stems.every((s) => new Set(Text.stemsOf(c.sentence)).has(s));
+      if (chosen.some(names)) continue;
+      const found = items
+        .flatMap((item) => item.chunks.flatMap(ranked))
+        .filter(names)
+        .sort((a, b) => b.value - a.value)[0];
+      if (found) chosen.push(found);
+    }
+  }
+  return chosen;
+}
+
+/**
+ * What changed: the answer's statements, with the view as held before (a statement that says it is the old view, or
+ * else the oldest) and as held now (one that says it is the current view, or else the newest), each dated.
+ */
+function thenAndNow(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Candidate[], experts: Set<string>): Candidate[] {
+  const all = items.flatMap((item) => item.chunks.flatMap(ranked)).sort((a, b) => b.value - a.value);
+  const top = all[0]?.value ?? 0;
+  const bearing = all.filter((c) => c.value >= onQuestion * top);
+  const dated = bearing.filter((c) => c.e.publishedAt !== null);
+  const pick = (era: Roles.Era, newest: boolean) =>
+    bearing.find((c) => Roles.era(c.with.map((w) => w.sentence).join(' ')) === era) ??
+    [...dated].sort((a, b) => (newest ? b.e.publishedAt! - a.e.publishedAt! : a.e.publishedAt! - b.e.publishedAt!) || b.value - a.value)[0];
+  const chosen = answering(items, ranked, experts);
+  for (const c of [pick('before', false), pick('now', true)]) if (c && !chosen.includes(c)) chosen.push(c);
+  return chosen;
+}
+
+/** The experts a question names (by a word of their name or handle), among those the evidence comes from. */
+function named(question: string, evidence: Evidence[]): Set<string> {
+  const asked = new Set(Text.stemsOf(question));
+  const experts = new Set<string>();
+  for (const e of evidence) {
+    const own = [...e.profileStems].filter((s) => s.length > 2);
+    if (own.some((s) => asked.has(s))) experts.add(e.scoped.profile.id);
+  }
+  return experts;
+}
+
+/** The chosen sentences with what completes each, once each. */
+function completed(chosen: Candidate[]): ScoredSentence[] {
+  const out: ScoredSentence[] = [];
+  for (const c of chosen) for (const s of c.with) if (!out.some((o) => o.e.chunkId === s.e.chunkId && o.position === s.position)) out.push(s);
+  return out;
+}
+
+/** The answer text: each sentence followed by its citation's number; dated answers say each sentence's date. */
+function render(chosen: ScoredSentence[], dated: boolean) {
+  const citations: Citation[] = [];
+  const numbers = new Map<string, number>();
+  let lastDate: string | undefined;
+  const parts = chosen.map((s) => {
+    let n = numbers.get(s.e.chunkId);
+    if (n === undefined) {
+      citations.push(citation(s.e, s.e.chunkText.indexOf(s.sentence)));
+      n = citations.length;
+      numbers.set(s.e.chunkId, n);
+    }
+    const date = dated && s.e.publishedAt !== null ? month(s.e.publishedAt) : undefined;
+    const prefix = date && date !== lastDate ? `${date}: ` : '';
+    lastDate = date ?? lastDate;
+    return `${prefix}${s.sentence} [${n}]`;
+  });
+  return { answer: parts.join(' '), citations };
 }

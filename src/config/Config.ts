@@ -93,6 +93,8 @@ const Environment = z.object({
   X402_NONCE_BINDING: z.enum(['required', 'first_seen']).default('required'),
   PAYMENT_SECRET: optionalText.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   PAYMENT_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
+  CITATION_LINK_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters (e.g. openssl rand -hex 32)'),
+  CITATION_LINK_TTL_SECONDS: z.coerce.number().int().min(60).max(604_800).default(3600),
   PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle']).optional(),
   SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
   ANTHROPIC_API_KEY: optionalText,
@@ -224,6 +226,11 @@ export type Config = {
    * its database; production refuses to take on-chain payment), how long a challenge lasts, and a crash point for tests.
    */
   payments: { secret: string | undefined; challengeTtlSeconds: number; crashAt: 'before_broadcast' | 'after_settle' | undefined };
+  /**
+   * Signed links to private content in paid answers: the key they are signed with (undefined: one generated on first
+   * use and kept in the database) and how long a link opens its item. The secret is never logged.
+   */
+  citationLinks: { secret: string | undefined; ttlSeconds: number };
   /**
    * Who writes synthesized answers: `extractive` (sentences of the evidence, offline, the default and the fallback) or
    * `anthropic` (Claude through the Messages API, with citations). The API key is never logged.
@@ -390,6 +397,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
       },
     },
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
+    citationLinks: { secret: e.CITATION_LINK_SECRET, ttlSeconds: e.CITATION_LINK_TTL_SECONDS },
     synthesis:
       e.SYNTHESIZER === 'anthropic'
         ? { provider: 'anthropic', apiKey: requireAnthropicKey(e.ANTHROPIC_API_KEY), baseUrl: e.ANTHROPIC_BASE_URL, model: e.ANTHROPIC_MODEL, timeoutMs: e.ANTHROPIC_TIMEOUT_MS, maxRetries: e.ANTHROPIC_MAX_RETRIES }

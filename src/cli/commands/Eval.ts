@@ -3,10 +3,11 @@ import * as Answers from '../../eval/Answers.js';
 import * as Beir from '../../eval/Beir.js';
 import * as Evaluate from '../../eval/Evaluate.js';
 import * as FitFusion from '../../eval/FitFusion.js';
+import * as Yardstick from '../../eval/Yardstick.js';
 import * as Embedders from '../../retrieval/Embedders.js';
 import * as Fusion from '../../retrieval/Fusion.js';
 import * as VectorIndex from '../../store/VectorIndex.js';
-import { type Command, type CommandContext, UsageError, number, required, text } from '../Command.js';
+import { type Command, type CommandContext, UsageError, type Values, number, required, text } from '../Command.js';
 import type { Output } from '../Output.js';
 
 /** Loads a dataset into a temporary store, with a progress bar for each stage; embedded too when an embedder is given. */
@@ -41,10 +42,11 @@ const throughput = (embedded: { chunks: number; seconds: number }) => embedded.c
 export const evaluate: Command = {
   name: 'eval',
   summary:
-    'Load a BEIR-format dataset into a temporary store and report retrieval quality (nDCG@10, Recall@10/100, MRR@10, latency; lexical and hybrid side by side when an embedder is configured), or with --answers the quality of paid answers.',
-  usage: 'eval --dataset DIR [--qrels FILE] [--answers --evidence FILE [--sentences FILE] [--limit N] [--removed N]] [--json]',
+    'Load a BEIR-format dataset into a temporary store and report retrieval quality (nDCG@10, Recall@10/100, MRR@10, latency; lexical and hybrid side by side when an embedder is configured), or with --answers the quality of paid answers: the judged yardstick of expert questions (data/yardstick), beside a BEIR dataset with rationale evidence (SciFact) when one is given.',
+  usage: 'eval --dataset DIR [--qrels FILE] [--json] | eval --answers [--yardstick DIR] [--dataset DIR --evidence FILE [--qrels FILE] [--sentences FILE] [--limit N] [--removed N]] [--json]',
   options: {
     dataset: { type: 'string' },
+    yardstick: { type: 'string' },
     qrels: { type: 'string' },
     answers: { type: 'boolean' },
     evidence: { type: 'string' },
@@ -55,39 +57,11 @@ export const evaluate: Command = {
   },
   async run(context, { values }) {
     const { out } = context;
+    if (values.answers) return answers(context, values);
     const directory = required(values, 'dataset');
-    if (values.answers && !text(values, 'evidence')) throw new UsageError('--answers needs --evidence FILE (rationale sentences per claim and document)');
-    const embedder = values.answers ? undefined : Embedders.fromConfig(context.config);
+    const embedder = Embedders.fromConfig(context.config);
     const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder);
     try {
-      if (values.answers) {
-        const evidence = await Answers.loadEvidence(text(values, 'evidence')!);
-        const sentences = await Answers.loadSentences(text(values, 'sentences') ?? path.join(directory, 'corpus.sentences.jsonl'));
-        let progress: ReturnType<typeof out.progress> | undefined;
-        const result = await Answers.evaluate(store, dataset, {
-          evidence,
-          sentences,
-          limit: number(values, 'limit', { min: 1, integer: true }),
-          removed: number(values, 'removed', { min: 0, integer: true }),
-          onProgress: (done, total) => {
-            progress ??= out.progress(total, 'answer');
-            progress.update(done, '');
-          },
-        });
-        progress?.stop();
-        if (values.json) out.json(result);
-        else {
-          const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-          out.line(`claims with evidence ${result.claims}`);
-          out.line(`answer recall (cites a relevant document) ${pct(result.answerRecall)}  citation precision (by document) ${pct(result.citationPrecision)}  rationale overlap (answer sentences) ${pct(result.rationaleOverlap)}`);
-          out.line(`abstention: relevant documents removed ${pct(result.abstention.removedEvidence.rate)} of ${result.abstention.removedEvidence.asked}, off-topic ${pct(result.abstention.offTopic.rate)} of ${result.abstention.offTopic.asked}`);
-          for (const level of ['high', 'medium', 'low'] as const) {
-            const c = result.confidence[level];
-            out.line(`confidence ${level}: ${c.answers} answers, ${pct(c.answers ? c.citesRelevant / c.answers : 0)} cite a relevant document`);
-          }
-        }
-        return;
-      }
       const run = async (label: string, vectors?: typeof store.vectors) => {
         const query = out.progress(dataset.qrels.size, label);
         const result = await Evaluate.evaluate(store, dataset, { vectors: vectors?.search, onProgress: (done) => query.update(done, '') });
@@ -120,6 +94,88 @@ export const evaluate: Command = {
     }
   },
 };
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
+
+/** SciFact's answer metrics, when a dataset with rationale evidence is given. */
+async function scifactAnswers(context: CommandContext, values: Values): Promise<Answers.AnswerResult | undefined> {
+  const directory = text(values, 'dataset');
+  if (directory === undefined) return undefined;
+  if (!text(values, 'evidence')) throw new UsageError('--answers with --dataset needs --evidence FILE (rationale sentences per claim and document)');
+  const { out } = context;
+  const { dataset, store } = await load(out, directory, text(values, 'qrels'), undefined);
+  try {
+    const evidence = await Answers.loadEvidence(text(values, 'evidence')!);
+    const sentences = await Answers.loadSentences(text(values, 'sentences') ?? path.join(directory, 'corpus.sentences.jsonl'));
+    let progress: ReturnType<typeof out.progress> | undefined;
+    const result = await Answers.evaluate(store, dataset, {
+      evidence,
+      sentences,
+      limit: number(values, 'limit', { min: 1, integer: true }),
+      removed: number(values, 'removed', { min: 0, integer: true }),
+      onProgress: (done, total) => {
+        progress ??= out.progress(total, 'SciFact answers');
+        progress.update(done, '');
+      },
+    });
+    progress?.stop();
+    return result;
+  } finally {
+    store.close();
+  }
+}
+
+/** The yardstick's answer metrics: the judged expert questions. */
+async function yardstickAnswers(context: CommandContext, values: Values): Promise<Yardstick.YardstickResult> {
+  const { out } = context;
+  const directory = text(values, 'yardstick') ?? Yardstick.defaultDirectory;
+  const questions = Yardstick.loadQuestions(directory);
+  out.status(`yardstick: loading the demo experts and ${directory}`);
+  const store = await Yardstick.buildStore({ directory });
+  try {
+    let progress: ReturnType<typeof out.progress> | undefined;
+    const result = await Yardstick.evaluate(store, questions, {
+      onProgress: (done, total) => {
+        progress ??= out.progress(total, 'yardstick answers');
+        progress.update(done, '');
+      },
+    });
+    progress?.stop();
+    return result;
+  } finally {
+    store.close();
+  }
+}
+
+/** Answer quality on both sets, side by side: the yardstick of expert questions and, when given, SciFact. */
+async function answers(context: CommandContext, values: Values): Promise<void> {
+  const { out } = context;
+  const yardstick = await yardstickAnswers(context, values);
+  const scifact = await scifactAnswers(context, values);
+  if (values.json) {
+    out.json({ yardstick: { ...yardstick, outcomes: yardstick.outcomes.filter((o) => !o.right).map(({ id, kind, correct, cited, refused, confidence }) => ({ id, kind, correct, cited, refused, confidence })) }, ...(scifact && { scifact }) });
+    return;
+  }
+  const y = yardstick;
+  const row = (label: string, ours: string, theirs: string) => out.line(`${label.padEnd(44)}${ours.padEnd(24)}${scifact ? theirs : ''}`);
+  row('', 'yardstick', 'SciFact (train)');
+  row('questions', `${y.questions}`, scifact ? `${scifact.claims} claims` : '');
+  row('answered correctly, right passage cited', `${pct(ratio(y.answerable.right, y.answerable.asked))} of ${y.answerable.asked}`, '');
+  row('  key fact stated', pct(ratio(y.answerable.correct, y.answerable.asked)), '');
+  row('  cites the right passage / relevant document', pct(ratio(y.answerable.cited, y.answerable.asked)), scifact ? `${pct(scifact.answerRecall)} (answer recall)` : '');
+  row('citation precision (by document)', '', scifact ? pct(scifact.citationPrecision) : '');
+  row('answer sentences overlapping a rationale', '', scifact ? pct(scifact.rationaleOverlap) : '');
+  row('unanswerable refused before payment', `${pct(ratio(y.unanswerable.refused, y.unanswerable.asked))} of ${y.unanswerable.asked}`, scifact ? `${pct(scifact.abstention.offTopic.rate)} off-topic, ${pct(scifact.abstention.removedEvidence.rate)} evidence removed` : '');
+  for (const level of ['high', 'medium', 'low'] as const) {
+    const ours = y.confidence[level];
+    const theirs = scifact?.confidence[level];
+    row(`confidence ${level}: answers, share right`, `${ours.answers}, ${pct(ratio(ours.right, ours.answers))}`, theirs ? `${theirs.answers}, ${pct(ratio(theirs.citesRelevant, theirs.answers))} cite relevant` : '');
+  }
+  out.line(`yardstick by kind: ${Object.entries(y.kinds).map(([kind, k]) => `${kind} ${k.right}/${k.asked}`).join(', ')}`);
+  const wrong = y.outcomes.filter((o) => !o.right);
+  if (wrong.length > 0) out.line(`yardstick misses: ${wrong.map((o) => o.id).join(', ')}`);
+}
 
 const metricsLine = (r: Evaluate.EvalResult) =>
   `nDCG@10 ${r.ndcg10.toFixed(4)}  Recall@10 ${r.recall10.toFixed(4)}  Recall@100 ${r.recall100.toFixed(4)}  MRR@10 ${r.mrr10.toFixed(4)}  latency p50 ${r.latencyMs.p50.toFixed(1)} ms, p95 ${r.latencyMs.p95.toFixed(1)} ms`;

@@ -133,15 +133,20 @@ export function create(services: Services, options: { listenHost?: string } = {}
   app
     .route('/:slug/i/:itemId')
     .get((req: Request, res: Response) => {
+      // Kept by no cache, and a link's signature is sent to no page it links to; errors included.
+      res.vary('Accept').set({ 'Cache-Control': 'private, no-store', 'Referrer-Policy': 'no-referrer' });
       try {
         const caller = Caller.resolve(services.db, presentedOf(req));
         const chunkIds = ([] as unknown[]).concat(req.query.chunks ?? []).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
-        const page = CitationPage.load(services.db, { slug: String(req.params.slug), itemId: String(req.params.itemId), chunkIds, caller });
-        res.vary('Accept').set('Cache-Control', 'private, no-store');
+        const slug = String(req.params.slug);
+        const itemId = String(req.params.itemId);
+        const signed = req.query.sig !== undefined || req.query.expires !== undefined;
+        const link = signed ? services.citationLinks.verify({ slug, itemId, expires: req.query.expires, sig: req.query.sig }) : undefined;
+        const page = CitationPage.load(services.db, { slug, itemId, chunkIds, caller, link });
         if (req.accepts(['html', 'json']) === 'json') res.json(page);
         else res.set(CitationPage.htmlHeaders).type('html').send(CitationPage.html(page));
       } catch (thrown) {
-        sendError(res.vary('Accept'), toServiceError(thrown));
+        sendError(res, toServiceError(thrown));
       }
     })
     .all(notAllowed('GET'));
