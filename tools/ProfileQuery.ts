@@ -19,6 +19,7 @@ import * as Ids from '../src/store/Ids.js';
 import { type Binding, define } from './Tool.js';
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
+const rank = { low: 0, medium: 1, high: 2 } as const;
 
 const { publicSource } = SourceLinks;
 
@@ -148,7 +149,8 @@ async function answer(
       answered: returned.length > 0,
     };
   }
-  const { answer: text, citations, notes = [] } = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences });
+  const synthesis = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences });
+  const { answer: text, citations, notes = [] } = synthesis;
   if (returned.length > 0 && citations.length === 0) {
     // The synthesizer found nothing in the evidence that answers: an answer with no grounds is no answer, and costs nothing.
     const abstained: RetrievalDiagnostics = {
@@ -172,13 +174,22 @@ async function answer(
       answered: false,
     };
   }
+  const { ceiling } = synthesis;
+  const capped = ceiling && rank[ceiling.confidence] < rank[diagnostics.confidence] ? ceiling.confidence : diagnostics.confidence;
+  const judged: RetrievalDiagnostics = {
+    ...diagnostics,
+    confidence: capped,
+    lowConfidence: capped === 'low',
+    confidenceReasons: [...diagnostics.confidenceReasons, ...notes, ...(capped !== diagnostics.confidence ? [ceiling!.reason] : [])],
+  };
   return {
     response: {
       answer: returned.length === 0 ? Extractive.nothingFound : text,
       citations,
       ...common,
-      confidenceReasons: [...common.confidenceReasons, ...notes],
-      retrieval: retrievalBlock(run, diagnostics, returned),
+      confidence: judged.confidence,
+      confidenceReasons: judged.confidenceReasons,
+      retrieval: retrievalBlock(run, judged, returned),
     },
     answered: returned.length > 0,
     used: returned.filter((e) => citations.some((c) => c.chunkId === e.chunkId)).map((e) => ({ e, text: e.chunkText })),

@@ -4,6 +4,8 @@
  * check (SciFact's "X causes Y") asks for none of these, and is answered as before.
  */
 
+import * as Text from '../retrieval/Text.js';
+
 /** The kind of statement that answers a question. */
 export type Wanted = 'figure' | 'rule' | 'verdict' | 'steps' | 'any';
 
@@ -28,7 +30,7 @@ const change = /\b(chang\w*|used to|no longer|revis\w*|rethink|reconsider\w*|swi
 /** Reads what a question asks for. */
 export function read(question: string): Asked {
   const q = question.trim();
-  const interrogative = /\?\s*$/.test(q) || /^\s*(how|what|which|when|where|who|why|is|are|does|do|did|can|should|could|would|will|has|have)\b/i.test(q);
+  const interrogative = Text.isQuestion(q);
   let wants: Wanted = 'any';
   if (interrogative) {
     if (figure.test(q)) wants = 'figure';

@@ -6,7 +6,7 @@ import * as Asked from './Asked.js';
 import * as Rationale from './Rationale.js';
 import type { ScoredSentence } from './Rationale.js';
 import * as Roles from './Roles.js';
-import type { SynthesisInput, Synthesizer } from './Synthesizer.js';
+import type { Synthesis, SynthesisInput, Synthesizer } from './Synthesizer.js';
 import { citation } from './Synthesizer.js';
 
 /** The answer when retrieval found nothing relevant: says so, cites nothing. */
@@ -65,7 +65,10 @@ function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, releva
     const after = all[i + 1];
     const short = s.sentence.length < minLength;
     const lean = usable(before) && (Roles.leansBack(s.sentence) || short);
-    const completes = usable(after) && (Roles.leansForward(s.sentence) || s.sentence.length < leadIn || after.sentence.length < leadIn || Roles.qualifies(after.sentence));
+    // A question's answer goes on into the next sentence of the same turn (the figure after the rule, the reason, the
+    // exception); a claim's finding stands alone unless it hands over.
+    const sameTurn = usable(after) && !Roles.startsTurn(after.sentence);
+    const completes = usable(after) && (Roles.leansForward(s.sentence) || s.sentence.length < leadIn || after.sentence.length < leadIn || Roles.qualifies(after.sentence) || (asked.interrogative && sameTurn));
     const parts = [...(lean ? [before] : []), s, ...(completes ? [after] : [])];
     const text = parts.map((p) => p.sentence).join(' ');
     if (text.length < minLength) return;
@@ -102,11 +105,16 @@ export function ranker(input: Pick<SynthesisInput, 'question' | 'evidence' | 'te
   const scorer = input.sentences;
   // A claim to check is answered by the sentence the rationale model reads as its finding. A question is answered
   // by the words that cover it: the rationale model, fit on scientific abstracts, weighs for less on talk and notes.
+  // The experts' names say where content comes from, not what it says; a speaker's label is not what is said.
+  const names = new Set(input.evidence.flatMap((e) => [...e.profileStems]));
+  const weights = [...input.terms.idf].filter(([stem]) => !names.has(stem));
+  const total = weights.reduce((sum, [, w]) => sum + w, 0);
+  const coverage = (stems: ReadonlySet<string>) => (total > 0 ? weights.reduce((sum, [stem, w]) => sum + (stems.has(stem) ? w : 0), 0) / total : 0);
   const relevance = asked.interrogative
     ? (parts: ScoredSentence[]) => {
-        const stems = new Set(parts.flatMap((p) => Text.stemsOf(p.sentence)));
+        const stems = new Set(parts.flatMap((p) => Text.stemsOf(Roles.spoken(p.sentence))));
         const p = Math.max(...parts.map((x) => x.probability));
-        return (0.75 * scorer.coverage(stems) + 0.25 * scorer.focusCoverage(stems)) * (0.6 + 0.4 * Math.sqrt(p)) * (0.75 + (0.25 * parts[0]!.e.score) / top);
+        return (0.75 * coverage(stems) + 0.25 * scorer.focusCoverage(stems)) * (0.6 + 0.4 * Math.sqrt(p)) * (0.75 + (0.25 * parts[0]!.e.score) / top);
       }
     : (parts: ScoredSentence[]) => Math.max(...parts.map((x) => x.probability));
   const memo = new Map<string, Candidate[]>();
@@ -156,7 +164,7 @@ export function create(): Synthesizer {
       const order = new Map(evidence.map((e, i) => [e.chunkId, i]));
       complete.sort((a, b) => order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
       if (dated) complete.sort((a, b) => (a.e.publishedAt ?? Infinity) - (b.e.publishedAt ?? Infinity) || order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
-      return render(complete, dated);
+      return { ...render(complete, dated), ...(asked.interrogative && { ceiling: ceiling(chosen[0], asked, mode) }) };
     },
   };
 }
@@ -171,7 +179,7 @@ function direct(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Cand
 }
 
 /** Further statements a question's answer takes: close to the best in value, from at most two items, three at most. */
-const answer = { units: 3, items: 2, close: 0.6, expert: 0.25 } as const;
+const answer = { units: 3, items: 2, close: 0.6, expert: 0.25, sentences: 6 } as const;
 
 /**
  * The answer to a question: the statement worth most, wherever it ranks, and the statements close to it in value
@@ -187,6 +195,8 @@ function answering(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => C
     if (chosen.length >= answer.units || c.value < answer.close * first.value) break;
     const speaking = new Set(chosen.map((x) => x.e.itemId));
     if (overlaps(c) || (!speaking.has(c.e.itemId) && speaking.size >= answer.items)) continue;
+    // Brief, as an answer should be: a statement that would take it past six sentences stays out.
+    if (chosen.reduce((n, x) => n + x.with.length, 0) + c.with.length > answer.sentences) continue;
     chosen.push(c);
   }
   for (const expert of experts) {
@@ -267,6 +277,24 @@ function named(question: string, evidence: Evidence[]): Set<string> {
     if (own.some((s) => asked.has(s))) experts.add(e.scoped.profile.id);
   }
   return experts;
+}
+
+/** Below this value, the best statement covers too little of the question to be relied on. */
+const weakLead = 0.2;
+
+/**
+ * How much confidence an extracted answer to a question supports. Measured on the yardstick (docs/retrieval.md): no
+ * signal the extractive path has separates answers right nine times in ten, so such an answer is at most medium; it is
+ * low when its lead statement lacks the kind of fact asked for or covers little of the question, when the question
+ * asks for steps, or when it is an overview, a comparison or an inventory stitched from sentences (right 1 time in 7).
+ */
+function ceiling(lead: Candidate | undefined, asked: Asked.Asked, mode: SynthesisInput['mode']): NonNullable<Synthesis['ceiling']> {
+  const said = lead?.with.map((w) => w.sentence).join(' ') ?? '';
+  if (!lead || lead.value < weakLead) return { confidence: 'low', reason: 'The best statement in the evidence covers little of the question: read the cited passages before relying on the answer.' };
+  if (asked.wants !== 'any' && !Roles.holds(said, asked.wants)) return { confidence: 'low', reason: `The answer's statements do not hold the kind of fact asked for (${asked.wants === 'steps' ? 'steps' : `a ${asked.wants}`}).` };
+  if (asked.wants === 'steps') return { confidence: 'low', reason: 'Steps are given as the sentences that state them, and may be incomplete: read the cited passages.' };
+  if (mode === 'summary' || mode === 'comparison' || mode === 'source_inventory') return { confidence: 'low', reason: 'An overview stitched from sentences of the sources may miss points: read the cited passages.' };
+  return { confidence: 'medium', reason: 'An extractive answer quotes the sentences that best state the answer; without a model to read them, it is at most medium confidence.' };
 }
 
 /** The chosen sentences with what completes each, once each. */

@@ -8,6 +8,11 @@ import type { Wanted } from './Asked.js';
 /** A transcript's speaker label ("Nadia Ferreira-Holm: "), which is not part of what is said. */
 const speaker = /^[\p{Lu}][\p{L}.'’ -]{1,40}:\s+/u;
 
+/** A sentence that opens a speaker's turn in a transcript. */
+export function startsTurn(sentence: string): boolean {
+  return speaker.test(sentence);
+}
+
 export function spoken(sentence: string): string {
   return sentence.replace(speaker, '');
 }
@@ -37,7 +42,7 @@ export function qualifies(sentence: string): boolean {
 
 /** Scene-setting: greetings, introductions, what the episode will cover. */
 const setup =
-  /^(explain|tell (us|me|listeners|everyone)|talk (us|me) through|walk (us|me) through|give (us|me)|short notes|notes from|for anyone new|welcome|hi|hello|hey|thanks|thank you|today|this week|in this (video|episode|post)|let'?s (start|talk|get|dive|begin|turn|move)|before we (start|get)|my guest|joining me|so today|i want to (talk|start)|we'?re going to|first,? a (quick|little))\b|\b(welcome (back|to)|today we'?re|on today'?s|let me (introduce|set the scene)|stay tuned|coming up)\b/i;
+  /^(i'?m [\p{Lu}]|my name is|this is [\p{Lu}][\p{L}]+,|this (episode|video|week|post) (is|we)|explain|tell (us|me|listeners|everyone)|talk (us|me) through|walk (us|me) through|give (us|me)|short notes|notes from|for anyone new|welcome|hi|hello|hey|thanks|thank you|today|this week|in this (video|episode|post)|let'?s (start|talk|get|dive|begin|turn|move)|before we (start|get)|my guest|joining me|so today|i want to (talk|start)|we'?re going to|first,? a (quick|little))\b|\b(welcome (back|to)|today we'?re|on today'?s|let me (introduce|set the scene)|stay tuned|coming up)\b/iu;
 export function isSetup(sentence: string): boolean {
   return setup.test(spoken(sentence).trim());
 }

@@ -16,8 +16,11 @@ export type SynthesisInput = {
   mode?: QueryMode | undefined;
 };
 
-/** An answer whose every statement is cited, and notes on what was dropped or why it fell back (confidence reasons). */
-export type Synthesis = { answer: string; citations: Citation[]; notes?: string[] };
+/**
+ * An answer whose every statement is cited, and notes on what was dropped or why it fell back (confidence reasons).
+ * `ceiling` is the most confidence the answer itself supports, whatever retrieval found, and why.
+ */
+export type Synthesis = { answer: string; citations: Citation[]; notes?: string[]; ceiling?: { confidence: 'medium' | 'low'; reason: string } };
 
 /** Turns evidence into an answer whose every statement is cited: extractive (offline) or model-written. */
 export type Synthesizer = { synthesize(input: SynthesisInput): Promise<Synthesis> };

@@ -167,9 +167,9 @@ function without(question: Features.Question, stems: ReadonlySet<string>): Featu
  * question's anchors that name it ("Does Owen still rebalance?") are left out of the question for a chunk that does
  * not say the name: they count neither for nor against it, and still against other profiles' chunks.
  */
-function profileView(options: { profile: ScopedChannel['profile']; question: Features.Question; anchors: Anchor[]; termModel?: TermModel.TermModel | undefined }) {
-  const profileStems: ReadonlySet<string> = new Set([...Text.stemsOf(options.profile.name), ...Text.stemsOf(options.profile.slug)]);
-  const implied = [...new Set(options.anchors.filter((a) => Anchors.namesProfile(a, profileStems)).flatMap((a) => a.stems))];
+function profileView(options: { profile: ScopedChannel['profile']; question: Features.Question; anchors: Anchor[]; experts: ReadonlySet<string>; termModel?: TermModel.TermModel | undefined }) {
+  const profileStems: ReadonlySet<string> = stemsOfProfile(options.profile);
+  const implied = [...new Set([...options.anchors.filter((a) => Anchors.namesProfile(a, profileStems)).flatMap((a) => a.stems), ...options.experts])];
   const named = without(options.question, new Set(implied));
   const soft = softFeatures(options.termModel, options.question);
   const namedSoft = named === options.question ? soft : softFeatures(options.termModel, named);
@@ -183,6 +183,20 @@ function profileView(options: { profile: ScopedChannel['profile']; question: Fea
   };
 }
 
+const stemsOfProfile = (profile: ScopedChannel['profile']): ReadonlySet<string> => new Set([...Text.stemsOf(profile.name), ...Text.stemsOf(profile.slug)]);
+
+/**
+ * The profiles in scope a question names, when it names several ("What do Mara and Bex each say..."): the question is
+ * asked of each of them, their names are where the content comes from (not words to find), and each is heard.
+ */
+function namedExperts(channels: Map<string, ScopedChannel>, anchors: Anchor[]): { profiles: Set<string>; stems: Set<string> } {
+  const profiles = new Map([...channels.values()].map((c) => [c.profile.id, c.profile]));
+  const named = [...profiles.values()].filter((p) => anchors.some((a) => Anchors.namesProfile(a, stemsOfProfile(p))));
+  if (named.length < 2) return { profiles: new Set(), stems: new Set() };
+  const stems = new Set(anchors.filter((a) => named.some((p) => Anchors.namesProfile(a, stemsOfProfile(p)))).flatMap((a) => a.stems));
+  return { profiles: new Set(named.map((p) => p.id)), stems };
+}
+
 /** Reranks first-stage hits: features, the linear model, calibration. */
 function rerank(
   db: Database,
@@ -191,6 +205,8 @@ function rerank(
     question: Features.Question;
     /** The question's anchors: those naming a candidate's own profile do not count against it. */
     anchors: Anchor[];
+    /** Stems naming the several experts a question is asked of: they count against no chunk. */
+    experts?: ReadonlySet<string>;
     stats: Stats;
     channels: Map<string, ScopedChannel>;
     model: Reranker.Model;
@@ -210,7 +226,7 @@ function rerank(
     if (!row || !scoped) continue;
     const analyzed = analyzedRows.get(hit.rowid)!;
     let view = views.get(scoped.profile.id);
-    if (!view) views.set(scoped.profile.id, (view = profileView({ profile: scoped.profile, question: options.question, anchors: options.anchors, termModel: options.termModel })));
+    if (!view) views.set(scoped.profile.id, (view = profileView({ profile: scoped.profile, question: options.question, anchors: options.anchors, experts: options.experts ?? new Set(), termModel: options.termModel })));
     const { question, soft } = view.questionFor(analyzed);
     const x = Features.extract(question, analyzed, options.stats, soft?.(analyzed));
     if (similarity) x.push(similarity(hit.rowid));
@@ -341,13 +357,15 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   const embedding = weighed ? options.vectors!.question(options.question) : undefined;
   // A request leaves when the event loop turns, and the first stage never yields: one turn lets it go now.
   if (embedding) await new Promise((resolve) => setImmediate(resolve));
-  const channelIds = new Set(options.channels.keys());
+  const { anchors, entities } = Anchors.find(options.question);
+  const experts = namedExperts(options.channels, anchors);
+  const channels = experts.profiles.size > 0 ? new Map([...options.channels].filter(([, c]) => experts.profiles.has(c.profile.id))) : options.channels;
+  const channelIds = new Set(channels.keys());
   // Statistics over what this scope's readers may read: nothing else moves a score.
   const stats = index.statistics(channelIds);
   const planned = options.mode === undefined;
   const mode = options.mode ?? Planner.plan(options.question);
   const terms = Text.queryTerms(options.question);
-  const { anchors, entities } = Anchors.find(options.question);
   const question = Features.question(terms, options.question, stats);
   // 50 reranked candidates rank as well as 100 on SciFact (nDCG@10 0.7202 vs 0.7203) at half the cost.
   const candidates = options.candidates ?? 50;
@@ -358,7 +376,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   const searchFor = async (subjectTerms: typeof terms, text: string) => withNeighbours(await index.search({ terms: subjectTerms, text, channelIds, limit: candidates }), neighbours, candidates);
   const hits = withNeighbours(lexical, neighbours, candidates);
   let candidateCount = hits.length;
-  let ranked = rerank(db, { hits, question, anchors, stats, channels: options.channels, model, termModel: options.termModel, vectors });
+  let ranked = rerank(db, { hits, question, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 
@@ -367,7 +385,8 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   switch (mode) {
     case 'lookup':
     case 'claim_extraction':
-      selected = relevant.slice(0, limit);
+      // A question asked of several experts hears each of them.
+      selected = experts.profiles.size > 0 ? balanced([...experts.profiles].map((id) => relevant.filter((e) => e.scoped.profile.id === id)), limit) : relevant.slice(0, limit);
       break;
     case 'summary':
       selected = diversified(relevant, limit, 0.15);
@@ -395,7 +414,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
         const q = Features.question(subjectTerms, subjectText, stats);
         const subjectHits = await searchFor(subjectTerms, subjectText);
         candidateCount += subjectHits.length;
-        perSubject.push(rerank(db, { hits: subjectHits, question: q, anchors, stats, channels: options.channels, model, termModel: options.termModel, vectors }));
+        perSubject.push(rerank(db, { hits: subjectHits, question: q, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors }));
       }
       // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
       const merged = new Map(ranked.map((e) => [e.chunkId, e]));

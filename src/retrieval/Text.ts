@@ -43,15 +43,36 @@ export function stemsOf(text: string): string[] {
 /** Titles before a name ("Ms. Lindqvist"): content rarely writes them, so a question's title asks for nothing. */
 export const titles = new Set(['mr', 'mrs', 'ms', 'mx', 'dr', 'prof']);
 
+/** A text put as a question (not a claim or a topic). */
+export function isQuestion(text: string): boolean {
+  return /\?\s*$/.test(text) || /^\s*(how|what|which|when|where|who|why|is|are|does|do|did|can|should|could|would|will|has|have)\b/i.test(text);
+}
+
+/**
+ * Words that frame how a question is put rather than what it is about ("according to", "sum up", "what does she
+ * recommend these days"): content rarely says them where it answers, so a question's framing asks for nothing.
+ */
+export const framing = new Set(
+  `according accordingly actually advice advise advises basically currently current days exactly explain generally lately
+  nowadays opinion opinions realistically really recommend recommends recommended say says said suggest suggests sum
+  summarise summarize summarised summarized summary supposed tell tells think thinks told typically usually view views
+  walk`.split(/\s+/),
+);
+/** After "how", these ask for a figure and name no topic: "how long", "how much", "how often". */
+const measures = new Set(['much', 'many', 'often', 'long', 'far', 'soon', 'big', 'large']);
+
 /**
  * The distinct query terms of a question: tokens that are not stopwords or titles, with their stems, in first-seen
- * order.
+ * order. A question's framing words are left out too.
  */
 export function queryTerms(question: string): { token: string; stem: string }[] {
   const seen = new Set<string>();
   const terms: { token: string; stem: string }[] = [];
-  for (const token of tokens(question)) {
+  const asked = isQuestion(question);
+  const all = tokens(question);
+  for (const [i, token] of all.entries()) {
     if (stopwords.has(token) || titles.has(token)) continue;
+    if (asked && (framing.has(token) || (measures.has(token) && all[i - 1] === 'how'))) continue;
     const s = stem(token);
     if (seen.has(s)) continue;
     seen.add(s);
