@@ -59,10 +59,10 @@ describe('the extractive answer', () => {
     expect(r.citations).toHaveLength(1);
   });
 
-  test('behavior: a direct question cites a second item only when it ranks nearly as well as the best', async () => {
+  test('behavior: a direct question cites a second item only when it states the answer nearly as well as the best', async () => {
     const question = 'How warm should a sourdough starter be kept?';
     const best = evidence('starter', 0.5, 'Keep a new sourdough starter warm, at 24 to 26 °C, until it doubles reliably.');
-    const close = evidence('starter-faq', 0.4, 'A sourdough starter kept at 25 °C should be warm enough to double in six hours.');
+    const close = evidence('starter-faq', 0.4, 'Keep a sourdough starter warm, at about 25 °C, and it doubles in six hours.');
     const weak = evidence('bread', 0.2, 'A warm kitchen helps a sourdough starter, though any dough proves in time.');
     expect((await synthesize(question, [best, weak])).citations.map((c) => c.itemId)).toEqual(['starter']);
     expect((await synthesize(question, [best, close, weak])).citations.map((c) => c.itemId)).toEqual(['starter', 'starter-faq']);

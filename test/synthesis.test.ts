@@ -103,6 +103,18 @@ describe('a Claude-written answer', () => {
     expect(api.received[0]!.body.system).toMatch(/overview across the documents/);
     expect(api.received[0]!.body.system).toMatch(/about the present: answer from the newest documents and say their dates/);
   });
+
+  test('behavior: the prompt answers with the latest view (both, dated, when asked what changed), never from questions put to the expert, and says whose view is whose when a question names two experts', async () => {
+    const r = await ask({ question: 'What do Mara Lindqvist and Nadia Ferreira-Holm each say about temperature?' });
+    expect(r.retrieval.noRelevantContent).toBe(false);
+    const { system, messages } = api.received[0]!.body;
+    expect(system).toMatch(/answer with the latest and say its date; when the question asks what changed, give both, each with its date/);
+    expect(system).toMatch(/not from questions put to them/);
+    expect(system).toMatch(/The documents come from 2 experts \(.*Mara Lindqvist.*\): say whose view each statement is/);
+    const contexts = (messages[0].content as any[]).filter((c) => c.type === 'document').map((d) => d.context as string);
+    expect(contexts.some((c) => c.startsWith('Mara Lindqvist'))).toBe(true);
+    expect(contexts.some((c) => c.startsWith('Nadia Ferreira-Holm'))).toBe(true);
+  });
 });
 
 describe('when the model cannot answer', () => {

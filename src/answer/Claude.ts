@@ -18,6 +18,9 @@ const system = [
   'Every statement you make must be supported by, and cited to, the documents. Do not add knowledge of your own, and do not mention URLs.',
   'If the documents do not answer the question, reply only "NOT ANSWERED:" and one sentence on what they cover instead, citing nothing.',
   'Be direct and brief: answer first, at most five sentences unless the mode below asks for a list.',
+  'Answer from what the experts state, not from questions put to them (a listener’s or a host’s question is not an answer), and not from scene-setting or asides.',
+  'Views change: when the documents give an expert’s earlier view and a later one, answer with the latest and say its date; when the question asks what changed, give both, each with its date.',
+  'When the question names several experts, answer for each of them from their own documents and name whose view is whose; never give one expert’s view as another’s.',
 ].join('\n');
 
 const modes: Record<QueryMode, string> = {
@@ -110,7 +113,12 @@ export function create(options: { apiKey: string; baseUrl: string; model: string
     async synthesize(input) {
       const evidence = input.evidence.slice(0, 20);
       if (evidence.length === 0) return options.fallback.synthesize(input);
-      const instructions = [modes[input.mode ?? 'lookup'], timeSensitive.test(input.question) ? 'The question is about the present: answer from the newest documents and say their dates.' : '']
+      const experts = [...new Set(evidence.map((e) => e.scoped.profile.name))];
+      const instructions = [
+        modes[input.mode ?? 'lookup'],
+        timeSensitive.test(input.question) ? 'The question is about the present: answer from the newest documents and say their dates.' : '',
+        experts.length > 1 ? `The documents come from ${experts.length} experts (${experts.join(', ')}): say whose view each statement is.` : '',
+      ]
         .filter(Boolean)
         .join(' ');
       let message: Anthropic.Message;

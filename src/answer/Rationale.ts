@@ -139,12 +139,18 @@ export type Assessment = { probability: number; threshold: number; scorer: Score
 
 /**
  * The question as the best item's profile reads it: words naming the expert ("Does Owen still...") are implied by
- * where the content comes from, so they count neither for nor against it, as in ranking.
+ * where the content comes from, so they count neither for nor against it, as in ranking; so are the names of every
+ * expert a question asked of several names.
  */
 function asRead(run: Pick<Retrieval, 'ranked' | 'question'>): Question {
   const top = run.ranked[0];
   if (!top) return run.question;
-  const implied = (stem: string) => top.profileStems.has(stem) && !top.stemSet.has(stem);
+  // A question asked of several experts ("What do Mara and Nadia say...") names each of them the same way.
+  const asked = new Set(run.question.stems);
+  const named = new Map(run.ranked.map((e) => [e.scoped.profile.id, e.profileStems]));
+  const experts = [...named.values()].filter((stems) => [...stems].some((s) => asked.has(s)));
+  const names = experts.length > 1 ? new Set(experts.flatMap((stems) => [...stems])) : top.profileStems;
+  const implied = (stem: string) => names.has(stem) && !top.stemSet.has(stem);
   const stems = run.question.stems.filter((s) => !implied(s));
   if (stems.length === run.question.stems.length || stems.length === 0) return run.question;
   const idf = new Map(stems.map((s) => [s, run.question.idf.get(s)!]));

@@ -53,7 +53,7 @@ export function isQuestion(text: string): boolean {
  * recommend these days"): content rarely says them where it answers, so a question's framing asks for nothing.
  */
 export const framing = new Set(
-  `according accordingly actually advice advise advises basically currently current days exactly explain generally lately
+  `according accordingly actually basically currently current days exactly explain generally lately
   nowadays opinion opinions realistically really recommend recommends recommended say says said suggest suggests sum
   summarise summarize summarised summarized summary supposed tell tells think thinks told typically usually view views
   walk`.split(/\s+/),
