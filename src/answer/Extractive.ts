@@ -56,7 +56,7 @@ type Candidate = ScoredSentence & { value: number; with: ScoredSentence[] };
  * completion, or the next states an exception. Worth the best of its sentences as the rationale model reads them,
  * weighed by what the whole says (a figure in the completion counts).
  */
-function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (parts: ScoredSentence[]) => number): Candidate[] {
+function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (parts: ScoredSentence[], context: ScoredSentence[]) => number): Candidate[] {
   const out: Candidate[] = [];
   const usable = (s: ScoredSentence | undefined): s is ScoredSentence => s !== undefined && !Roles.isQuestion(s.sentence) && !Roles.isSetup(s.sentence) && !Roles.isStamp(s.sentence);
   all.forEach((s, i) => {
@@ -72,7 +72,9 @@ function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, releva
     const parts = [...(lean ? [before] : []), s, ...(completes ? [after] : [])];
     const text = parts.map((p) => p.sentence).join(' ');
     if (text.length < minLength) return;
-    out.push({ ...s, value: relevance(parts) * weight(s.sentence, text, asked) * recent, with: parts });
+    // What the talk is about around it: the two sentences before (a question put, a topic named) and the one after.
+    const context = all.slice(Math.max(0, i - 2), i + 2);
+    out.push({ ...s, value: relevance(parts, context) * weight(s.sentence, text, asked) * recent, with: parts });
   });
   return out;
 }
@@ -111,10 +113,12 @@ export function ranker(input: Pick<SynthesisInput, 'question' | 'evidence' | 'te
   const total = weights.reduce((sum, [, w]) => sum + w, 0);
   const coverage = (stems: ReadonlySet<string>) => (total > 0 ? weights.reduce((sum, [stem, w]) => sum + (stems.has(stem) ? w : 0), 0) / total : 0);
   const relevance = asked.interrogative
-    ? (parts: ScoredSentence[]) => {
-        const stems = new Set(parts.flatMap((p) => Text.stemsOf(Roles.spoken(p.sentence))));
+    ? (parts: ScoredSentence[], context: ScoredSentence[]) => {
+        const stemsOf = (list: ScoredSentence[]) => new Set(list.flatMap((p) => Text.stemsOf(Roles.spoken(p.sentence))));
+        const stems = stemsOf(parts);
         const p = Math.max(...parts.map((x) => x.probability));
-        return (0.75 * coverage(stems) + 0.25 * scorer.focusCoverage(stems)) * (0.6 + 0.4 * Math.sqrt(p)) * (0.75 + (0.25 * parts[0]!.e.score) / top);
+        const said = 0.55 * coverage(stems) + 0.25 * coverage(stemsOf(context)) + 0.2 * scorer.focusCoverage(stems);
+        return said * (0.6 + 0.4 * Math.sqrt(p)) * (0.75 + (0.25 * parts[0]!.e.score) / top);
       }
     : (parts: ScoredSentence[]) => Math.max(...parts.map((x) => x.probability));
   const memo = new Map<string, Candidate[]>();
@@ -189,15 +193,23 @@ function answering(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => C
   const all = items.flatMap((item) => item.chunks.flatMap(ranked)).sort((a, b) => b.value - a.value);
   const first = all[0];
   if (!first || first.value <= 0) return [];
-  const chosen: Candidate[] = [first];
+  const chosen: Candidate[] = [{ ...first, with: [...first.with] }];
   const overlaps = (c: Candidate) => chosen.some((x) => x.with.some((w) => c.with.some((v) => v.e.chunkId === w.e.chunkId && v.position === w.position)));
+  const length = () => chosen.reduce((n, x) => n + x.with.length, 0);
   for (const c of all.slice(1)) {
     if (chosen.length >= answer.units || c.value < answer.close * first.value) break;
     const speaking = new Set(chosen.map((x) => x.e.itemId));
+    const joins = chosen.find((x) => x.e.chunkId === c.e.chunkId && x.with.some((w) => c.with.some((v) => v.position === w.position)));
+    if (joins) {
+      // A statement running into one already chosen extends it (the set-up, then the figure).
+      const more = c.with.filter((v) => !joins.with.some((w) => w.position === v.position));
+      if (more.length > 0 && length() + more.length <= answer.sentences) joins.with = [...joins.with, ...more].sort((a, b) => a.position - b.position);
+      continue;
+    }
     if (overlaps(c) || (!speaking.has(c.e.itemId) && speaking.size >= answer.items)) continue;
     // Brief, as an answer should be: a statement that would take it past six sentences stays out.
-    if (chosen.reduce((n, x) => n + x.with.length, 0) + c.with.length > answer.sentences) continue;
-    chosen.push(c);
+    if (length() + c.with.length > answer.sentences) continue;
+    chosen.push({ ...c, with: [...c.with] });
   }
   for (const expert of experts) {
     if (chosen.some((c) => c.e.scoped.profile.id === expert)) continue;
