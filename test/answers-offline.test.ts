@@ -65,7 +65,7 @@ describe('a question put to the expert in their content', () => {
       form: 'a question ending with "?"',
       question: 'How often should I inspect my hives in early summer?',
       asked: 'Dana: Next one. How often should I inspect my hives in early summer, and is opening them every week too much?',
-      reply: 'Ruth: Every seven to ten days until midsummer, because that is when the colony starts building swarm cells.',
+      reply: 'Ruth: Inspect every seven to ten days until midsummer, because early summer is when the colony starts building swarm cells.',
     },
     {
       form: '"Sam writes in:" with the question on the next line',
@@ -85,9 +85,7 @@ describe('a question put to the expert in their content', () => {
     expect(said(r.answer)).not.toContain(asked.split('\n').at(-1)!.replace(/^Dana: /, ''));
   });
 
-  // Roles.isQuestion reads "Sam writes in: ..." on one line as a speaker label "Sam writes in" followed by a statement,
-  // so the listener's words are quoted as the answer.
-  test.fails('behavior: a question relayed on one line ("Sam writes in: ...") without a question mark is never the answer', async () => {
+  test('behavior: a question relayed on one line ("Sam writes in: ...") without a question mark is never the answer', async () => {
     const question = 'Should I buy a new queen for a queenless colony or let them raise their own?';
     const asked = 'Sam writes in: my colony has been queenless for three weeks and I want to know whether to buy a new queen or let them raise their own.';
     const reply = 'Buy a mated queen if it is past midsummer, because a colony that raises its own that late often ends up with a poorly mated queen.';
@@ -116,9 +114,7 @@ describe('scene-setting and dates', () => {
     expect(r.answer).not.toMatch(/Welcome back|Today we're talking/);
   });
 
-  // Roles.isSetup's introduction patterns ("i'?m [\p{Lu}]", "this is [\p{Lu}][\p{L}]+,") are followed by \b, which
-  // needs a word boundary after the name's first letter (or after the comma): only one-letter names ever match.
-  test.fails('behavior: "I\'m Tomas and this is episode 4" is never the answer, though it names the topic and holds a number', async () => {
+  test('behavior: "I\'m Tomas and this is episode 4" is never the answer, though it names the topic and holds a number', async () => {
     const tomas = expert('p_tomas', 'Tomas Lindqvist');
     const r = await synthesize('How long does a green wood bowl take to dry?', [
       {
@@ -134,18 +130,24 @@ describe('scene-setting and dates', () => {
     expect(r.answer).not.toContain('episode 4');
   });
 
-  test.each(['March 3, 2025.', '3 March 2025', 'March 2025'])('behavior: a dated stamp ("%s") heading a note is never the answer', async (stamp) => {
-    const tomas = expert('p_tomas', 'Tomas Lindqvist');
-    const r = await synthesize('How much open time does Titebond III give in a cold workshop?', [
-      {
-        item: 'shop-notes-march',
-        by: tomas,
-        title: 'Shop notes',
-        text: `${stamp}\nCold workshop again. Titebond III gave me about ten minutes of open time at 12 degrees, so I glue panels two boards at a time now.`,
-      },
-    ]);
-    expect(said(r.answer)).toContain('about ten minutes of open time');
-    expect(r.answer).not.toContain(stamp.replace(/\.$/, ''));
+  const shopNote = (stamp: string): Source => ({
+    item: 'shop-notes-march',
+    by: expert('p_tomas', 'Tomas Lindqvist'),
+    title: 'Shop notes',
+    text: `${stamp}\nCold shop again. Titebond III gave me about ten minutes of open time at 12 degrees, so I glue panels two boards at a time now.`,
+  });
+  const glue = 'How much open time does Titebond III give in a cold shop?';
+
+  test.each(['March 3, 2025.', '3 March 2025', 'March 2025', 'Tomas: March 3, 2025.'])('behavior: a dated stamp ("%s") heading a note is never the answer, nor what a short first line leans on', async (stamp) => {
+    const r = await synthesize(glue, [shopNote(stamp)]);
+    expect(said(r.answer)).toContain('Cold shop again. Titebond III gave me about ten minutes of open time');
+    expect(r.answer).not.toMatch(/March|2025/);
+  });
+
+  test.each(['Monday 3 March 2025.', '2025-03-03.'])('behavior: a dated stamp written "%s" is never the answer', async (stamp) => {
+    const r = await synthesize(glue, [shopNote(stamp)]);
+    expect(said(r.answer)).toContain('Cold shop again. Titebond III gave me about ten minutes of open time');
+    expect(r.answer).not.toContain('2025');
   });
 });
 
@@ -153,9 +155,10 @@ describe('a question that asks for a figure', () => {
   const mei = expert('p_mei', 'Mei Tanaka');
   const question = 'How long should a new aquarium run before the first fish go in?';
   const onTopic = { item: 'tank-basics', by: mei, score: 0.6, text: 'Mei: A new aquarium should run empty before the first fish go in, so that the filter bacteria can settle.' };
-  const yearOnly = { item: 'my-first-tank', by: mei, score: 0.6, text: 'Mei: In 2021 I let my first aquarium run only a short while before the fish went in, and I regretted it.' };
-  const figure = { item: 'listener-mailbag', by: mei, score: 0.35, text: 'Mei: I let a new tank run for five or six weeks before any fish, testing the water for ammonia every few days.' };
+  const yearOnly = { item: 'my-first-tank', by: mei, score: 0.6, text: 'Mei: In 2021 I let my new aquarium run only a short while before the first fish could go in, and I regretted it.' };
+  const figure = { item: 'listener-mailbag', by: mei, score: 0.35, text: 'Mei: I let a new aquarium run for five or six weeks before any fish, testing the water for ammonia every few days.' };
 
+  // A medium ceiling says the lead statement holds the figure: the on-topic sentence may still come along after it.
   test('behavior: the sentence with the figure answers, over a sentence more on topic that has none', async () => {
     const r = await synthesize(question, [onTopic, figure]);
     expect(said(r.answer)).toContain('five or six weeks');
@@ -186,21 +189,198 @@ describe('what completes an answer', () => {
     expect(said(r.answer)).toContain('dissolve the sugar in a litre of warm water and go thinner than the autumn mix, since it should look like nectar. Mine is 600 grams.');
   });
 
+  const joints: Source = {
+    item: 'end-grain-post',
+    title: 'Glue-ups that fail',
+    text: [
+      "Don't rely on glue alone for end grain to end grain joints, because the open pores soak it up and the joint snaps.",
+      'Unless you size both faces first with thinned glue, and then only for something as light as a box lid.',
+      'That is all there is to it, honestly.',
+    ].join(' '),
+  };
+
   test.each([
-    {
-      form: '"The exception: ..."',
-      question: 'Should I watch shows with subtitles in my own language?',
-      rule: 'Turn on subtitles in the language you are learning, never in your own language, or your eyes will do all the listening for you.',
-      exception: 'The exception: in your first month, subtitles in your own language keep you watching long enough to build the habit.',
-    },
-    {
-      form: '"Unless ..."',
-      question: 'Should I glue end grain to end grain?',
-      rule: "Don't rely on glue alone for end grain to end grain joints, because the open pores soak it up and the joint snaps.",
-      exception: 'Unless you size both faces first with thinned glue, and then only for something as light as a box lid.',
-    },
-  ])('behavior: a rule comes with its exception ($form)', async ({ question, rule, exception }) => {
-    const r = await synthesize(question, [{ item: 'post', title: 'Notes', text: `${rule} ${exception} That is all there is to it, honestly.` }]);
-    expect(said(r.answer)).toContain(`${rule} ${exception}`);
+    ['a question', 'Should I glue end grain to end grain?'],
+    ['a claim', 'End grain glue joints snap.'],
+  ])('behavior: a rule comes with its exception ("Unless ..."), asked as %s', async (_, question) => {
+    const r = await synthesize(question, [joints]);
+    expect(said(r.answer)).toContain('the open pores soak it up and the joint snaps. Unless you size both faces first with thinned glue');
+  });
+
+  test('behavior: a rule comes with its exception ("The exception: ...")', async () => {
+    const r = await synthesize('Turn on subtitles in the language you are learning.', [
+      {
+        item: 'subtitles-post',
+        title: 'Subtitles',
+        text: [
+          'Turn on subtitles in the language you are learning, never in your own language, or your eyes will do all the listening for you.',
+          'The exception: in your first month, subtitles in your own language keep you watching long enough to build the habit.',
+          'After that month, switch them off for good.',
+        ].join(' '),
+      },
+    ]);
+    expect(said(r.answer)).toContain('all the listening for you. The exception: in your first month');
+  });
+});
+
+describe('a question about the present, and one about what changed', () => {
+  const ilse = expert('p_ilse', 'Ilse Brandt');
+  const before: Source = { item: 'coaching-notes-2022', by: ilse, score: 0.55, on: '2022-03-10', text: 'Ilse: I used to start every beginner on the London System opening, because they can play the same setup against anything Black does.' };
+  const now: Source = { item: 'coaching-notes-2024', by: ilse, score: 0.45, on: '2024-09-18', text: 'Ilse: These days it is the Italian Game for beginners, because its open positions teach them to spot tactics early.' };
+
+  test('behavior: "these days" and "now" are answered with the newest view, not what the expert used to do', async () => {
+    for (const question of ['Which opening do you start beginners on these days?', 'Which opening does Ilse start beginners on now?']) {
+      const r = await synthesize(question, [before, now]);
+      expect(said(r.answer)).toContain('These days it is the Italian Game for beginners');
+      expect(r.answer).not.toContain('London System');
+    }
+    // The same evidence, asked without a time: the older statement ranks first and answers.
+    expect(said((await synthesize('Which opening do you start beginners on?', [before, now])).answer)).toContain('London System');
+  });
+
+  test('behavior: "still" is answered with the statement that says it is the current view, though neither is dated', async () => {
+    const old: Source = { item: 'endgames-a', by: ilse, score: 0.6, text: 'Ilse: For years I told students to study endgames before they study any openings at all.' };
+    const current: Source = { item: 'endgames-b', by: ilse, score: 0.4, text: 'Ilse: My current advice to students is to study endgames and openings side by side, an hour of each every week.' };
+    const r = await synthesize('Do you still tell students to study endgames before openings?', [old, current]);
+    expect(said(r.answer)).toContain('My current advice to students is to study endgames and openings side by side');
+    expect(r.answer).not.toContain('For years I told');
+    expect(said((await synthesize('Should students study endgames before openings?', [old, current])).answer)).toContain('For years I told');
+  });
+
+  test('behavior: what changed is answered with the old view and the new one, each with its month and year', async () => {
+    const recommended: Source = { ...now, text: 'Ilse: These days I start beginners on the Italian Game instead, because its open positions teach them to spot tactics early.' };
+    const r = await synthesize("How has Ilse's advice on openings for beginners changed?", [before, recommended]);
+    expect(r.answer).toMatch(/^March 2022: .*London System.*September 2024: .*Italian Game/);
+    expect(r.citations.map((c) => c.itemId)).toEqual(['coaching-notes-2022', 'coaching-notes-2024']);
+  });
+
+  test('behavior: a question about the present that names a "water change" is answered with the newest view alone', async () => {
+    const mei = expert('p_mei', 'Mei Tanaka');
+    const r = await synthesize('What is your current water change schedule?', [
+      { item: 'mei-2022', by: mei, score: 0.6, on: '2022-05-04', text: 'Mei: I used to do a 50 percent water change every week on my planted tanks.' },
+      { item: 'mei-2024', by: mei, score: 0.4, on: '2024-11-20', text: 'Mei: These days I do a 25 percent water change every second week, because the plants keep the nitrate down.' },
+    ]);
+    expect(said(r.answer)).toContain('These days I do a 25 percent water change');
+    expect(r.answer).not.toContain('I used to');
+  });
+
+  test('behavior: what changed keeps the new view when it is stated plainly, without a rule word', async () => {
+    const r = await synthesize("How has Ilse's advice on openings for beginners changed?", [before, now]);
+    expect(r.answer).toContain('March 2022');
+    expect(r.answer).toContain('September 2024');
+    expect(said(r.answer)).toContain('These days it is the Italian Game for beginners');
+  });
+});
+
+describe('a question naming two experts', () => {
+  const marta = expert('p_marta', 'Marta Ruiz');
+  const kenji = expert('p_kenji', 'Kenji Ota');
+  const evidenceOfBoth: Source[] = [
+    { item: 'fluent-ep-3', by: marta, score: 0.7, text: 'Marta: Spaced repetition flashcards are the backbone of my vocabulary routine, and I review them every morning before work.' },
+    { item: 'marta-blog-flashcards', by: marta, score: 0.6, text: 'Spaced repetition flashcards only stick when each card holds a full sentence from something you actually read.' },
+    { item: 'kenji-weekly-9', by: kenji, score: 0.3, text: 'Kenji: I like spaced repetition, but flashcards without audio taught me to read words I could not pronounce.' },
+  ];
+  const experts = (r: { citations: { profileUrl: string }[] }) => new Set(r.citations.map((c) => c.profileUrl.split('/')[1]));
+
+  test('behavior: each expert the question names is cited, though one ranks far below the other', async () => {
+    const r = await synthesize('What do Marta and Kenji say about spaced repetition flashcards?', evidenceOfBoth);
+    expect(experts(r)).toEqual(new Set(['marta-ruiz', 'kenji-ota']));
+    expect(said(r.answer)).toContain('flashcards without audio taught me to read words I could not pronounce');
+    // Named alone, or not at all, the expert who ranks lower is not heard.
+    expect(experts(await synthesize('What does Marta say about spaced repetition flashcards?', evidenceOfBoth))).toEqual(new Set(['marta-ruiz']));
+    expect(experts(await synthesize('What is said about spaced repetition flashcards?', evidenceOfBoth))).toEqual(new Set(['marta-ruiz']));
+  });
+});
+
+describe('the expert declining to answer', () => {
+  const question = 'Do I need to pay tax on honey I sell at a farmers market?';
+  const records: Source = { item: 'hive-talk-31', score: 0.4, text: 'Ruth: What I will say is that you need to keep a record of every jar of honey you sell at the market, because whoever does your tax will ask for it.' };
+
+  test.each([
+    "Ruth: I'm not going to get into whether you need to pay tax on honey you sell at a farmers market, because every country does it differently.",
+    'Ruth: Whether you need to pay tax on the honey you sell at a farmers market is outside what I cover here.',
+  ])('behavior: "%s" is not given as the answer', async (declining) => {
+    const r = await synthesize(question, [{ item: 'hive-talk-30', score: 0.6, text: declining }, records]);
+    expect(said(r.answer)).toContain('keep a record of every jar of honey you sell');
+    expect(r.citations.map((c) => c.itemId)).toEqual(['hive-talk-31']);
+  });
+
+  test('behavior: "that\'s a conversation for your accountant" is not given as the answer', async () => {
+    const declining = 'Ruth: Whether you need to pay tax on honey you sell at a farmers market is a conversation for your accountant, not for me.';
+    const r = await synthesize(question, [{ item: 'hive-talk-30', score: 0.6, text: declining }, records]);
+    expect(r.citations.map((c) => c.itemId)).toEqual(['hive-talk-31']);
+  });
+});
+
+describe('the confidence an extractive answer supports', () => {
+  const tomas = expert('p_tomas', 'Tomas Lindqvist');
+  const withFigure: Source = { item: 'finishing-walnut', by: tomas, text: 'Three thin coats of oil, a day apart, is plenty for a walnut tabletop.' };
+  const withoutFigure: Source = { item: 'finishing-walnut', by: tomas, text: 'Thin coats of oil on a walnut tabletop beat a single heavy coat, which stays tacky for weeks.' };
+
+  test.each([
+    { asked: 'a figure, and the lead states one', question: 'How many coats of oil does a walnut tabletop need?', source: withFigure, mode: undefined, confidence: 'medium' },
+    { asked: 'nothing in particular', question: 'What do you put on a walnut tabletop?', source: withoutFigure, mode: undefined, confidence: 'medium' },
+    { asked: 'a figure the lead lacks', question: 'How many coats of oil does a walnut tabletop need?', source: withoutFigure, mode: undefined, confidence: 'low' },
+    { asked: 'steps', question: 'How do I oil a walnut tabletop?', source: withFigure, mode: undefined, confidence: 'low' },
+    { asked: 'an overview', question: 'What do you put on a walnut tabletop?', source: withFigure, mode: 'summary' as const, confidence: 'low' },
+  ])('behavior: an answer to a question asking for $asked is at most $confidence confidence', async ({ question, source, mode, confidence }) => {
+    const r = await synthesize(question, [source], mode);
+    expect(r.ceiling?.confidence).toBe(confidence);
+    expect(r.ceiling?.reason).toBeTruthy();
+  });
+
+  test('behavior: the ceiling says when the lead statement lacks the figure asked for', async () => {
+    const r = await synthesize('How many coats of oil does a walnut tabletop need?', [withoutFigure]);
+    expect(r.ceiling?.reason).toContain('a figure');
+  });
+
+  test('behavior: a claim to check, not a question, carries no ceiling', async () => {
+    const r = await synthesize('Oil finishes protect a walnut tabletop from water rings.', [
+      { item: 'finishing-faq', by: tomas, text: 'An oil finish protects a walnut tabletop from water rings only if you wipe spills up within the hour.' },
+    ]);
+    expect(said(r.answer)).toContain('only if you wipe spills up within the hour');
+    expect(r).not.toHaveProperty('ceiling');
+  });
+});
+
+describe('what a question asks for', () => {
+  test.each([
+    ['How long should a new aquarium run before adding fish?', 'figure'],
+    ['What temperature should a betta tank be kept at?', 'figure'],
+    ['How much sugar goes into a litre of spring syrup?', 'figure'],
+    ['How often should I inspect my hives?', 'figure'],
+    ['How do I sharpen a card scraper?', 'steps'],
+    ['Can you walk me through a hive inspection?', 'steps'],
+    ['Should beginners learn the Italian Game first?', 'rule'],
+    ['What kind of glue do you use for end grain?', 'rule'],
+    ['Is a sharpening jig worth it?', 'verdict'],
+    ['Are flashcards a waste of time?', 'verdict'],
+    ['What do you think about spaced repetition?', 'any'],
+    ['Why do bees beard on the front of the hive?', 'any'],
+  ] as const)('behavior: "%s" wants %s', (question, wants) => {
+    expect(Asked.read(question)).toMatchObject({ wants, interrogative: true });
+  });
+
+  test.each([
+    ['Which opening do you recommend to beginners these days?', true, false],
+    ['Do you still feed your bees in spring?', true, false],
+    ['What glue do you use now?', true, false],
+    ['What is your current feeding routine for a betta?', true, false],
+    ['How has your advice on openings changed?', false, true],
+    ['Did you change your mind about water changes?', false, true],
+    ['What did you used to recommend for a first hive?', false, true],
+    ['Has your view on flashcards evolved over the years?', false, true],
+    ['What do you recommend for a first hive?', false, false],
+  ] as const)('behavior: "%s" is about the present: %s; asks what changed: %s', (question, present, change) => {
+    expect(Asked.read(question)).toMatchObject({ present, change, interrogative: true });
+  });
+
+  test.each([
+    'Spaced repetition beats rereading for vocabulary.',
+    'Bees still need sugar syrup now that the autumn is wet.',
+    'Beekeepers have changed their advice on feeding over the years.',
+    'Green wood bowls take about eight weeks to dry.',
+  ])('behavior: a claim ("%s") asks for nothing: no kind of fact, no time, no change', (claim) => {
+    expect(Asked.read(claim)).toEqual({ wants: 'any', present: false, change: false, interrogative: false });
   });
 });

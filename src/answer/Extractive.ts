@@ -38,7 +38,8 @@ function weight(sentence: string, whole: string, asked: Asked.Asked): number {
   let w = 1;
   if (Roles.isQuestion(sentence) || Roles.declines(sentence)) w *= 0.05;
   else if (Roles.isSetup(sentence) || Roles.isAside(sentence)) w *= 0.3;
-  if (asked.wants !== 'any') w *= Roles.holds(whole, asked.wants) ? 1.25 : 0.45;
+  // A question about how a view changed asks for the views, whatever kind of fact each holds.
+  if (asked.wants !== 'any' && !asked.change) w *= Roles.holds(whole, asked.wants) ? 1.25 : 0.45;
   if (asked.present && !asked.change) {
     const era = Roles.era(sentence);
     if (era === 'now') w *= 1.4;
@@ -158,6 +159,10 @@ export function create(): Synthesizer {
       } else {
         chosen = broad(items, ranked, question, false);
         dated = mode === 'trend_brief';
+      }
+      // A question whose best statement covers too little of it has no answer here: nothing is cited, nothing charged.
+      if (asked.interrogative && (chosen[0]?.value ?? 0) < noAnswer) {
+        return { answer: nothingFound, citations: [], notes: ['No statement in the evidence covers enough of the question to answer it'] };
       }
       if (chosen.length === 0) {
         // Nothing but fragments: quote the opening of the best chunk.
@@ -293,6 +298,11 @@ function named(question: string, evidence: Evidence[]): Set<string> {
 
 /** Below this value, the best statement covers too little of the question to be relied on. */
 const weakLead = 0.2;
+/**
+ * Below this value, the best statement covers too little of the question to answer it at all. On the yardstick it
+ * refuses three unanswerable questions and no answer that was right (docs/retrieval.md).
+ */
+const noAnswer = 0.18;
 
 /**
  * How much confidence an extracted answer to a question supports. Measured on the yardstick (docs/retrieval.md): no

@@ -5,8 +5,11 @@
  */
 import type { Wanted } from './Asked.js';
 
-/** A transcript's speaker label ("Nadia Ferreira-Holm: "), which is not part of what is said. */
-const speaker = /^[\p{Lu}][\p{L}.'’ -]{1,40}:\s+/u;
+/**
+ * A transcript's speaker label ("Nadia Ferreira-Holm: ", "Dr. Ilse Varga: "), which is not part of what is said: one to
+ * four capitalized words, so "The exception: " or "Sam writes in: " is what is said, not who says it.
+ */
+const speaker = /^\p{Lu}[\p{L}.'’-]*(?: \p{Lu}[\p{L}.'’-]*){0,3}:\s+/u;
 
 /** A sentence that opens a speaker's turn in a transcript. */
 export function startsTurn(sentence: string): boolean {
@@ -23,6 +26,8 @@ const relayed =
 export function isQuestion(sentence: string): boolean {
   const said = spoken(sentence).trim();
   if (/\?["'”’)]*$/.test(said)) return true;
+  // "Sam writes in: my colony has been queenless..." puts someone else's question in their words.
+  if (/^[\p{L} .'’-]{1,60}\b(writes in|wrote in|asks|asked|emailed|messaged|wants to know|wonders|wondered)\s*:/iu.test(said)) return true;
   // "Priya writes in: ..." or "A listener asked whether ..." introduces someone else's question.
   if (/:\s*$/.test(said)) return relayed.test(said);
   return /^(a |one |our |my |several |many |some |a few |lots |a lot )?(of you|listeners?|viewers?|readers?|subscribers?|members?|callers?|people|someone|somebody|you)\b[^.]{0,60}\b(ask|asks|asked|keep asking|wrote in|writes in|want to know|wants to know|wonder|wondered|emailed|messaged)\b/i.test(said);
@@ -30,7 +35,7 @@ export function isQuestion(sentence: string): boolean {
 
 /** The expert declining to answer ("I'm not going to talk about crypto", "that's outside what I cover"). */
 const declining =
-  /\b(not going to (talk|get into|comment|answer|cover|give)|won'?t (talk|get into|comment|answer|cover|give)|can'?t (advise|comment|answer|help) (on|with)|(outside|beyond) (my|what i) |not (my|an) (area|expertise|field)|not qualified|i don'?t (cover|do|give) (that|advice|tax advice|legal advice)|ask (a|an|your) (lawyer|accountant|doctor|clinician|professional|adviser|advisor)|(talk|speak) to (a|an|your) (lawyer|accountant|adviser|advisor|professional))\b/i;
+  /\b(not going to (talk|get into|comment|answer|cover|give)|won'?t (talk|get into|comment|answer|cover|give)|can'?t (advise|comment|answer|help) (on|with)|(outside|beyond) (my|what i) |not (my|an) (area|expertise|field)|not qualified|i don'?t (cover|do|give) (that|advice|tax advice|legal advice)|ask (a|an|your) (lawyer|accountant|doctor|clinician|professional|adviser|advisor)|(talk|speak) to (a|an|your) (lawyer|accountant|adviser|advisor|professional)|(a )?(conversation|question) for (a|an|your) (lawyer|accountant|doctor|gp|clinician|adviser|advisor|professional|vet|solicitor)|not (something|a question) i (can|will|'?ll) (answer|advise on|cover))\b/i;
 export function declines(sentence: string): boolean {
   return declining.test(spoken(sentence));
 }
@@ -42,9 +47,12 @@ export function qualifies(sentence: string): boolean {
 
 /** Scene-setting: greetings, introductions, what the episode will cover. */
 const setup =
-  /^(i'?m [\p{Lu}]|my name is|this is [\p{Lu}][\p{L}]+,|this (episode|video|week|post) (is|we)|explain|tell (us|me|listeners|everyone)|talk (us|me) through|walk (us|me) through|give (us|me)|short notes|notes from|for anyone new|welcome|hi|hello|hey|thanks|thank you|today|this week|in this (video|episode|post)|let'?s (start|talk|get|dive|begin|turn|move)|before we (start|get)|my guest|joining me|so today|i want to (talk|start)|we'?re going to|first,? a (quick|little))\b|\b(welcome (back|to)|today we'?re|on today'?s|let me (introduce|set the scene)|stay tuned|coming up)\b/iu;
+  /^(explain|tell (us|me|listeners|everyone)|talk (us|me) through|walk (us|me) through|give (us|me)|short notes|notes from|for anyone new|welcome|hi|hello|hey|thanks|thank you|this week|in this (video|episode|post)|let'?s (start|talk|get|dive|begin|turn|move)|before we (start|get)|my guest|joining me|so today|today (we|we'?re|on|i want to talk)|i want to (talk|start)|we'?re going to|first,? a (quick|little))\b|\b(welcome (back|to)|today we'?re|on today'?s|let me (introduce|set the scene)|stay tuned|coming up)\b/i;
+/** A speaker introducing themselves or the episode ("I'm Tomas and this is episode 4"). */
+const introduction = /^(i'?m|i am|my name is|this is) \p{Lu}\p{L}+|\bthis is (episode|part|show) \w+|^(this|today'?s) (episode|video|show) is (about|all about)/iu;
 export function isSetup(sentence: string): boolean {
-  return setup.test(spoken(sentence).trim());
+  const said = spoken(sentence).trim();
+  return setup.test(said) || introduction.test(said);
 }
 
 /** An aside: a digression the speaker marks as one. */
@@ -62,12 +70,14 @@ const verdictWords = /\b(yes|no|not|worth|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|
 const stepWords = /\b(first|then|next|after that|finally|once|step|until|start by|begin by|before you)\b/i;
 
 const monthNames = 'jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?';
+const weekday = '(mon|tues|wednes|thurs|fri|satur|sun)day';
 const dates = new RegExp(`\\b((${monthNames})\\.? \\d{1,2}(st|nd|rd|th)?,? (19|20)\\d\\d|\\d{1,2}(st|nd|rd|th)? (${monthNames}),? (19|20)\\d\\d|(${monthNames}) (19|20)\\d\\d|(in|since|from|by|until|of|back in|early|late|mid) (19|20)\\d\\d|(19|20)\\d\\d)\\b`, 'gi');
 
 /** A line that only dates what follows ("January 16, 2023.") or names it (a heading): it states nothing. */
 export function isStamp(sentence: string): boolean {
   const said = spoken(sentence).trim();
-  return said.replace(dates, '').replace(/[\s.,:;–—-]/g, '') === '' || (said.length < 60 && !/[.!?:]["'”’)]*$/.test(said));
+  const undated = said.replace(/\b(19|20)\d\d-\d\d-\d\d\b/g, '').replace(dates, '').replace(new RegExp(`\\b${weekday}\\b`, 'gi'), '').replace(/\b\d{1,2}(st|nd|rd|th)?\b/g, '');
+  return undated.replace(/[\s.,:;–—-]/g, '') === '' || (said.length < 60 && !/[.!?:]["'”’)]*$/.test(said));
 }
 
 /** Does the sentence hold the kind of fact asked for? */
@@ -109,7 +119,7 @@ export function era(sentence: string): Era {
 
 /** A sentence that leans on the one before it ("That's why...", "It only works if..."). */
 export function leansBack(sentence: string): boolean {
-  return /^(that|this|it|those|these|so|which|but|and|because|then|otherwise|except|unless|only)\b/i.test(spoken(sentence).trim());
+  return /^(that|this|it|those|these|so|which|but|and|because|then|otherwise|except|unless|only|the exception|one exception)\b/i.test(spoken(sentence).trim());
 }
 
 /** A sentence that hands over to the one after it ("Here's the rule:", "Two things:"). */

@@ -45,7 +45,12 @@ export const titles = new Set(['mr', 'mrs', 'ms', 'mx', 'dr', 'prof']);
 
 /** A text put as a question (not a claim or a topic). */
 export function isQuestion(text: string): boolean {
-  return /\?\s*$/.test(text) || /^\s*(how|what|which|when|where|who|why|is|are|does|do|did|can|should|could|would|will|has|have)\b/i.test(text);
+  return (
+    /\?\s*$/.test(text) ||
+    /^\s*(how|what|which|when|where|who|why|is|are|does|do|did|can|should|could|would|will|has|have)\b/i.test(text) ||
+    // A request for an answer: "Summarise...", "List...", "Walk me through...".
+    /^\s*(summari[sz]e|sum up|list|explain|describe|outline|trace|compare|tell me|give me|walk me|show me|remind me)\b/i.test(text)
+  );
 }
 
 /**
@@ -53,10 +58,11 @@ export function isQuestion(text: string): boolean {
  * recommend these days"): content rarely says them where it answers, so a question's framing asks for nothing.
  */
 export const framing = new Set(
-  `according accordingly actually basically currently current days exactly explain generally lately
-  nowadays opinion opinions realistically really recommend recommends recommended say says said suggest suggests sum
-  summarise summarize summarised summarized summary supposed tell tells think thinks told typically usually view views
-  walk`.split(/\s+/),
+  `according accordingly across actually basically blog compare compared comparison currently current days describe
+  episode episodes evolve evolved evolving exactly explain generally lately list newsletter newsletters nowadays
+  opinion opinions outline podcast podcasts realistically really recommend recommends recommended say says said
+  suggest suggests sum summarise summarize summarised summarized summary supposed tell tells think thinks told trace
+  typically usually video videos view views walk`.split(/\s+/),
 );
 /** After "how", these ask for a figure and name no topic: "how long", "how much", "how often". */
 const measures = new Set(['much', 'many', 'often', 'long', 'far', 'soon', 'big', 'large']);
