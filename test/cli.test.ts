@@ -130,14 +130,43 @@ describe('profile-edge CLI', () => {
     fs.writeFileSync(path.join(dataset, 'corpus.sentences.jsonl'), docs.map(([_id, , text]) => JSON.stringify({ _id, sentences: [text] })).join('\n'));
     const evidence = path.join(dataset, 'evidence.jsonl');
     fs.writeFileSync(evidence, [JSON.stringify({ query_id: 'q1', doc_id: 'd1', sentences: [0] }), JSON.stringify({ query_id: 'q2', doc_id: 'd2', sentences: [0] })].join('\n'));
-    const answers = await cli('eval', '--answers', '--dataset', dataset, '--evidence', evidence, '--json');
+    // Beside the yardstick of judged expert questions: a small one here, one question answered and one refused.
+    const yardstick = path.join(directory, 'tiny-yardstick');
+    fs.mkdirSync(path.join(yardstick, 'questions'), { recursive: true });
+    fs.mkdirSync(path.join(yardstick, 'kettle-hour'));
+    fs.writeFileSync(path.join(yardstick, 'kettle-hour', 'descaling.md'), '# Descaling\n\nDescale a kettle with citric acid once a month if you live in a hard-water area. Vinegar works too, but it leaves a smell.\n');
+    const manifest = {
+      accounts: [{ name: 'kettle' }],
+      profiles: [
+        {
+          slug: 'kettle-hour', name: 'Kettle Hour', description: 'Kettles.', visibility: 'public', directory: true, owner: 'kettle', members: [],
+          channels: [{ id: 'ch_kettle_blog', kind: 'rss', label: 'Blog', accessLevel: 'public', ratePerMillionTokens: 1, status: 'live', items: [{ externalId: 'descaling', file: 'kettle-hour/descaling.md', title: 'Descaling', publishedAt: '2025-01-01' }] }],
+        },
+      ],
+      collections: [],
+    };
+    fs.writeFileSync(path.join(yardstick, 'manifest.json'), JSON.stringify(manifest));
+    const judged = [
+      { id: 'descale', question: 'How often should I descale a kettle in a hard-water area?', kind: 'figure', scope: { kind: 'profile', slug: 'kettle-hour' }, answerable: true, facts: [['once a month']], passages: [{ file: 'kettle-hour/descaling.md', quote: 'Descale a kettle with citric acid once a month' }] },
+      { id: 'toaster', question: 'Which toaster brand does Kettle Hour recommend for bagels?', kind: 'unanswerable', scope: { kind: 'profile', slug: 'kettle-hour' }, answerable: false },
+    ];
+    fs.writeFileSync(path.join(yardstick, 'questions', 'kettle.json'), JSON.stringify(judged));
+    const answers = await cli('eval', '--answers', '--yardstick', yardstick, '--dataset', dataset, '--evidence', evidence, '--json');
     expect(answers.code, answers.stderr).toBe(0);
-    const scored = JSON.parse(answers.stdout);
+    const both = JSON.parse(answers.stdout);
+    expect(both.yardstick).toMatchObject({ questions: 2, answerable: { asked: 1, correct: 1, cited: 1, right: 1 }, unanswerable: { asked: 1, refused: 1 } });
+    const scored = both.scifact;
     expect(scored).toMatchObject({ claims: 2, answerRecall: 1, citationPrecision: 1, rationaleOverlap: 1 });
     expect(scored.abstention).toEqual({ removedEvidence: { asked: 2, rate: 1 }, offTopic: { asked: 20, rate: 1 } });
     expect(scored.confidence.high.answers + scored.confidence.medium.answers + scored.confidence.low.answers).toBe(2);
     const noEvidence = await cli('eval', '--answers', '--dataset', dataset);
     expect(noEvidence).toMatchObject({ code: 2, stderr: expect.stringContaining('--answers needs --evidence FILE') });
+    // Printed side by side for people.
+    const table = await cli('eval', '--answers', '--yardstick', yardstick, '--dataset', dataset, '--evidence', evidence);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/yardstick\s+SciFact \(train\)/);
+    expect(table.stdout).toMatch(/answered correctly, right passage cited\s+100\.0% of 1/);
+    expect(table.stdout).toMatch(/unanswerable refused before payment\s+100\.0% of 1/);
 
     fs.appendFileSync(path.join(dataset, 'corpus.jsonl'), '\n{"_id": "d4", "title": ');
     const bad = await cli('eval', '--dataset', dataset);

@@ -57,7 +57,7 @@ type Candidate = ScoredSentence & { value: number; with: ScoredSentence[] };
  * completion, or the next states an exception. Worth the best of its sentences as the rationale model reads them,
  * weighed by what the whole says (a figure in the completion counts).
  */
-function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (parts: ScoredSentence[], context: ScoredSentence[]) => number): Candidate[] {
+function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (core: ScoredSentence[], parts: ScoredSentence[], context: ScoredSentence[]) => number): Candidate[] {
   const out: Candidate[] = [];
   const usable = (s: ScoredSentence | undefined): s is ScoredSentence => s !== undefined && !Roles.isQuestion(s.sentence) && !Roles.isSetup(s.sentence) && !Roles.isStamp(s.sentence);
   all.forEach((s, i) => {
@@ -75,7 +75,10 @@ function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, releva
     if (text.length < minLength) return;
     // What the talk is about around it: the two sentences before (a question put, a topic named) and the one after.
     const context = all.slice(Math.max(0, i - 2), i + 2);
-    out.push({ ...s, value: relevance(parts, context) * weight(s.sentence, text, asked) * recent, with: parts });
+    // The statement itself (with what it leans on) says most; what completes it counts for less, so the sentence
+    // before an answer does not borrow the answer's words.
+    const core = lean ? [before, s] : [s];
+    out.push({ ...s, value: relevance(core, parts, context) * weight(s.sentence, text, asked) * recent, with: parts });
   });
   return out;
 }
@@ -114,14 +117,14 @@ export function ranker(input: Pick<SynthesisInput, 'question' | 'evidence' | 'te
   const total = weights.reduce((sum, [, w]) => sum + w, 0);
   const coverage = (stems: ReadonlySet<string>) => (total > 0 ? weights.reduce((sum, [stem, w]) => sum + (stems.has(stem) ? w : 0), 0) / total : 0);
   const relevance = asked.interrogative
-    ? (parts: ScoredSentence[], context: ScoredSentence[]) => {
+    ? (core: ScoredSentence[], parts: ScoredSentence[], context: ScoredSentence[]) => {
         const stemsOf = (list: ScoredSentence[]) => new Set(list.flatMap((p) => Text.stemsOf(Roles.spoken(p.sentence))));
-        const stems = stemsOf(parts);
-        const p = Math.max(...parts.map((x) => x.probability));
-        const said = 0.55 * coverage(stems) + 0.25 * coverage(stemsOf(context)) + 0.2 * scorer.focusCoverage(stems);
+        const own = stemsOf(core);
+        const p = Math.max(...core.map((x) => x.probability));
+        const said = 0.1 * coverage(own) + 0.45 * coverage(stemsOf(parts)) + 0.25 * coverage(stemsOf(context)) + 0.2 * scorer.focusCoverage(stemsOf(parts));
         return said * (0.6 + 0.4 * Math.sqrt(p)) * (0.75 + (0.25 * parts[0]!.e.score) / top);
       }
-    : (parts: ScoredSentence[]) => Math.max(...parts.map((x) => x.probability));
+    : (_core: ScoredSentence[], parts: ScoredSentence[]) => Math.max(...parts.map((x) => x.probability));
   const memo = new Map<string, Candidate[]>();
   return (e) => {
     let found = memo.get(e.chunkId);
@@ -173,7 +176,7 @@ export function create(): Synthesizer {
       const order = new Map(evidence.map((e, i) => [e.chunkId, i]));
       complete.sort((a, b) => order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
       if (dated) complete.sort((a, b) => (a.e.publishedAt ?? Infinity) - (b.e.publishedAt ?? Infinity) || order.get(a.e.chunkId)! - order.get(b.e.chunkId)! || a.position - b.position);
-      return { ...render(complete, dated), ...(asked.interrogative && { ceiling: ceiling(chosen[0], asked, mode) }) };
+      return { ...render(complete, dated, chosen), ...(asked.interrogative && { ceiling: ceiling(chosen[0], asked, mode) }) };
     },
   };
 }
@@ -327,14 +330,17 @@ function completed(chosen: Candidate[]): ScoredSentence[] {
 }
 
 /** The answer text: each sentence followed by its citation's number; dated answers say each sentence's date. */
-function render(chosen: ScoredSentence[], dated: boolean) {
+function render(chosen: ScoredSentence[], dated: boolean, cores: Candidate[]) {
   const citations: Citation[] = [];
   const numbers = new Map<string, number>();
   let lastDate: string | undefined;
   const parts = chosen.map((s) => {
     let n = numbers.get(s.e.chunkId);
     if (n === undefined) {
-      citations.push(citation(s.e, s.e.chunkText.indexOf(s.sentence)));
+      // A citation points where its chunk's statement is made (for a transcript, the moment it is said), not at the
+      // set-up that comes along with it.
+      const core = cores.find((c) => c.e.chunkId === s.e.chunkId) ?? s;
+      citations.push(citation(s.e, s.e.chunkText.indexOf(core.sentence)));
       n = citations.length;
       numbers.set(s.e.chunkId, n);
     }

@@ -102,7 +102,6 @@ const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
 async function scifactAnswers(context: CommandContext, values: Values): Promise<Answers.AnswerResult | undefined> {
   const directory = text(values, 'dataset');
   if (directory === undefined) return undefined;
-  if (!text(values, 'evidence')) throw new UsageError('--answers with --dataset needs --evidence FILE (rationale sentences per claim and document)');
   const { out } = context;
   const { dataset, store } = await load(out, directory, text(values, 'qrels'), undefined);
   try {
@@ -151,6 +150,7 @@ async function yardstickAnswers(context: CommandContext, values: Values): Promis
 /** Answer quality on both sets, side by side: the yardstick of expert questions and, when given, SciFact. */
 async function answers(context: CommandContext, values: Values): Promise<void> {
   const { out } = context;
+  if (text(values, 'dataset') !== undefined && !text(values, 'evidence')) throw new UsageError('--answers needs --evidence FILE (rationale sentences per claim and document) to score a --dataset');
   const yardstick = await yardstickAnswers(context, values);
   const scifact = await scifactAnswers(context, values);
   if (values.json) {
