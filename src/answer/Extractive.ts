@@ -20,7 +20,6 @@ export const nothingFound =
  */
 const breadth = {
   focused: { items: 2, runnerUp: 0.7, outdo: 1.3, second: { relative: 0.6, absolute: 0.5 } },
-  broad: { items: 4 },
 } as const;
 /** Sentences shorter than this are headings or fragments: never chosen on their own. */
 const minLength = 20;
@@ -190,41 +189,66 @@ function direct(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Cand
   return asked.interrogative ? answering(items, ranked, experts) : claimed(items, ranked);
 }
 
-/** Further statements a question's answer takes: close to the best in value, from at most two items, three at most. */
-const answer = { units: 3, items: 2, close: 0.6, expert: 0.25, sentences: 6 } as const;
+/** How widely a question's answer gathers statements: how many, from how many items, how close in value to the best. */
+type Shape = { units: number; items: number; close: number; sentences: number; perItem: number };
+/** A direct answer: statements close to the best, from at most two items, six sentences at most. */
+const answer: Shape = { units: 3, items: 2, close: 0.6, sentences: 6, perItem: 1 };
+/** An overview, a timeline or an inventory: what bears on the question across up to four items, a few from each. */
+const overview: Shape = { units: 5, items: 4, close: onQuestion, sentences: 8, perItem: 0.8 };
+/** Each expert a question names: their own best statements, briefly. */
+const perExpert: Shape = { units: 2, items: 2, close: 0.6, sentences: 3, perItem: 1 };
+/** An expert a question names speaks when their best statement is worth this share of the best of all. */
+const expertFloor = 0.25;
+
+/**
+ * Statements for an answer, best first: each next one the worth most (a further statement from an item already heard
+ * worth a little less in an overview), close enough in value to the best, within the shape's bounds. A statement
+ * running into one already chosen extends it (the set-up, then the figure).
+ */
+function gather(all: Candidate[], shape: Shape): Candidate[] {
+  const first = [...all].sort((a, b) => b.value - a.value)[0];
+  if (!first || first.value <= 0) return [];
+  const chosen: Candidate[] = [{ ...first, with: [...first.with] }];
+  const pool = all.filter((c) => c !== first);
+  const length = () => chosen.reduce((n, x) => n + x.with.length, 0);
+  const sameSentence = (c: Candidate, x: Candidate) => x.e.chunkId === c.e.chunkId && x.with.some((w) => c.with.some((v) => v.position === w.position));
+  const worth = (c: Candidate) => c.value * shape.perItem ** chosen.filter((x) => x.e.itemId === c.e.itemId).length;
+  while (chosen.length < shape.units && pool.length > 0) {
+    let best = 0;
+    pool.forEach((c, i) => {
+      if (worth(c) > worth(pool[best]!)) best = i;
+    });
+    const [c] = pool.splice(best, 1);
+    if (!c || worth(c) < shape.close * first.value) break;
+    const joins = chosen.find((x) => sameSentence(c, x));
+    if (joins) {
+      const more = c.with.filter((v) => !joins.with.some((w) => w.position === v.position));
+      if (more.length > 0 && length() + more.length <= shape.sentences) joins.with = [...joins.with, ...more].sort((a, b) => a.position - b.position);
+      continue;
+    }
+    const speaking = new Set(chosen.map((x) => x.e.itemId));
+    if (!speaking.has(c.e.itemId) && speaking.size >= shape.items) continue;
+    // Brief, as an answer should be: a statement that would take it past its bound stays out.
+    if (length() + c.with.length > shape.sentences) continue;
+    chosen.push({ ...c, with: [...c.with] });
+  }
+  return chosen;
+}
 
 /**
  * The answer to a question: the statement worth most, wherever it ranks, and the statements close to it in value
- * (the rule and its exception, the figure and what it applies to); a question naming several experts hears each.
+ * (the rule and its exception, the figure and what it applies to). A question naming several experts hears each of
+ * them in turn, from their own content.
  */
 function answering(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Candidate[], experts: Set<string>): Candidate[] {
-  const all = items.flatMap((item) => item.chunks.flatMap(ranked)).sort((a, b) => b.value - a.value);
-  const first = all[0];
-  if (!first || first.value <= 0) return [];
-  const chosen: Candidate[] = [{ ...first, with: [...first.with] }];
-  const overlaps = (c: Candidate) => chosen.some((x) => x.with.some((w) => c.with.some((v) => v.e.chunkId === w.e.chunkId && v.position === w.position)));
-  const length = () => chosen.reduce((n, x) => n + x.with.length, 0);
-  for (const c of all.slice(1)) {
-    if (chosen.length >= answer.units || c.value < answer.close * first.value) break;
-    const speaking = new Set(chosen.map((x) => x.e.itemId));
-    const joins = chosen.find((x) => x.e.chunkId === c.e.chunkId && x.with.some((w) => c.with.some((v) => v.position === w.position)));
-    if (joins) {
-      // A statement running into one already chosen extends it (the set-up, then the figure).
-      const more = c.with.filter((v) => !joins.with.some((w) => w.position === v.position));
-      if (more.length > 0 && length() + more.length <= answer.sentences) joins.with = [...joins.with, ...more].sort((a, b) => a.position - b.position);
-      continue;
-    }
-    if (overlaps(c) || (!speaking.has(c.e.itemId) && speaking.size >= answer.items)) continue;
-    // Brief, as an answer should be: a statement that would take it past six sentences stays out.
-    if (length() + c.with.length > answer.sentences) continue;
-    chosen.push({ ...c, with: [...c.with] });
-  }
-  for (const expert of experts) {
-    if (chosen.some((c) => c.e.scoped.profile.id === expert)) continue;
-    const theirs = all.find((c) => c.e.scoped.profile.id === expert && !overlaps(c));
-    if (theirs && theirs.value >= answer.expert * first.value) chosen.push(theirs);
-  }
-  return chosen;
+  const all = items.flatMap((item) => item.chunks.flatMap(ranked));
+  if (experts.size < 2) return gather(all, answer);
+  const top = Math.max(0, ...all.map((c) => c.value));
+  return [...experts]
+    .map((id) => gather(all.filter((c) => c.e.scoped.profile.id === id), perExpert))
+    .filter((theirs) => (theirs[0]?.value ?? 0) >= expertFloor * top)
+    .sort((a, b) => b[0]!.value - a[0]!.value)
+    .flat();
 }
 
 /** The finding of a claim: the best item's, and a runner-up's that ranks nearly as well or states it more plainly. */
@@ -251,20 +275,15 @@ function claimed(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Can
  * question, items whose best is far off the question dropped; a comparison hears each of its subjects.
  */
 function broad(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => Candidate[], question: string, comparison: boolean): Candidate[] {
-  const bests = items.map((item) => item.chunks.flatMap(ranked).sort((a, b) => b.value - a.value)[0]).filter((c): c is Candidate => c !== undefined);
-  const top = Math.max(0, ...bests.map((c) => c.value));
-  const kept = bests.filter((c) => c.value >= onQuestion * top);
-  const chosen = kept.slice(0, breadth.broad.items);
+  const all = items.flatMap((item) => item.chunks.flatMap(ranked));
+  const chosen = gather(all, overview);
   if (comparison) {
-    // Each side of a comparison is heard: the best sentence naming a subject nothing chosen names yet.
+    // Each side of a comparison is heard: the best statement naming a subject nothing chosen names yet.
     for (const subject of Planner.subjects(question)) {
       const stems = Text.stemsOf(subject);
-      const names = (c: Candidate) => stems.length > 0 && stems.every((s) => new Set(Text.stemsOf(c.sentence)).has(s));
+      const names = (c: Candidate) => stems.length > 0 && c.with.some((w) => stems.every((s) => new Set(Text.stemsOf(w.sentence)).has(s)));
       if (chosen.some(names)) continue;
-      const found = items
-        .flatMap((item) => item.chunks.flatMap(ranked))
-        .filter(names)
-        .sort((a, b) => b.value - a.value)[0];
+      const found = all.filter(names).sort((a, b) => b.value - a.value)[0];
       if (found) chosen.push(found);
     }
   }
