@@ -290,6 +290,19 @@ describe('a question naming two experts', () => {
     expect(experts(await synthesize('What does Marta say about spaced repetition flashcards?', evidenceOfBoth))).toEqual(new Set(['marta-ruiz']));
     expect(experts(await synthesize('What is said about spaced repetition flashcards?', evidenceOfBoth))).toEqual(new Set(['marta-ruiz']));
   });
+
+  test('behavior: a question about one named expert is answered from that expert, though another states it more plainly', async () => {
+    const kenjiFirst: Source[] = [
+      { item: 'kenji-weekly-10', by: kenji, score: 0.8, text: 'Kenji: Review spaced repetition flashcards for twenty minutes a day, every day, and never skip the audio.' },
+      { item: 'fluent-ep-4', by: marta, score: 0.3, text: 'Marta: I keep my spaced repetition flashcards to ten minutes a day, right after breakfast.' },
+    ];
+    const r = await synthesize('How long does Marta spend on spaced repetition flashcards each day?', kenjiFirst);
+    expect(experts(r)).toEqual(new Set(['marta-ruiz']));
+    expect(said(r.answer)).toContain('ten minutes a day');
+    // Naming no one, the statement worth most stands, whoever made it.
+    const plain = await synthesize('How long should spaced repetition flashcards take each day?', kenjiFirst);
+    expect(said(plain.answer)).toContain('twenty minutes a day');
+  });
 });
 
 describe('the expert declining to answer', () => {

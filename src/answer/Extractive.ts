@@ -59,16 +59,19 @@ type Candidate = ScoredSentence & { value: number; with: ScoredSentence[] };
 function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (core: ScoredSentence[], parts: ScoredSentence[], context: ScoredSentence[]) => number): Candidate[] {
   const out: Candidate[] = [];
   const usable = (s: ScoredSentence | undefined): s is ScoredSentence => s !== undefined && !Roles.isQuestion(s.sentence) && !Roles.isSetup(s.sentence) && !Roles.isStamp(s.sentence);
+  // For a question about the present, a view given as held before does not come along to complete one held now.
+  const current = asked.present && !asked.change;
+  const completing = (s: ScoredSentence | undefined): s is ScoredSentence => usable(s) && !(current && Roles.era(s.sentence) === 'before');
   all.forEach((s, i) => {
     if (!usable(s)) return;
     const before = all[i - 1];
     const after = all[i + 1];
     const short = s.sentence.length < minLength;
-    const lean = usable(before) && (Roles.leansBack(s.sentence) || short);
+    const lean = completing(before) && (Roles.leansBack(s.sentence) || short);
     // A question's answer goes on into the next sentence of the same turn (the figure after the rule, the reason, the
     // exception); a claim's finding stands alone unless it hands over.
     const sameTurn = usable(after) && !Roles.startsTurn(after.sentence);
-    const completes = usable(after) && (Roles.leansForward(s.sentence) || s.sentence.length < leadIn || after.sentence.length < leadIn || Roles.qualifies(after.sentence) || (asked.interrogative && sameTurn));
+    const completes = completing(after) && (Roles.leansForward(s.sentence) || s.sentence.length < leadIn || after.sentence.length < leadIn || Roles.qualifies(after.sentence) || (asked.interrogative && sameTurn));
     const parts = [...(lean ? [before] : []), s, ...(completes ? [after] : [])];
     const text = parts.map((p) => p.sentence).join(' ');
     if (text.length < minLength) return;
@@ -151,6 +154,9 @@ export function create(): Synthesizer {
       let chosen: Candidate[];
       let dated = false;
       const experts = named(question, evidence);
+      // A question about one named expert is answered from that expert's content.
+      const own = experts.size === 1 ? items.filter((i) => experts.has(i.profileId)) : items;
+      if (own.length > 0 && own.length < items.length) items.splice(0, items.length, ...own);
       if (asked.change) {
         chosen = thenAndNow(items, ranked, experts);
         dated = true;
@@ -309,7 +315,9 @@ function thenAndNow(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => 
 
 /** The experts a question names (by a word of their name or handle), among those the evidence comes from. */
 function named(question: string, evidence: Evidence[]): Set<string> {
-  const asked = new Set(Text.stemsOf(question));
+  // A name is written capitalized ("Nadia", "Ferreira-Holm") or as a handle: "how many hours" names no "Kettle Hour".
+  const written = question.match(/(?<![\p{L}])(\p{Lu}[\p{L}'’-]*|@[a-z0-9-]+)/gu) ?? [];
+  const asked = new Set(written.flatMap((w) => Text.stemsOf(w)));
   const experts = new Set<string>();
   for (const e of evidence) {
     const own = [...e.profileStems].filter((s) => s.length > 2);
