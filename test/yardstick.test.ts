@@ -62,8 +62,8 @@ describe('the offline answerer on the yardstick', () => {
   test('behavior: answers stay at or above the measured floor: the key fact stated with the right passage cited, and unanswerable questions refused before payment', () => {
     const right = result.answerable.right / result.answerable.asked;
     const refused = result.unanswerable.refused / result.unanswerable.asked;
-    expect(right, JSON.stringify({ ...result, outcomes: undefined })).toBeGreaterThanOrEqual(0.38);
-    expect(refused).toBeGreaterThanOrEqual(0.55);
+    expect(right, JSON.stringify({ ...result, outcomes: undefined })).toBeGreaterThanOrEqual(0.4);
+    expect(refused).toBeGreaterThanOrEqual(0.52);
   });
 
   test('behavior: confidence means something: high is right at least 90% of the time, low rarely', () => {

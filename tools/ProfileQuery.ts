@@ -102,12 +102,15 @@ type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: 
 /** Preflight retrieval: ranked evidence and its diagnostics, before anyone pays. */
 async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest): Promise<Preflight> {
   const { db } = services;
+  // A scope of several handles (or mentions) asks the question of each of those experts.
+  const profiles = new Set([...scope.channels.values()].map((c) => c.profile.id));
   const run = await Retriever.retrieve(db, services.lexicalIndex(), {
     question: scope.retrievalText,
     channels: scope.channels,
     mode: input.queryMode,
     termModel: services.termModel(),
     vectors: services.vectors,
+    experts: (scope.kind === 'handles' || scope.kind === 'mentions') && profiles.size > 1 ? profiles : undefined,
   });
   const assessment = Rationale.assess(run);
   // The answerability model judges a question asking for one answer; an overview, a timeline, a comparison or an
@@ -149,7 +152,7 @@ async function answer(
       answered: returned.length > 0,
     };
   }
-  const synthesis = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences });
+  const synthesis = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences, experts: run.experts });
   const { answer: text, citations, notes = [] } = synthesis;
   if (returned.length > 0 && citations.length === 0) {
     // The synthesizer found nothing in the evidence that answers: an answer with no grounds is no answer, and costs nothing.

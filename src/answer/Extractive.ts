@@ -6,6 +6,7 @@ import * as Asked from './Asked.js';
 import * as Rationale from './Rationale.js';
 import type { ScoredSentence } from './Rationale.js';
 import * as Roles from './Roles.js';
+import * as Sentences from './Sentences.js';
 import type { Synthesis, SynthesisInput, Synthesizer } from './Synthesizer.js';
 import { citation } from './Synthesizer.js';
 
@@ -58,7 +59,8 @@ type Candidate = ScoredSentence & { value: number; with: ScoredSentence[] };
  */
 function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (core: ScoredSentence[], parts: ScoredSentence[], context: ScoredSentence[]) => number): Candidate[] {
   const out: Candidate[] = [];
-  const usable = (s: ScoredSentence | undefined): s is ScoredSentence => s !== undefined && !Roles.isQuestion(s.sentence) && !Roles.isSetup(s.sentence) && !Roles.isStamp(s.sentence);
+  const usable = (s: ScoredSentence | undefined): s is ScoredSentence =>
+    s !== undefined && !Roles.isQuestion(s.sentence) && !Roles.isSetup(s.sentence) && !Roles.isStamp(s.sentence) && !repeatsTitle(s);
   // For a question about the present, a view given as held before does not come along to complete one held now.
   const current = asked.present && !asked.change;
   const completing = (s: ScoredSentence | undefined): s is ScoredSentence => usable(s) && !(current && Roles.era(s.sentence) === 'before');
@@ -83,6 +85,15 @@ function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, releva
     out.push({ ...s, value: relevance(core, parts, context) * weight(s.sentence, text, asked) * recent, with: parts });
   });
   return out;
+}
+
+/** An item's opening line that restates its title ("Sleep Notes from Nadia, spring 2023."): a heading, not a statement. */
+function repeatsTitle(s: ScoredSentence): boolean {
+  if (s.e.ordinal !== 0 || s.position > 1) return false;
+  const title = new Set(Text.stemsOf(s.e.title).filter((t) => !Text.stopwords.has(t)));
+  const said = Text.stemsOf(Roles.spoken(s.sentence)).filter((t) => !Text.stopwords.has(t));
+  const shared = said.filter((t) => title.has(t)).length;
+  return shared >= 2 && shared / said.length >= 0.6;
 }
 
 /** Items in the order retrieval returned them, each with its chunks and its best score. */
@@ -124,7 +135,7 @@ export function ranker(input: Pick<SynthesisInput, 'question' | 'evidence' | 'te
         const own = stemsOf(core);
         const p = Math.max(...core.map((x) => x.probability));
         const said = 0.1 * coverage(own) + 0.45 * coverage(stemsOf(parts)) + 0.25 * coverage(stemsOf(context)) + 0.2 * scorer.focusCoverage(stemsOf(parts));
-        return said * (0.6 + 0.4 * Math.sqrt(p)) * (0.75 + (0.25 * parts[0]!.e.score) / top);
+        return said * (0.6 + 0.4 * Math.sqrt(p)) * (parts[0]!.e.score / top) ** 0.3;
       }
     : (_core: ScoredSentence[], parts: ScoredSentence[]) => Math.max(...parts.map((x) => x.probability));
   const memo = new Map<string, Candidate[]>();
@@ -144,7 +155,7 @@ const month = (t: number) => new Date(t).toLocaleDateString('en-GB', { month: 'l
  */
 export function create(): Synthesizer {
   return {
-    async synthesize({ question, evidence, terms, mode, sentences }: SynthesisInput) {
+    async synthesize({ question, evidence, terms, mode, sentences, experts: askedOf = [] }: SynthesisInput) {
       if (evidence.length === 0) return { answer: nothingFound, citations: [] };
       const scorer = sentences ?? Rationale.scorer(terms, evidence);
       const asked = Asked.read(question);
@@ -153,7 +164,7 @@ export function create(): Synthesizer {
       const focused = mode === undefined || mode === 'lookup' || mode === 'claim_extraction';
       let chosen: Candidate[];
       let dated = false;
-      const experts = named(question, evidence);
+      const experts = new Set([...named(question, evidence), ...askedOf.filter((id) => evidence.some((e) => e.scoped.profile.id === id))]);
       // A question about one named expert is answered from that expert's content.
       const own = experts.size === 1 ? items.filter((i) => experts.has(i.profileId)) : items;
       if (own.length > 0 && own.length < items.length) items.splice(0, items.length, ...own);
@@ -169,7 +180,8 @@ export function create(): Synthesizer {
         dated = mode === 'trend_brief';
       }
       // A question whose best statement covers too little of it has no answer here: nothing is cited, nothing charged.
-      if (asked.interrogative && (chosen[0]?.value ?? 0) < noAnswer) {
+      const strongest = Math.max(...evidence.map((e) => e.score));
+      if (asked.interrogative && (chosen[0]?.value ?? 0) < noAnswer.value && strongest < noAnswer.evidence) {
         return { answer: nothingFound, citations: [], notes: ['No statement in the evidence covers enough of the question to answer it'] };
       }
       if (chosen.length === 0) {
@@ -309,19 +321,29 @@ function thenAndNow(items: ReturnType<typeof itemsOf>, ranked: (e: Evidence) => 
     bearing.find((c) => Roles.era(c.with.map((w) => w.sentence).join(' ')) === era) ??
     [...dated].sort((a, b) => (newest ? b.e.publishedAt! - a.e.publishedAt! : a.e.publishedAt! - b.e.publishedAt!) || b.value - a.value)[0];
   const chosen = answering(items, ranked, experts);
-  for (const c of [pick('before', false), pick('now', true)]) if (c && !chosen.includes(c)) chosen.push(c);
+  const said = (c: Candidate) => chosen.some((x) => x.e.chunkId === c.e.chunkId && x.with.some((w) => w.position === c.position));
+  for (const c of [pick('before', false), pick('now', true)]) {
+    if (!c || said(c)) continue;
+    // Both views are given, briefly: past the bound, a view comes without its completions.
+    const length = chosen.reduce((n, x) => n + x.with.length, 0);
+    chosen.push(length + c.with.length > changeBound ? { ...c, with: [c] } : c);
+  }
   return chosen;
 }
+
+/** The most sentences an answer about what changed runs to before the views it adds lose their completions. */
+const changeBound = 8;
 
 /** The experts a question names (by a word of their name or handle), among those the evidence comes from. */
 function named(question: string, evidence: Evidence[]): Set<string> {
   // A name is written capitalized ("Nadia", "Ferreira-Holm") or as a handle: "how many hours" names no "Kettle Hour".
   const written = question.match(/(?<![\p{L}])(\p{Lu}[\p{L}'’-]*|@[a-z0-9-]+)/gu) ?? [];
-  const asked = new Set(written.flatMap((w) => Text.stemsOf(w)));
+  const asked = new Set(written.flatMap((w) => Text.tokens(w)));
   const experts = new Set<string>();
   for (const e of evidence) {
-    const own = [...e.profileStems].filter((s) => s.length > 2);
-    if (own.some((s) => asked.has(s))) experts.add(e.scoped.profile.id);
+    // Words of the name as written ("Ines" is not the stem "in"), not stopwords ("de", "van").
+    const own = Text.tokens(`${e.scoped.profile.name} ${e.scoped.profile.slug}`).filter((t) => !Text.stopwords.has(t));
+    if (own.some((t) => asked.has(t))) experts.add(e.scoped.profile.id);
   }
   return experts;
 }
@@ -329,10 +351,12 @@ function named(question: string, evidence: Evidence[]): Set<string> {
 /** Below this value, the best statement covers too little of the question to be relied on. */
 const weakLead = 0.2;
 /**
- * Below this value, the best statement covers too little of the question to answer it at all. On the yardstick it
- * refuses three unanswerable questions and no answer that was right (docs/retrieval.md).
+ * When the best statement is worth less than this, and no evidence scores above the second bar, the evidence covers
+ * too little of the question to answer it at all. Evidence that retrieval scores well can answer in other words than
+ * the question's ("How warm should a starter be?" and "twenty-six degrees"), so it is never refused here. On the
+ * yardstick this refuses three unanswerable questions and no answer that was right (docs/retrieval.md).
  */
-const noAnswer = 0.18;
+const noAnswer = { value: 0.18, evidence: 0.15 };
 
 /**
  * How much confidence an extracted answer to a question supports. Measured on the yardstick (docs/retrieval.md): no
@@ -356,6 +380,21 @@ function completed(chosen: Candidate[]): ScoredSentence[] {
   return out;
 }
 
+/**
+ * The date a statement was made when its chunk dates its paragraphs ("October 5, 2026." before a note): the nearest
+ * date line before it; else undefined, and the item's date stands.
+ */
+const dateLines = new WeakMap<Evidence, (number | undefined)[]>();
+function dateLine(s: ScoredSentence): number | undefined {
+  let lines = dateLines.get(s.e);
+  if (!lines) dateLines.set(s.e, (lines = Sentences.split(s.e.chunkText).map((x) => Roles.dateOf(x))));
+  for (let i = Math.min(s.position, lines.length - 1); i >= 0; i--) {
+    const t = lines[i];
+    if (t !== undefined && !Number.isNaN(t)) return t;
+  }
+  return undefined;
+}
+
 /** The answer text: each sentence followed by its citation's number; dated answers say each sentence's date. */
 function render(chosen: ScoredSentence[], dated: boolean, cores: Candidate[]) {
   const citations: Citation[] = [];
@@ -371,10 +410,11 @@ function render(chosen: ScoredSentence[], dated: boolean, cores: Candidate[]) {
       n = citations.length;
       numbers.set(s.e.chunkId, n);
     }
-    const date = dated && s.e.publishedAt !== null ? month(s.e.publishedAt) : undefined;
+    const when = dated ? (dateLine(s) ?? s.e.publishedAt) : null;
+    const date = when !== null ? month(when) : undefined;
     const prefix = date && date !== lastDate ? `${date}: ` : '';
     lastDate = date ?? lastDate;
-    return `${prefix}${s.sentence} [${n}]`;
+    return `${prefix}${s.sentence.replace(/^[-*•]\s+/, '')} [${n}]`;
   });
   return { answer: parts.join(' '), citations };
 }

@@ -75,9 +75,22 @@ const dates = new RegExp(`\\b((${monthNames})\\.? \\d{1,2}(st|nd|rd|th)?,? (19|2
 
 /** A line that only dates what follows ("January 16, 2023.") or names it (a heading): it states nothing. */
 export function isStamp(sentence: string): boolean {
+  return dateOf(sentence) !== undefined || isHeading(sentence);
+}
+
+/** A short line with no closing punctuation: a heading, not a statement. A list item ("- 1 part starter") is not one. */
+function isHeading(sentence: string): boolean {
+  const said = spoken(sentence).trim();
+  return said.length < 60 && !/^([-*•]|\d+[.)])\s/.test(said) && !/[.!?:]["'”’)]*$/.test(said);
+}
+
+/** When a date line says, as a time (UTC midnight), if the sentence is only a date ("October 5, 2026.", "2025-03-03."). */
+export function dateOf(sentence: string): number | undefined {
   const said = spoken(sentence).trim();
   const undated = said.replace(/\b(19|20)\d\d-\d\d-\d\d\b/g, '').replace(dates, '').replace(new RegExp(`\\b${weekday}\\b`, 'gi'), '').replace(/\b\d{1,2}(st|nd|rd|th)?\b/g, '');
-  return undated.replace(/[\s.,:;–—-]/g, '') === '' || (said.length < 60 && !/[.!?:]["'”’)]*$/.test(said));
+  if (undated.replace(/[\s.,:;–—-]/g, '') !== '') return undefined;
+  const parsed = Date.parse(`${said.replace(new RegExp(`\\b${weekday},?\\s*`, 'gi'), '').replace(/(\d)(st|nd|rd|th)\b/g, '$1').replace(/[.:;]+$/, '')} UTC`);
+  return Number.isNaN(parsed) ? Number.NaN : parsed;
 }
 
 /** Does the sentence hold the kind of fact asked for? */

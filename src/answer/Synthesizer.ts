@@ -14,6 +14,8 @@ export type SynthesisInput = {
   sentences?: Scorer | undefined;
   /** The retrieval mode, which shapes the answer (an overview, a timeline, a list of claims...). */
   mode?: QueryMode | undefined;
+  /** The experts (profile ids) the question is asked of, each to be heard: named in it, or a scope of their handles. */
+  experts?: string[] | undefined;
 };
 
 /**

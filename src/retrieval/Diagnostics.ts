@@ -46,6 +46,10 @@ export function diagnose(
   } else if (run.ranked.length === 0) {
     outcome = 'no_relevant_content';
     reasons.push(run.termCount === 0 ? 'The question has no searchable terms.' : 'No indexed chunk in scope shares a term with the question.');
+  } else if (run.question.stems.every((stem) => run.ranked.some((e) => e.profileStems.has(stem)))) {
+    // "Nadia Nadia Nadia": the words only name the experts, and ask nothing of them.
+    outcome = 'no_relevant_content';
+    reasons.push('The question only names an expert and asks nothing about them.');
   } else if (run.anchors.length > 0 && anchorsInCandidates.length === 0) {
     outcome = 'anchor_missing';
     reasons.push(`None of the question's anchors (${run.anchors.map(quoted).join(', ')}) appears in the indexed content in scope.`);

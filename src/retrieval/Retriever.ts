@@ -62,6 +62,8 @@ export type RetrievalOptions = {
   termModel?: TermModel.TermModel | undefined;
   /** First-stage candidates to rerank. */
   candidates?: number;
+  /** The experts (profile ids) a scope of several handles asks the question of: each is heard, as when it names them. */
+  experts?: ReadonlySet<string> | undefined;
 };
 
 export type Retrieval = {
@@ -81,6 +83,8 @@ export type Retrieval = {
   question: Features.Question;
   /** What vectors did: undefined when they are off, weigh nothing (unfitted), or the question could not be embedded. */
   vectors: { fitted: boolean; weight: number } | undefined;
+  /** The experts (profile ids) the question is asked of, each heard in turn: named in it, or the scope's handles. */
+  experts: string[];
 };
 
 /**
@@ -189,9 +193,9 @@ const stemsOfProfile = (profile: ScopedChannel['profile']): ReadonlySet<string> 
  * The profiles in scope a question names, when it names several ("What do Mara and Bex each say..."): the question is
  * asked of each of them, their names are where the content comes from (not words to find), and each is heard.
  */
-function namedExperts(channels: Map<string, ScopedChannel>, anchors: Anchor[]): { profiles: Set<string>; stems: Set<string> } {
+function namedExperts(channels: Map<string, ScopedChannel>, anchors: Anchor[], given: ReadonlySet<string> = new Set()): { profiles: Set<string>; stems: Set<string> } {
   const profiles = new Map([...channels.values()].map((c) => [c.profile.id, c.profile]));
-  const named = [...profiles.values()].filter((p) => anchors.some((a) => Anchors.namesProfile(a, stemsOfProfile(p))));
+  const named = [...profiles.values()].filter((p) => given.has(p.id) || anchors.some((a) => Anchors.namesProfile(a, stemsOfProfile(p))));
   if (named.length < 2) return { profiles: new Set(), stems: new Set() };
   const stems = new Set(anchors.filter((a) => named.some((p) => Anchors.namesProfile(a, stemsOfProfile(p)))).flatMap((a) => a.stems));
   return { profiles: new Set(named.map((p) => p.id)), stems };
@@ -358,7 +362,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   // A request leaves when the event loop turns, and the first stage never yields: one turn lets it go now.
   if (embedding) await new Promise((resolve) => setImmediate(resolve));
   const { anchors, entities } = Anchors.find(options.question);
-  const experts = namedExperts(options.channels, anchors);
+  const experts = namedExperts(options.channels, anchors, options.experts);
   const channels = experts.profiles.size > 0 ? new Map([...options.channels].filter(([, c]) => experts.profiles.has(c.profile.id))) : options.channels;
   const channelIds = new Set(channels.keys());
   // Statistics over what this scope's readers may read: nothing else moves a score.
@@ -427,5 +431,5 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   const contextDepth = mode === 'lookup' ? 'standard' : 'expanded';
   if (contextDepth === 'expanded') expand(db, selected);
   const used = vectors && fusion && { fitted: fusion.fitted, weight: Fusion.weightOf(fusion.model) };
-  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question, vectors: used };
+  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question, vectors: used, experts: [...experts.profiles] };
 }

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import * as Answers from '../../eval/Answers.js';
 import * as Beir from '../../eval/Beir.js';
@@ -129,6 +130,9 @@ async function scifactAnswers(context: CommandContext, values: Values): Promise<
 async function yardstickAnswers(context: CommandContext, values: Values): Promise<Yardstick.YardstickResult> {
   const { out } = context;
   const directory = text(values, 'yardstick') ?? Yardstick.defaultDirectory;
+  if (!fs.existsSync(path.join(directory, 'manifest.json')) || !fs.existsSync(path.join(directory, 'questions'))) {
+    throw new UsageError(`--yardstick ${directory} is not a yardstick: it needs manifest.json and a questions/ folder (see data/yardstick/README.md)`);
+  }
   const questions = Yardstick.loadQuestions(directory);
   out.status(`yardstick: loading the demo experts and ${directory}`);
   const store = await Yardstick.buildStore({ directory });
@@ -158,7 +162,7 @@ async function answers(context: CommandContext, values: Values): Promise<void> {
     return;
   }
   const y = yardstick;
-  const row = (label: string, ours: string, theirs: string) => out.line(`${label.padEnd(44)}${ours.padEnd(24)}${scifact ? theirs : ''}`);
+  const row = (label: string, ours: string, theirs: string) => out.line(`${label.padEnd(50)}${ours.padEnd(24)}${scifact ? theirs : ''}`.trimEnd());
   row('', 'yardstick', 'SciFact (train)');
   row('questions', `${y.questions}`, scifact ? `${scifact.claims} claims` : '');
   row('answered correctly, right passage cited', `${pct(ratio(y.answerable.right, y.answerable.asked))} of ${y.answerable.asked}`, '');
@@ -170,7 +174,8 @@ async function answers(context: CommandContext, values: Values): Promise<void> {
   for (const level of ['high', 'medium', 'low'] as const) {
     const ours = y.confidence[level];
     const theirs = scifact?.confidence[level];
-    row(`confidence ${level}: answers, share right`, `${ours.answers}, ${pct(ratio(ours.right, ours.answers))}`, theirs ? `${theirs.answers}, ${pct(ratio(theirs.citesRelevant, theirs.answers))} cite relevant` : '');
+    const share = (answers: number, right: number, what: string) => (answers === 0 ? 'none given' : `${answers}, ${pct(ratio(right, answers))}${what}`);
+    row(`confidence ${level}: answers, share right`, share(ours.answers, ours.right, ''), theirs ? share(theirs.answers, theirs.citesRelevant, ' cite relevant') : '');
   }
   out.line(`yardstick by kind: ${Object.entries(y.kinds).map(([kind, k]) => `${kind} ${k.right}/${k.asked}`).join(', ')}`);
   const wrong = y.outcomes.filter((o) => !o.right);
