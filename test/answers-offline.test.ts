@@ -175,6 +175,21 @@ describe('a question that asks for a figure', () => {
 });
 
 describe('what completes an answer', () => {
+  test('behavior: a sentence that leans on a question put to the expert ("You don\'t need that.") is not quoted on its own', async () => {
+    const r = await synthesize('How many frames of stores should a hive keep for winter?', [
+      {
+        item: 'hive-talk-22',
+        text: [
+          'Dana: Do I need to buy a second brood box for winter stores?',
+          "Ruth: You don't need that.",
+          'Ruth: A strong colony wants about eight frames of capped stores going into winter, more in a cold spring.',
+        ].join('\n'),
+      },
+    ]);
+    expect(said(r.answer)).toContain('about eight frames of capped stores');
+    expect(said(r.answer)).not.toMatch(/^Ruth: You don't need that\./);
+  });
+
   test('behavior: a short answer ("Mine is 600 grams.") comes with the sentence it completes', async () => {
     const r = await synthesize('How much sugar goes into a litre of spring syrup?', [
       {

@@ -49,7 +49,7 @@ function weight(sentence: string, whole: string, asked: Asked.Asked): number {
 }
 
 /** A sentence as an answer, with the sentences that complete it (the set-up it leans on, the figure it hands over to). */
-type Candidate = ScoredSentence & { value: number; with: ScoredSentence[] };
+type Candidate = ScoredSentence & { value: number; with: ScoredSentence[]; says: boolean };
 
 /**
  * Each sentence as the core of an answer: joined with the sentence before when it leans back on it or is too short
@@ -57,7 +57,13 @@ type Candidate = ScoredSentence & { value: number; with: ScoredSentence[] };
  * completion, or the next states an exception. Worth the best of its sentences as the rationale model reads them,
  * weighed by what the whole says (a figure in the completion counts).
  */
-function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, relevance: (core: ScoredSentence[], parts: ScoredSentence[], context: ScoredSentence[]) => number): Candidate[] {
+function units(
+  all: ScoredSentence[],
+  asked: Asked.Asked,
+  recent: number,
+  relevance: (core: ScoredSentence[], parts: ScoredSentence[], context: ScoredSentence[]) => number,
+  says: (core: ScoredSentence[]) => boolean,
+): Candidate[] {
   const out: Candidate[] = [];
   const usable = (s: ScoredSentence | undefined): s is ScoredSentence =>
     s !== undefined && !Roles.isQuestion(s.sentence) && !Roles.isSetup(s.sentence) && !Roles.isStamp(s.sentence) && !repeatsTitle(s);
@@ -69,7 +75,11 @@ function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, releva
     const before = all[i - 1];
     const after = all[i + 1];
     const short = s.sentence.length < minLength;
-    const lean = completing(before) && (Roles.leansBack(s.sentence) || short);
+    const leaning = Roles.leansBack(s.sentence) || short;
+    const lean = completing(before) && leaning;
+    // A sentence that leans on one it cannot have (a question put, a greeting, nothing) does not stand alone: "You
+    // don't need that." answers nothing by itself. A claim's sentences are read as the abstract gives them.
+    if (asked.interrogative && leaning && !lean && !(completing(after) && short)) return;
     // A question's answer goes on into the next sentence of the same turn (the figure after the rule, the reason, the
     // exception); a claim's finding stands alone unless it hands over.
     const sameTurn = usable(after) && !Roles.startsTurn(after.sentence);
@@ -82,7 +92,7 @@ function units(all: ScoredSentence[], asked: Asked.Asked, recent: number, releva
     // The statement itself (with what it leans on) says most; what completes it counts for less, so the sentence
     // before an answer does not borrow the answer's words.
     const core = lean ? [before, s] : [s];
-    out.push({ ...s, value: relevance(core, parts, context) * weight(s.sentence, text, asked) * recent, with: parts });
+    out.push({ ...s, value: relevance(core, parts, context) * weight(s.sentence, text, asked) * recent, with: parts, says: says(core) });
   });
   return out;
 }
@@ -129,6 +139,8 @@ export function ranker(input: Pick<SynthesisInput, 'question' | 'evidence' | 'te
   const weights = [...input.terms.idf].filter(([stem]) => !names.has(stem));
   const total = weights.reduce((sum, [, w]) => sum + w, 0);
   const coverage = (stems: ReadonlySet<string>) => (total > 0 ? weights.reduce((sum, [stem, w]) => sum + (stems.has(stem) ? w : 0), 0) / total : 0);
+  // Whether a statement itself says something of the question (a lead-in such as "You don't need that." does not).
+  const says = (core: ScoredSentence[]) => !asked.interrogative || coverage(new Set(core.flatMap((p) => Text.stemsOf(Roles.spoken(p.sentence))))) > 0;
   const relevance = asked.interrogative
     ? (core: ScoredSentence[], parts: ScoredSentence[], context: ScoredSentence[]) => {
         const stemsOf = (list: ScoredSentence[]) => new Set(list.flatMap((p) => Text.stemsOf(Roles.spoken(p.sentence))));
@@ -141,7 +153,7 @@ export function ranker(input: Pick<SynthesisInput, 'question' | 'evidence' | 'te
   const memo = new Map<string, Candidate[]>();
   return (e) => {
     let found = memo.get(e.chunkId);
-    if (!found) memo.set(e.chunkId, (found = units(scorer.sentences(e), asked, recent(e), relevance).sort((a, b) => b.value - a.value)));
+    if (!found) memo.set(e.chunkId, (found = units(scorer.sentences(e), asked, recent(e), relevance, says).sort((a, b) => b.value - a.value)));
     return found;
   };
 }
@@ -187,7 +199,7 @@ export function create(): Synthesizer {
       if (chosen.length === 0) {
         // Nothing but fragments: quote the opening of the best chunk.
         const opening = scorer.sentences(evidence[0]!).slice(0, 2);
-        chosen.push(...opening.map((s) => ({ ...s, value: s.probability, with: opening })));
+        chosen.push(...opening.map((s) => ({ ...s, value: s.probability, with: opening, says: true })));
       }
       const complete = completed(chosen);
       const order = new Map(evidence.map((e, i) => [e.chunkId, i]));
@@ -224,7 +236,8 @@ const expertFloor = 0.25;
  * running into one already chosen extends it (the set-up, then the figure).
  */
 function gather(all: Candidate[], shape: Shape): Candidate[] {
-  const first = [...all].sort((a, b) => b.value - a.value)[0];
+  const sorted = [...all].sort((a, b) => b.value - a.value);
+  const first = sorted.find((c) => c.says) ?? sorted[0];
   if (!first || first.value <= 0) return [];
   const chosen: Candidate[] = [{ ...first, with: [...first.with] }];
   const pool = all.filter((c) => c !== first);
@@ -238,6 +251,8 @@ function gather(all: Candidate[], shape: Shape): Candidate[] {
     });
     const [c] = pool.splice(best, 1);
     if (!c || worth(c) < shape.close * first.value) break;
+    // A statement that says nothing of the question itself only borrows its neighbour's words: it adds nothing.
+    if (!c.says) continue;
     const joins = chosen.find((x) => sameSentence(c, x));
     if (joins) {
       const more = c.with.filter((v) => !joins.with.some((w) => w.position === v.position));
@@ -362,14 +377,15 @@ const noAnswer = { value: 0.18, evidence: 0.15 };
  * How much confidence an extracted answer to a question supports. Measured on the yardstick (docs/retrieval.md): no
  * signal the extractive path has separates answers right nine times in ten, so such an answer is at most medium; it is
  * low when its lead statement lacks the kind of fact asked for or covers little of the question, when the question
- * asks for steps, or when it is an overview, a comparison or an inventory stitched from sentences (right 1 time in 7).
+ * asks for steps, or when it is an overview or an inventory stitched from sentences (low answers are right about 1
+ * time in 6; a comparison, which hears each side, is right about as often as a direct answer).
  */
 function ceiling(lead: Candidate | undefined, asked: Asked.Asked, mode: SynthesisInput['mode']): NonNullable<Synthesis['ceiling']> {
   const said = lead?.with.map((w) => w.sentence).join(' ') ?? '';
   if (!lead || lead.value < weakLead) return { confidence: 'low', reason: 'The best statement in the evidence covers little of the question: read the cited passages before relying on the answer.' };
   if (asked.wants !== 'any' && !Roles.holds(said, asked.wants)) return { confidence: 'low', reason: `The answer's statements do not hold the kind of fact asked for (${asked.wants === 'steps' ? 'steps' : `a ${asked.wants}`}).` };
   if (asked.wants === 'steps') return { confidence: 'low', reason: 'Steps are given as the sentences that state them, and may be incomplete: read the cited passages.' };
-  if (mode === 'summary' || mode === 'comparison' || mode === 'source_inventory') return { confidence: 'low', reason: 'An overview stitched from sentences of the sources may miss points: read the cited passages.' };
+  if (mode === 'summary' || mode === 'source_inventory') return { confidence: 'low', reason: 'An overview stitched from sentences of the sources may miss points: read the cited passages.' };
   return { confidence: 'medium', reason: 'An extractive answer quotes the sentences that best state the answer; without a model to read them, it is at most medium confidence.' };
 }
 

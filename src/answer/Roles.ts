@@ -132,7 +132,10 @@ export function era(sentence: string): Era {
 
 /** A sentence that leans on the one before it ("That's why...", "It only works if..."). */
 export function leansBack(sentence: string): boolean {
-  return /^(that|this|it|those|these|so|which|but|and|because|then|otherwise|except|unless|only|the exception|one exception)\b/i.test(spoken(sentence).trim());
+  const said = spoken(sentence).trim();
+  // "These days ...", "This year ...": a time, not a reference back.
+  if (/^(this|these|that) (days?|years?|weeks?|months?|time|morning|evening|season|spring|summer|autumn|fall|winter)\b/i.test(said)) return false;
+  return /^(that|this|it|those|these|so|which|but|and|because|then|otherwise|except|unless|only|the exception|one exception)\b/i.test(said);
 }
 
 /** A sentence that hands over to the one after it ("Here's the rule:", "Two things:"). */
