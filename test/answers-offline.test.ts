@@ -253,13 +253,14 @@ describe('a question about the present, and one about what changed', () => {
     expect(said((await synthesize('Which opening do you start beginners on?', [before, now])).answer)).toContain('London System');
   });
 
-  test('behavior: "still" is answered with the statement that says it is the current view, though neither is dated', async () => {
+  test('behavior: "still" is answered with the statement that says it is the current view, though neither is dated, and so is a question with no time word', async () => {
     const old: Source = { item: 'endgames-a', by: ilse, score: 0.6, text: 'Ilse: For years I told students to study endgames before they study any openings at all.' };
     const current: Source = { item: 'endgames-b', by: ilse, score: 0.4, text: 'Ilse: My current advice to students is to study endgames and openings side by side, an hour of each every week.' };
     const r = await synthesize('Do you still tell students to study endgames before openings?', [old, current]);
     expect(said(r.answer)).toContain('My current advice to students is to study endgames and openings side by side');
     expect(r.answer).not.toContain('For years I told');
-    expect(said((await synthesize('Should students study endgames before openings?', [old, current])).answer)).toContain('For years I told');
+    // Asked without a time word, the view the expert says they have left is still not their answer.
+    expect(said((await synthesize('Should students study endgames before openings?', [old, current])).answer)).toContain('My current advice to students');
   });
 
   test('behavior: what changed is answered with the old view and the new one, each with its month and year', async () => {

@@ -44,6 +44,11 @@ function weight(sentence: string, whole: string, asked: Asked.Asked): number {
     const era = Roles.era(sentence);
     if (era === 'now') w *= 1.4;
     else if (era === 'before') w *= 0.4;
+  } else if (asked.interrogative && !asked.change) {
+    // A view the expert says they have left is not their answer, whenever the question is asked.
+    const era = Roles.era(sentence);
+    if (era === 'now') w *= 1.15;
+    else if (era === 'before') w *= 0.6;
   }
   return w;
 }
@@ -117,13 +122,15 @@ function itemsOf(evidence: Evidence[]) {
   return items;
 }
 
-/** For a question about the present, newer items weigh more: the newest 1, the oldest 0.6. */
+/** For a question about the present, newer items weigh more: the newest 1, the oldest 0.6; for other questions, 0.9. */
 function recency(evidence: Evidence[], asked: Asked.Asked): (e: Evidence) => number {
   const dates = evidence.map((e) => e.publishedAt).filter((d): d is number => d !== null);
-  if (!asked.present || asked.change || dates.length < 2) return () => 1;
+  if (!asked.interrogative || asked.change || dates.length < 2) return () => 1;
   const [oldest, newest] = [Math.min(...dates), Math.max(...dates)];
   if (newest === oldest) return () => 1;
-  return (e) => (e.publishedAt === null ? 0.8 : 0.6 + (0.4 * (e.publishedAt - oldest)) / (newest - oldest));
+  // About the present, the newest statement; otherwise a newer one a little, as an expert's later word stands.
+  const span = asked.present ? 0.4 : 0.1;
+  return (e) => (e.publishedAt === null ? 1 - span / 2 : 1 - span + (span * (e.publishedAt - oldest)) / (newest - oldest));
 }
 
 /** Each chunk's sentences as answers to the question, best first. */

@@ -118,7 +118,7 @@ const before =
   /\b(i used to|we used to|used to (tell|recommend|say|think|believe|do|use|suggest|advise)|back (in|then)|at the time|previously|originally|i was wrong|my old|my (earlier|previous|original)|for years i|i once|i no longer|no longer|in the past|when i started|years ago|i (said|wrote|told you|recommended) (in|back)|old (rule|advice|view))\b/i;
 /** A view given as held now: "these days I...", "since 2024 I...", "I've changed my mind". */
 const now =
-  /\b(now|nowadays|these days|today i|currently|at this point|since (19|20)\d\d|i'?ve (switched|moved|changed|come round|come around|settled)|changed my mind|my (current|new|updated)|i now|these days i|going forward|from now on|any more|anymore|instead)\b/i;
+  /\b(now|nowadays|these days|today i|currently|at this point|since (19|20)\d\d|i'?ve (switched|moved|changed|come round|come around|settled)|changed my mind|my (current|new|updated) (view|advice|rule|approach|recommendation|setup|routine|method|thinking|position|answer|plan)|my current|i now|these days i|going forward|from now on|any more|anymore|instead)\b/i;
 
 export type Era = 'before' | 'now' | 'neither';
 
