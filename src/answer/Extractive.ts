@@ -15,9 +15,8 @@ export const nothingFound =
   'The indexed content in this scope does not answer this question, so there is no grounded answer to give. The charge for this query was reversed.';
 
 /**
- * How widely an answer draws. A direct question is answered from the best item and a runner-up that ranks nearly as
- * well or states the answer more plainly (a second source is cited only when it is likely relevant too); an overview, a
- * timeline, a comparison or an inventory takes what bears on the question from each of several items.
+ * How widely a claim's answer draws: the best item, and a runner-up that ranks nearly as well or states the finding
+ * more plainly (a second source is cited only when it is likely relevant too). Questions gather by `Shape`, below.
  */
 const breadth = {
   focused: { items: 2, runnerUp: 0.7, outdo: 1.3, second: { relative: 0.6, absolute: 0.5 } },
@@ -30,9 +29,10 @@ const leadIn = 40;
 const onQuestion = 0.35;
 
 /**
- * How much a sentence is worth as the answer, beyond the rationale model's reading of it: questions put by others,
- * set-ups and asides never answer; a sentence without the kind of fact asked for (a figure, a rule, a verdict) answers
- * less; for a question about the present, a view given as held before answers less, one given as held now more.
+ * How much a sentence is worth as the answer, beyond its coverage of the question: questions put by others and
+ * refusals never answer, set-ups and asides hardly; a sentence without the kind of fact asked for (a figure, a rule, a
+ * verdict) answers less; a view given as held before answers less and one given as held now more, strongly so for a
+ * question about the present.
  */
 function weight(sentence: string, whole: string, asked: Asked.Asked): number {
   let w = 1;
@@ -59,8 +59,9 @@ type Candidate = ScoredSentence & { value: number; with: ScoredSentence[]; says:
 /**
  * Each sentence as the core of an answer: joined with the sentence before when it leans back on it or is too short
  * to stand alone ("Mine is €800."), and with the sentence after when it hands over to it, the next is a short
- * completion, or the next states an exception. Worth the best of its sentences as the rationale model reads them,
- * weighed by what the whole says (a figure in the completion counts).
+ * completion, or the next states an exception. Worth what `relevance` makes of it (for a claim, the rationale
+ * model's reading; for a question, its coverage of the question), weighed by its role and by what the whole says (a
+ * figure in the completion counts).
  */
 function units(
   all: ScoredSentence[],
@@ -94,8 +95,8 @@ function units(
     if (text.length < minLength) return;
     // What the talk is about around it: the two sentences before (a question put, a topic named) and the one after.
     const context = all.slice(Math.max(0, i - 2), i + 2);
-    // The statement itself (with what it leans on) says most; what completes it counts for less, so the sentence
-    // before an answer does not borrow the answer's words.
+    // The statement itself (with what it leans on) is told apart from what completes it: its own words tip the
+    // balance, so the sentence before an answer does not lead with the answer's words.
     const core = lean ? [before, s] : [s];
     out.push({ ...s, value: relevance(core, parts, context) * weight(s.sentence, text, asked) * recent, with: parts, says: says(core) });
   });
