@@ -13,11 +13,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as Access from '../src/auth/Access.js';
 import * as Caller from '../src/auth/Caller.js';
+import * as Keys from '../src/auth/Keys.js';
 import * as Config from '../src/config/Config.js';
 import * as Demo from '../src/demo/Demo.js';
 import * as Services from '../src/Services.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Credentials from '../src/store/Credentials.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' } } });
@@ -26,10 +25,10 @@ const rounds = Number(values.rounds ?? 20_000);
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-bench-access-'));
 const config = Config.load({ ENVIRONMENT: 'test', DATABASE_PATH: path.join(directory, 'bench.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false' });
 const services = Services.create(config);
-await Demo.load(services.db, { chunkTargetTokens: config.chunkTargetTokens });
-const outsider = Accounts.create(services.db, { name: 'outsider' });
-const apiKey = Credentials.issue(services.db, { kind: 'api_key', accountId: outsider.id }).token;
-const bearerToken = Credentials.issue(services.db, { kind: 'bearer_token', accountId: outsider.id }).token;
+await Demo.load(services, { chunkTargetTokens: config.chunkTargetTokens });
+const outsider = await services.store.accounts.create({ name: 'outsider' });
+const apiKey = (await Keys.issue(services.store, { kind: 'api_key', accountId: outsider.id })).token;
+const bearerToken = (await Keys.issue(services.store, { kind: 'bearer_token', accountId: outsider.id })).token;
 const { server, url } = await HttpServer.listen(services, { host: '127.0.0.1', port: 0 });
 
 const privateSlug = 'sunniva-bratt';
@@ -43,13 +42,13 @@ const callers: [string, Caller.Presented][] = [
 
 console.log(`private ("${privateSlug}") against unknown ("${unknownSlug}") profile, medians (${os.cpus().length} cores)`);
 for (const [name, presented] of callers) {
-  const caller = Caller.resolve(services.db, presented);
+  const caller = await Caller.resolve(services.store, presented);
   const times = { private: [] as number[], unknown: [] as number[] };
   for (let i = 0; i < rounds; i++) {
     for (const [kind, slug] of [['private', privateSlug], ['unknown', unknownSlug]] as const) {
       const started = process.hrtime.bigint();
       try {
-        Access.readableProfile(services.db, slug, caller);
+        await Access.readableProfile(services.store, slug, caller);
       } catch {
         // 404, as expected for both.
       }

@@ -6,8 +6,6 @@ import { parseArgs } from 'node:util';
 import * as Config from '../src/config/Config.js';
 import * as Services from '../src/Services.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as Channels from '../src/store/Channels.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 
 const { values } = parseArgs({ options: { feed: { type: 'string' }, db: { type: 'string' }, embeddings: { type: 'string' } } });
@@ -15,8 +13,8 @@ const env: Record<string, string> = { DATABASE_PATH: values.db!, LOG_LEVEL: 'sil
 if (values.embeddings) Object.assign(env, { EMBEDDER: 'openai', EMBEDDING_BASE_URL: values.embeddings, EMBEDDING_MODEL: 'stand-in' });
 const services = Services.create(Config.load(env));
 const db = services.db;
-const profile = Profiles.create(db, { slug: 'bench-show', name: 'Bench Show', visibility: 'public' });
-Channels.create(db, { id: 'ch_bench', profileId: profile.id, kind: 'podcast_rss', label: 'Bench', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: values.feed! });
+const profile = await services.store.profiles.create({ slug: 'bench-show', name: 'Bench Show', visibility: 'public' });
+await services.store.channels.create({ id: 'ch_bench', profileId: profile.id, kind: 'podcast_rss', label: 'Bench', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: values.feed! });
 if (services.embedder) {
   // The index exists before the sync, as after `reindex`: new items are embedded as they are written.
   const [probe] = await services.embedder.embed(['probe'], 'document');

@@ -17,15 +17,13 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { tempoModerato } from 'viem/chains';
 import { Mppx, tempo } from 'mppx/client';
 import { x402Client, x402HTTPClient } from '@x402/fetch';
+import * as Keys from '../src/auth/Keys.js';
 import * as BoundExactScheme from '../src/client/BoundExactScheme.js';
 import * as Config from '../src/config/Config.js';
 import * as Demo from '../src/demo/Demo.js';
 import type { PaymentRail } from '../src/payments/Rail.js';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
 import * as Services from '../src/Services.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Credentials from '../src/store/Credentials.js';
-import * as Ledger from '../src/store/Ledger.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 
 const { values } = parseArgs({ options: { queries: { type: 'string' } } });
@@ -42,10 +40,10 @@ const sandbox = await Sandbox.start({ payerUsd: 1_000 });
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-bench-payments-'));
 const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: path.join(directory, 'bench.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false' });
 const services = Services.create(config);
-await Demo.load(services.db, { chunkTargetTokens: config.chunkTargetTokens });
-const account = Accounts.create(services.db, { name: 'bench' });
-Ledger.move(services.db, { accountId: account.id, kind: 'grant', creditsDelta: 1_000_000 });
-const key = Credentials.issue(services.db, { kind: 'api_key', accountId: account.id }).token;
+await Demo.load(services, { chunkTargetTokens: config.chunkTargetTokens });
+const account = await services.store.accounts.create({ name: 'bench' });
+await services.store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1_000_000 });
+const key = (await Keys.issue(services.store, { kind: 'api_key', accountId: account.id })).token;
 const { server, url } = await HttpServer.listen(services, { host: '127.0.0.1', port: 0 });
 
 // Time the rail's own verify and settle inside the server.

@@ -18,14 +18,10 @@ import * as Reranker from '../src/retrieval/Reranker.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as VectorBuild from '../src/retrieval/VectorBuild.js';
 import * as Text from '../src/retrieval/Text.js';
+import * as Keys from '../src/auth/Keys.js';
 import * as Services from '../src/Services.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Channels from '../src/store/Channels.js';
-import * as Credentials from '../src/store/Credentials.js';
 import * as Store from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
-import * as Ledger from '../src/store/Ledger.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Tools from '../tools/Tools.js';
@@ -54,15 +50,15 @@ const open = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL:
 const chunkText = () => Array.from({ length: 3 + Math.floor(random() * 5) }, () => sentences[Math.floor(random() * sentences.length)]!).join(' ');
 
 /** A store of `n` chunks: 50 public profiles with 2 channels each, items of 10 chunks, one transaction per item. */
-function build(): void {
+async function build(): Promise<void> {
   if (fs.existsSync(file)) return;
   const started = performance.now();
   const services = open();
-  const db = services.db;
+  const { db, store } = services;
   const channels: string[] = [];
   for (let p = 0; p < 50; p++) {
-    const profile = Profiles.create(db, { slug: `creator-${p}`, name: `Creator ${p}`, visibility: 'public', directory: true });
-    for (const kind of ['rss', 'podcast_rss'] as const) channels.push(Channels.create(db, { profileId: profile.id, kind, label: `${kind} ${p}`, accessLevel: 'public', ratePerMillionTokens: 2 }).id);
+    const profile = await store.profiles.create({ slug: `creator-${p}`, name: `Creator ${p}`, visibility: 'public', directory: true });
+    for (const kind of ['rss', 'podcast_rss'] as const) channels.push((await store.channels.create({ profileId: profile.id, kind, label: `${kind} ${p}`, accessLevel: 'public', ratePerMillionTokens: 2 })).id);
   }
   const itemsNeeded = Math.ceil(n / 10);
   for (let i = 0; i < itemsNeeded; i++) {
@@ -77,7 +73,7 @@ function build(): void {
   fs.writeFileSync(sidecar, JSON.stringify(built));
 }
 
-build();
+await build();
 if (values['build-only']) process.exit(0);
 
 // The reference first: SQLite FTS5's exhaustive BM25, the first stage before the in-memory index. It runs before the
@@ -144,9 +140,9 @@ for (const [i, query] of queries.entries()) {
 }
 
 // Whole queries: raw mode, global scope, through the handler and over HTTP.
-const account = Accounts.find(db, 'bench') ?? Accounts.create(db, { name: 'bench' });
-Ledger.move(db, { accountId: account.id, kind: 'grant', creditsDelta: 100 * questions.length * 5 });
-const key = Credentials.issue(db, { kind: 'api_key', accountId: account.id }).token;
+const account = (await services.store.accounts.find('bench')) ?? (await services.store.accounts.create({ name: 'bench' }));
+await services.store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 100 * questions.length * 5 });
+const key = (await Keys.issue(services.store, { kind: 'api_key', accountId: account.id })).token;
 const args = (question: string) => ({ question, mode: 'raw', paymentMode: 'credits' });
 const ask = (q: string) => Tools.invoke({ services, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
 for (const q of questions.slice(0, 10)) await ask(q);

@@ -13,10 +13,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import * as Channels from '../src/store/Channels.js';
 import * as Store from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
+import * as Stores from '../src/store/Store.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 
 const { values } = parseArgs({
@@ -82,9 +81,10 @@ for (const size of sizes) {
     const { db } = Store.open(path.join(directory, 'bench.db'));
     try {
       const next = source(kind);
-      const profile = Profiles.create(db, { slug: 'bench', name: 'Bench', visibility: 'public' });
+      const store = Stores.overSqlite(db);
+      const profile = await store.profiles.create({ slug: 'bench', name: 'Bench', visibility: 'public' });
       const channelIds = Array.from({ length: channelCount }, (_, c) => `ch_bench_${c}`);
-      for (const id of channelIds) Channels.create(db, { id, profileId: profile.id, kind: 'user_upload', label: id, accessLevel: 'public', ratePerMillionTokens: 1 });
+      for (const id of channelIds) await store.channels.create({ id, profileId: profile.id, kind: 'user_upload', label: id, accessLevel: 'public', ratePerMillionTokens: 1 });
       VectorIndex.create(db, { embedderId: 'bench', dimensions });
       const docs = new Float32Array(size * dimensions);
       let started = performance.now();

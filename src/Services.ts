@@ -17,10 +17,14 @@ import * as SignedLinks from './pages/SignedLinks.js';
 import type { Fetcher } from './sources/Fetcher.js';
 import type { Database } from './store/Database.js';
 import * as Store from './store/Database.js';
+import * as Stores from './store/Store.js';
 
 /** Everything a tool handler stands on, built once per process and handed down. */
 export type Services = {
   config: Config;
+  /** Everything the service keeps. */
+  store: Stores.OpenStore;
+  /** The SQLite connection under `store`, for the code not yet moved onto the Store. */
   db: Database;
   logger: Logger;
   quoteLimiter: RateLimiter.RateLimiter;
@@ -53,15 +57,9 @@ export type Services = {
  * The key citation links are signed with when CITATION_LINK_SECRET is not set: made on first use and kept in the
  * database, so every process on it (`serve` and a stdio `mcp` alike) opens the links the others made, across restarts.
  */
-function keptLinkSecret(db: Database): string {
-  // Immediate: two processes starting together take one key, not one each.
-  return db.transaction(() => {
-    const kept = Store.getMeta(db, 'citation_link_secret');
-    if (kept !== undefined) return kept;
-    const made = crypto.randomBytes(32).toString('hex');
-    Store.setMeta(db, 'citation_link_secret', made);
-    return made;
-  }).immediate();
+async function keptLinkSecret(store: Stores.Store): Promise<string> {
+  // Claimed: two processes starting together take one key, not one each.
+  return (await store.meta.get('citation_link_secret')) ?? store.meta.claim('citation_link_secret', crypto.randomBytes(32).toString('hex'));
 }
 
 /** Opens the store and builds the shared services from configuration. */
@@ -76,8 +74,10 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: LexicalIndex.LexicalIndex | undefined;
   let termModel: { stamp: string | undefined; model: TermModel.TermModel | undefined } = { stamp: undefined, model: undefined };
+  const store = Stores.overSqlite(db);
   return {
     config,
+    store,
     db,
     logger,
     termModel() {
@@ -86,7 +86,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
       return termModel.model;
     },
     quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
-    rails: Rails.fromConfig(config, db),
+    rails: Rails.fromConfig(config, store),
     lexicalIndex() {
       if (!lexicalIndex) {
         const started = performance.now();
@@ -96,7 +96,7 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
       return lexicalIndex;
     },
     synthesizer: Synthesizers.fromConfig(config, logger),
-    citationLinks: SignedLinks.create({ secret: () => config.citationLinks.secret ?? keptLinkSecret(db), ttlSeconds: config.citationLinks.ttlSeconds }),
+    citationLinks: SignedLinks.create({ secret: async () => config.citationLinks.secret ?? keptLinkSecret(store), ttlSeconds: config.citationLinks.ttlSeconds }),
     embedder,
     vectors,
     fetcher: Connectors.fetcherFromConfig(config),

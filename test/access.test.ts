@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Access from '../src/auth/Access.js';
 import * as Caller from '../src/auth/Caller.js';
+import type * as Stores from '../src/store/Store.js';
 import * as Environment from './support/Environment.js';
 import type { Keys } from './support/Environment.js';
 
@@ -15,31 +16,14 @@ beforeAll(async () => {
 });
 afterAll(async () => environment?.close());
 
-/** The statements a check runs, in order, with how many rows each returned. */
-function statementsOf(run: () => unknown): string[] {
-  const db = environment.services.db;
-  const prepare = db.prepare.bind(db);
+/** The statements a check ran on the store, in order, with how many rows each read or changed. */
+async function statementsOf(run: (store: Stores.Store) => Promise<unknown>): Promise<string[]> {
   const ran: string[] = [];
-  db.prepare = ((sql: string) => {
-    const statement = prepare(sql);
-    return new Proxy(statement, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver) as unknown;
-        if (typeof value !== 'function' || !['get', 'all', 'run', 'iterate'].includes(String(name))) return typeof value === 'function' ? value.bind(target) : value;
-        return (...args: unknown[]) => {
-          const result = (value as (...a: unknown[]) => unknown).apply(target, args);
-          ran.push(`${String(name)} ${sql.replace(/\s+/g, ' ')}: ${Array.isArray(result) ? result.length : result === undefined ? 0 : 1}`);
-          return result;
-        };
-      },
-    });
-  }) as typeof db.prepare;
+  const watched = environment.services.store.observed(({ text, rows }) => ran.push(`${text.replace(/\s+/g, ' ')}: ${rows}`));
   try {
-    run();
+    await run(watched);
   } catch {
     // The refusal itself is compared below.
-  } finally {
-    db.prepare = prepare;
   }
   return ran;
 }
@@ -51,26 +35,28 @@ describe('a private profile and an unknown one', () => {
     ['an unrelated bearer token', (k) => ({ bearerToken: k.outsiderBearer, origin: 'test' })],
   ];
 
-  test.each(cases)('behavior: with %s, both are the same 404 after the same statements', (_name, presented) => {
-    const caller = Caller.resolve(environment.services.db, presented(environment.keys));
-    const refusal = (slug: string) => {
+  test.each(cases)('behavior: with %s, both are the same 404 after the same statements', async (_name, presented) => {
+    const { store } = environment.services;
+    const caller = await Caller.resolve(store, presented(environment.keys));
+    const refusal = async (slug: string) => {
       try {
-        Access.readableProfile(environment.services.db, slug, caller);
+        await Access.readableProfile(store, slug, caller);
       } catch (error) {
         return (error as Error).message.replace(slug, 'SLUG');
       }
       return 'readable';
     };
-    expect(refusal('sunniva-bratt')).toBe(refusal('sunniva-brett'));
-    const privately = statementsOf(() => Access.readableProfile(environment.services.db, 'sunniva-bratt', caller));
-    const unknown = statementsOf(() => Access.readableProfile(environment.services.db, 'sunniva-brett', caller));
+    expect(await refusal('sunniva-bratt')).toBe(await refusal('sunniva-brett'));
+    const privately = await statementsOf((watched) => Access.readableProfile(watched, 'sunniva-bratt', caller));
+    const unknown = await statementsOf((watched) => Access.readableProfile(watched, 'sunniva-brett', caller));
     expect(privately.length).toBeGreaterThan(0);
     expect(unknown).toEqual(privately);
   });
 
-  test('behavior: the owner still reads the private profile, and an unknown handle is still unknown to them', () => {
-    const owner = Caller.resolve(environment.services.db, { bearerToken: environment.keys.sunnivaBearer, origin: 'test' });
-    expect(Access.readableProfile(environment.services.db, 'sunniva-bratt', owner).slug).toBe('sunniva-bratt');
-    expect(() => Access.readableProfile(environment.services.db, 'sunniva-brett', owner)).toThrow(/no profile "sunniva-brett"/);
+  test('behavior: the owner still reads the private profile, and an unknown handle is still unknown to them', async () => {
+    const { store } = environment.services;
+    const owner = await Caller.resolve(store, { bearerToken: environment.keys.sunnivaBearer, origin: 'test' });
+    expect((await Access.readableProfile(store, 'sunniva-bratt', owner)).slug).toBe('sunniva-bratt');
+    await expect(Access.readableProfile(store, 'sunniva-brett', owner)).rejects.toThrow(/no profile "sunniva-brett"/);
   });
 });

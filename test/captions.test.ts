@@ -6,10 +6,9 @@ import { ServiceError, toServiceError } from '../src/errors/ServiceError.js';
 import * as Charset from '../src/ingest/Charset.js';
 import * as Transcript from '../src/ingest/Transcript.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Store from '../src/store/Database.js';
 import type { Database } from '../src/store/Database.js';
-import * as Profiles from '../src/store/Profiles.js';
+import * as Stores from '../src/store/Store.js';
 import * as Shared from './support/Shared.js';
 
 /** Each cue as [start, end, text], times rounded to the millisecond. */
@@ -153,12 +152,14 @@ describe('caption files with no readable cue', () => {
   describe('wherever it surfaces', () => {
     let directory: string;
     let db: Database;
+    let store: Stores.Store;
     let channelId: string;
-    beforeAll(() => {
+    beforeAll(async () => {
       directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-captions-'));
       db = Store.open(path.join(directory, 'c.db')).db;
-      const profile = Profiles.create(db, { slug: 'captions', name: 'Captions', visibility: 'public' });
-      channelId = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 1 }).id;
+      store = Stores.overSqlite(db);
+      const profile = await store.profiles.create({ slug: 'captions', name: 'Captions', visibility: 'public' });
+      channelId = (await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 1 })).id;
     });
     afterAll(() => {
       db.close();
@@ -171,7 +172,7 @@ describe('caption files with no readable cue', () => {
       const raised = toServiceError(await rejection(bad, 'vtt'));
       expect([raised.code, raised.status]).toEqual(['invalid_request', 400]);
       // Through an upload, which names the file.
-      const uploaded = await Upload.ingest(db, { channelId, file: 'talk.srt', content: bad, chunkTargetTokens: 320 }).catch((error: unknown) => error);
+      const uploaded = await Upload.ingest({ store, db }, { channelId, file: 'talk.srt', content: bad, chunkTargetTokens: 320 }).catch((error: unknown) => error);
       expect(uploaded).toBeInstanceOf(ServiceError);
       expect(uploaded).toMatchObject({
         code: 'invalid_request',

@@ -1,9 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { ItemPage } from '../src/contract/ItemPage.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as Environment from './support/Environment.js';
 
 /** Where a citation's profileUrl points: an HTML page for browsers and JSON for clients, under the profile's access rules. */
@@ -15,11 +13,11 @@ const query = async (body: Record<string, unknown>, key = served.environment.key
   (await (await fetch(`${served.url}/api/ask/query`, { method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': key }, body: JSON.stringify({ paymentMode: 'credits', ...body }) })).json()) as any;
 
 /** A long item whose tenth chunk is cited, so a browser must scroll to it. */
-function longItem(): { slug: string; itemId: string; chunkId: string } {
-  const db = served.environment.services.db;
-  const existing = Profiles.byHandle(db, 'long-read');
-  const profile = existing ?? Profiles.create(db, { slug: 'long-read', name: 'Long <Read>', visibility: 'unlisted' });
-  const channel = existing ? Channels.byProfile(db, profile.id)[0]! : Channels.create(db, { profileId: profile.id, kind: 'rss', label: 'Essays', accessLevel: 'public', ratePerMillionTokens: 1 });
+async function longItem(): Promise<{ slug: string; itemId: string; chunkId: string }> {
+  const { db, store } = served.environment.services;
+  const existing = await store.profiles.byHandle('long-read');
+  const profile = existing ?? (await store.profiles.create({ slug: 'long-read', name: 'Long <Read>', visibility: 'unlisted' }));
+  const channel = existing ? (await store.channels.byProfile(profile.id))[0]! : await store.channels.create({ profileId: profile.id, kind: 'rss', label: 'Essays', accessLevel: 'public', ratePerMillionTokens: 1 });
   const paragraph = (n: number) => `Paragraph ${n}. ${'The long essay goes on about kilns, glazes and the patience firing asks of a potter. '.repeat(14)}`;
   const { itemId } = Items.put(db, {
     channelId: channel.id,
@@ -48,7 +46,7 @@ describe('citation pages', () => {
   });
 
   test('behavior: the cited chunk comes with its neighbours, deep links for public content, and the item opening when none is named', async () => {
-    const { slug, itemId, chunkId } = longItem();
+    const { slug, itemId, chunkId } = await longItem();
     const page = ItemPage.parse(await (await get(`/${slug}/i/${itemId}?chunks=${chunkId}`)).json());
     expect(page.chunks.map((c) => c.ordinal)).toEqual([9, 10, 11]);
     expect(page.item).toMatchObject({ title: 'Firing <script>alert(1)</script> slowly', sourceUrl: 'https://essays.example.com/firing', chunkCount: 12 });
@@ -71,7 +69,7 @@ describe('citation pages', () => {
     expect(((await mine.json()) as any).item.sourceUrl).toBeUndefined();
     expect((await get(url, { 'service-api-key': keys.partnerKey })).status).toBe(200);
     expect((await get(url, { 'service-api-key': keys.revokedKey })).status).toBe(401);
-    const { itemId } = longItem();
+    const { itemId } = await longItem();
     expect((await get(`/long-read/i/it_0000000000000000`)).status).toBe(404);
     expect((await get(`/mara-lindqvist/i/${itemId}`)).status).toBe(404);
     expect((await get(`/nobody-here/i/${itemId}`)).status).toBe(404);
@@ -80,7 +78,7 @@ describe('citation pages', () => {
   });
 
   test('behavior: browsers get HTML with every piece of creator text escaped', async () => {
-    const { slug, itemId, chunkId } = longItem();
+    const { slug, itemId, chunkId } = await longItem();
     const res = await fetch(`${served.url}/${slug}/i/${itemId}?chunks=${chunkId}`, { headers: { accept: 'text/html' } });
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await res.text();
@@ -105,7 +103,7 @@ if (!hasChromium) console.warn(`citation-pages.test: ${chromium} is absent, so t
 describe.skipIf(!hasChromium)('a citation page in a real browser (headless Chromium)', () => {
   test('behavior: the cited chunk is highlighted and scrolled into view', async () => {
     const { chromium: launcher } = await import('playwright-core');
-    const { slug, itemId, chunkId } = longItem();
+    const { slug, itemId, chunkId } = await longItem();
     const browser = await launcher.launch({ executablePath: chromium, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     try {
       const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });

@@ -8,9 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { main } from '../src/cli/Cli.js';
 import { projectRoot } from '../src/config/Config.js';
 import * as Output from '../src/cli/Output.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Store from '../src/store/Database.js';
-import * as Profiles from '../src/store/Profiles.js';
+import * as Stores from '../src/store/Store.js';
 
 let directory: string;
 
@@ -295,22 +294,23 @@ describe('serve and reconciliation', () => {
 
 describe('a closed pipe', () => {
   /** The CLI as a shell runs it, over a database with more channels than a pipe holds (64 KiB on Linux). */
-  function setUp() {
+  async function setUp() {
     const database = path.join(directory, 'pipe.db');
     if (!fs.existsSync(database)) {
       const { db } = Store.open(database);
-      const profileId = Profiles.create(db, { slug: 'many', name: 'Many channels', visibility: 'public' }).id;
-      db.transaction(() => {
-        for (let i = 0; i < 3000; i++) Channels.create(db, { profileId, kind: 'rss', label: `Channel ${i} with a label long enough to fill a pipe quickly`, accessLevel: 'public', ratePerMillionTokens: 1 });
-      })();
-      db.close();
+      const store = Stores.overSqlite(db);
+      const profileId = (await store.profiles.create({ slug: 'many', name: 'Many channels', visibility: 'public' })).id;
+      await store.transaction(async (tx) => {
+        for (let i = 0; i < 3000; i++) await tx.channels.create({ profileId, kind: 'rss', label: `Channel ${i} with a label long enough to fill a pipe quickly`, accessLevel: 'public', ratePerMillionTokens: 1 });
+      });
+      await store.close();
     }
     const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: database, DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn' };
     return { bin: path.join(projectRoot, 'bin', 'profile-edge.mjs'), env };
   }
 
-  test('behavior: "channels list | head -1" prints the first line; the CLI ends quietly with 141, as Unix tools do', () => {
-    const { bin, env } = setUp();
+  test('behavior: "channels list | head -1" prints the first line; the CLI ends quietly with 141, as Unix tools do', async () => {
+    const { bin, env } = await setUp();
     // stdin not a socket: bash would take itself for a remote shell and read ~/.bashrc.
     const run = spawnSync('bash', ['-c', `"${process.execPath}" "${bin}" channels list | head -1; echo "status \${PIPESTATUS[0]}"`], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     expect(run.stderr).toBe('');
@@ -318,7 +318,7 @@ describe('a closed pipe', () => {
   });
 
   test('behavior: a reader that closes stdout after its first chunk gets no stack trace on stderr', async () => {
-    const { bin, env } = setUp();
+    const { bin, env } = await setUp();
     const child = spawn(process.execPath, [bin, 'channels', 'list', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -332,7 +332,7 @@ describe('a closed pipe', () => {
   });
 
   test('behavior: a closed stderr ends a command quietly too', async () => {
-    const { bin, env } = setUp();
+    const { bin, env } = await setUp();
     // An unknown command writes only its error, to stderr, whose reader is gone before the CLI starts.
     const child = spawn(process.execPath, [bin, 'frobnicate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stderr.destroy();

@@ -3,9 +3,7 @@ import type { z } from 'zod';
 import { ApiKeyQuote, DirectoryPage, ErrorBody, OnchainQuote, ProfileChannels, QueryResponse, RawQueryResponse } from '../src/contract/Contract.js';
 import type { ToolName } from '../src/contract/Mcp.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
 import type { Binding } from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 import type { Keys } from './support/Environment.js';
@@ -622,17 +620,17 @@ const cases: Case[] = [
 ];
 
 /** Content whose citations point inside their source: a YouTube video (times) and a PDF (pages). */
-async function addDeepLinkedContent(db: Environment.Environment['services']['db']): Promise<void> {
-  const profile = Profiles.create(db, { slug: 'deep-links', name: 'Deep Links', visibility: 'unlisted' });
-  const video = Channels.create(db, { profileId: profile.id, kind: 'youtube', label: 'Videos', accessLevel: 'public', ratePerMillionTokens: 1 });
-  await Upload.ingest(db, {
+async function addDeepLinkedContent({ db, store }: Environment.Environment['services']): Promise<void> {
+  const profile = await store.profiles.create({ slug: 'deep-links', name: 'Deep Links', visibility: 'unlisted' });
+  const video = await store.channels.create({ profileId: profile.id, kind: 'youtube', label: 'Videos', accessLevel: 'public', ratePerMillionTokens: 1 });
+  await Upload.ingest({ db, store }, {
     channelId: video.id,
     file: 'kettlebell [kb_swing_01].en.vtt',
     content: 'WEBVTT\n\n00:01:35.000 --> 00:01:50.000\nA kettlebell swing session should last about twelve minutes, swings on the minute.\n',
     metadata: { title: 'Kettlebell swings', sourceUrl: 'https://www.youtube.com/watch?v=kb_swing_01' },
     chunkTargetTokens: 320,
   });
-  const guides = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Guides', accessLevel: 'public', ratePerMillionTokens: 1 });
+  const guides = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Guides', accessLevel: 'public', ratePerMillionTokens: 1 });
   Items.put(db, {
     channelId: guides.id,
     externalId: 'guide.pdf',
@@ -649,7 +647,7 @@ const transports = new Map<TransportName, Transport>();
 
 beforeAll(async () => {
   environment = await Environment.create({ QUOTE_RATE_LIMIT_PER_MINUTE: '100000' });
-  await addDeepLinkedContent(environment.services.db);
+  await addDeepLinkedContent(environment.services);
   http = await Environment.serve(environment);
   for (const t of [
     Transports.handler(environment),

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Chunker from '../src/ingest/Chunker.js';
 import * as Transcript from '../src/ingest/Transcript.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 
@@ -30,9 +28,9 @@ let chunks: Items.ChunkDraft[];
 beforeAll(async () => {
   chunks = Chunker.chunk(await Transcript.fromCaptions(vtt, 'vtt'), Chunker.sizes(320));
   environment = await Environment.create();
-  const db = environment.services.db;
-  const profile = Profiles.create(db, { slug: 'kettle-hour', name: 'Kettle Hour', visibility: 'unlisted' });
-  const channel = Channels.create(db, { profileId: profile.id, kind: 'youtube', label: 'Videos', accessLevel: 'public', ratePerMillionTokens: 1 });
+  const { db, store } = environment.services;
+  const profile = await store.profiles.create({ slug: 'kettle-hour', name: 'Kettle Hour', visibility: 'unlisted' });
+  const channel = await store.channels.create({ profileId: profile.id, kind: 'youtube', label: 'Videos', accessLevel: 'public', ratePerMillionTokens: 1 });
   Items.put(db, { channelId: channel.id, externalId: 'kettle-ep', title: 'Kettle care', sourceUrl: 'https://www.youtube.com/watch?v=kettle123', contentHash: 'ep-v1', chunks });
 }, 60_000);
 

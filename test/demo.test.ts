@@ -5,17 +5,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Demo from '../src/demo/Demo.js';
 import * as Store from '../src/store/Database.js';
 import type { Database } from '../src/store/Database.js';
-import * as Profiles from '../src/store/Profiles.js';
-import * as Collections from '../src/store/Collections.js';
+import * as Stores from '../src/store/Store.js';
 
 let directory: string;
 let db: Database;
+let store: Stores.Store;
 let first: Demo.LoadResult;
 
 beforeAll(async () => {
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-demo-'));
   db = Store.open(path.join(directory, 'demo.db')).db;
-  first = await Demo.load(db, { chunkTargetTokens: 320 });
+  store = Stores.overSqlite(db);
+  first = await Demo.load({ store, db }, { chunkTargetTokens: 320 });
 });
 
 afterAll(() => {
@@ -24,20 +25,20 @@ afterAll(() => {
 });
 
 describe('the demo dataset', () => {
-  test('behavior: has at least five profiles of every visibility, with an owner and a team member on the private one', () => {
-    const profiles = Profiles.list(db);
+  test('behavior: has at least five profiles of every visibility, with an owner and a team member on the private one', async () => {
+    const profiles = await store.profiles.list();
     expect(profiles.length).toBeGreaterThanOrEqual(5);
     expect(profiles.filter((p) => p.visibility === 'unlisted')).toHaveLength(1);
     const secret = profiles.filter((p) => p.visibility === 'private');
     expect(secret).toHaveLength(1);
     expect(secret[0]!.ownerAccountId).not.toBeNull();
-    expect(Profiles.members(db, secret[0]!.id)).toHaveLength(1);
+    expect(await store.profiles.members(secret[0]!.id)).toHaveLength(1);
   });
 
-  test('behavior: uses every channel kind, has a public collection and at least 60 distinct chunks', () => {
+  test('behavior: uses every channel kind, has a public collection and at least 60 distinct chunks', async () => {
     const kinds = db.prepare('SELECT DISTINCT kind FROM channels ORDER BY kind').pluck().all();
     expect(kinds).toEqual(['notion', 'podcast_rss', 'rss', 'subtext', 'user_upload', 'youtube']);
-    const collections = Profiles.list(db).flatMap((p) => Collections.byProfile(db, p.id).map((c) => ({ p, c })));
+    const collections = (await Promise.all((await store.profiles.list()).map(async (p) => (await store.collections.byProfile(p.id)).map((c) => ({ p, c }))))).flat();
     expect(collections.some(({ p }) => p.visibility === 'public')).toBe(true);
     const chunks = db.prepare('SELECT text FROM chunks').pluck().all() as string[];
     expect(chunks.length).toBeGreaterThanOrEqual(60);
@@ -53,15 +54,16 @@ describe('the demo dataset', () => {
   });
 
   test('behavior: loading again changes nothing', async () => {
-    const again = await Demo.load(db, { chunkTargetTokens: 320 });
+    const again = await Demo.load({ store, db }, { chunkTargetTokens: 320 });
     expect(again).toMatchObject({ created: 0, updated: 0, unchanged: first.items, chunks: first.chunks });
   });
 
   test('behavior: is loaded on a store’s first start only', async () => {
     const fresh = Store.open(path.join(directory, 'fresh.db')).db;
+    const handles = { store: Stores.overSqlite(fresh), db: fresh };
     try {
-      expect(await Demo.loadOnFirstStart(fresh, { chunkTargetTokens: 320 })).toBeDefined();
-      expect(await Demo.loadOnFirstStart(fresh, { chunkTargetTokens: 320 })).toBeUndefined();
+      expect(await Demo.loadOnFirstStart(handles, { chunkTargetTokens: 320 })).toBeDefined();
+      expect(await Demo.loadOnFirstStart(handles, { chunkTargetTokens: 320 })).toBeUndefined();
     } finally {
       fresh.close();
     }

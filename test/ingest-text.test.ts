@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Charset from '../src/ingest/Charset.js';
 import * as Upload from '../src/ingest/Upload.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Sources from './support/Sources.js';
@@ -16,12 +15,12 @@ import * as Sources from './support/Sources.js';
  * escaped twice, entries sharing a GUID, HTML pages' own byline and date.
  */
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
-let store: ReturnType<typeof Sources.store>;
+let store: Awaited<ReturnType<typeof Sources.store>>;
 let counter = 0;
 
 beforeAll(async () => {
   host = await FeedHost.start();
-  store = Sources.store('ingest-text');
+  store = await Sources.store('ingest-text');
 });
 afterAll(async () => {
   store.close();
@@ -42,10 +41,10 @@ const rss = (items: Item[], declaration = '<?xml version="1.0"?>') =>
     .join('')}</channel></rss>`;
 
 /** A channel of the given kind reading a feed served with these bytes and this content type. */
-function channel(kind: 'rss' | 'podcast_rss', body: Buffer | string, type: string): string {
+async function channel(kind: 'rss' | 'podcast_rss', body: Buffer | string, type: string): Promise<string> {
   const id = `ch_text_${++counter}`;
   host.routes.set(`/feeds/${id}`, { body, type });
-  Channels.create(store.db, { id, profileId: store.profileId, kind, label: id, accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/feeds/${id}` });
+  await store.store.channels.create({ id, profileId: store.profileId, kind, label: id, accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/feeds/${id}` });
   return id;
 }
 
@@ -55,29 +54,29 @@ const texts = (channelId: string) =>
 describe('feeds read as their publisher wrote them', () => {
   test('behavior: a KOI8-R feed with no declaration anywhere is read as Russian, not as windows-1252 mojibake', async () => {
     const words = 'Как пережить зиму без потерь: укройте розы лапником и проверьте урожай в подвале.';
-    const id = channel('rss', encode(rss([{ guid: 'w1', title: 'Зима в саду', description: words }]), 'koi8-r'), 'application/rss+xml');
+    const id = await channel('rss', encode(rss([{ guid: 'w1', title: 'Зима в саду', description: words }]), 'koi8-r'), 'application/rss+xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
     expect(texts(id)).toEqual([words]);
     expect(Items.byChannel(store.db, id)[0]!.title).toBe('Зима в саду');
-    expect(Channels.get(store.db, id).lastError).toBeNull();
+    expect((await store.store.channels.get(id)).lastError).toBeNull();
   });
 
   test('error: a guess the detector is unsure of is named on the channel', async () => {
     const words = 'Ich möchte gern über die Straße gehen, während es regnet – schön!';
-    const id = channel('rss', encode(rss([{ guid: 'g1', title: 'Straße', description: words }]), 'windows-1252'), 'text/xml');
+    const id = await channel('rss', encode(rss([{ guid: 'g1', title: 'Straße', description: words }]), 'windows-1252'), 'text/xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
     expect(texts(id)).toEqual([words]);
-    expect(Channels.get(store.db, id).lastError).toMatch(/^feed: no charset declared; read as [\w-]+, guessed from the bytes with confidence 0\.\d\d$/);
+    expect((await store.store.channels.get(id)).lastError).toMatch(/^feed: no charset declared; read as [\w-]+, guessed from the bytes with confidence 0\.\d\d$/);
   });
 
   test('behavior: a feed of gzip bytes served without Content-Encoding is read', async () => {
-    const id = channel('rss', zlib.gzipSync(rss([{ guid: 'z1', title: 'Zipped', description: 'Compressed but not declared as such.' }])), 'application/x-gzip');
+    const id = await channel('rss', zlib.gzipSync(rss([{ guid: 'z1', title: 'Zipped', description: 'Compressed but not declared as such.' }])), 'application/x-gzip');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
     expect(texts(id)).toEqual(['Compressed but not declared as such.']);
   });
 
   test('behavior: HTML escaped twice ("&amp;lt;p&amp;gt;") is indexed as text, not as literal tags; escaped text inside stays', async () => {
-    const id = channel('rss', rss([{ guid: 'h1', title: 'Twice', description: '&amp;lt;p&amp;gt;Keep the lid &amp;amp;lt;ajar&amp;amp;gt; while it cools.&amp;lt;/p&amp;gt;&amp;lt;p&amp;gt;Second paragraph.&amp;lt;/p&amp;gt;' }]), 'application/rss+xml');
+    const id = await channel('rss', rss([{ guid: 'h1', title: 'Twice', description: '&amp;lt;p&amp;gt;Keep the lid &amp;amp;lt;ajar&amp;amp;gt; while it cools.&amp;lt;/p&amp;gt;&amp;lt;p&amp;gt;Second paragraph.&amp;lt;/p&amp;gt;' }]), 'application/rss+xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1 });
     expect(texts(id).join('\n')).toBe('Keep the lid <ajar> while it cools.\n\nSecond paragraph.');
   });
@@ -89,10 +88,10 @@ describe('feeds read as their publisher wrote them', () => {
       { guid: 'ep-2', title: 'Mulch', description: 'Mulch after rain.', enclosure: `${host.url}/a/mulch.mp3` },
       { guid: 'ep-2', title: 'Mulch', description: 'Mulch after rain.', enclosure: `${host.url}/a/mulch.mp3` },
     ];
-    const id = channel('podcast_rss', rss(episodes), 'application/rss+xml');
+    const id = await channel('podcast_rss', rss(episodes), 'application/rss+xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 3, failed: 0 });
     expect(Items.byChannel(store.db, id).map((i) => i.title).sort()).toEqual(['Dividing hostas', 'Mulch', 'Pruning roses']);
-    expect(Channels.get(store.db, id).lastError).toMatch(/2 different entries share the id "ep-1"; each is kept/);
+    expect((await store.store.channels.get(id)).lastError).toMatch(/2 different entries share the id "ep-1"; each is kept/);
     // The keys are stable: the next sync changes nothing.
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 0, removed: 0 });
   });
@@ -101,17 +100,17 @@ describe('feeds read as their publisher wrote them', () => {
 describe('uploads keep what the file says about itself', () => {
   test('behavior: an HTML page\'s byline and publication date are the item\'s, unless the uploader says otherwise', async () => {
     const id = `ch_text_${++counter}`;
-    Channels.create(store.db, { id, profileId: store.profileId, kind: 'user_upload', label: id, accessLevel: 'public', ratePerMillionTokens: 1 });
+    await store.store.channels.create({ id, profileId: store.profileId, kind: 'user_upload', label: id, accessLevel: 'public', ratePerMillionTokens: 1 });
     const page = `<!doctype html><html><head><title>Overwintering dahlias</title>
       <meta name="author" content="Ada Lovelace"><meta property="article:published_time" content="2024-03-05T10:00:00Z"></head>
       <body><article><h1>Overwintering dahlias</h1><p>${'Lift the tubers after the first frost blackens the leaves, let them dry upside down, and store them in barely damp compost somewhere cool. '.repeat(3)}</p></article></body></html>`;
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-upload-'));
     const file = path.join(directory, 'dahlias.html');
     fs.writeFileSync(file, page);
-    const result = await Upload.ingest(store.db, { channelId: id, file, chunkTargetTokens: 320 });
+    const result = await Upload.ingest(store, { channelId: id, file, chunkTargetTokens: 320 });
     expect(result).toMatchObject({ outcome: 'created', title: 'Overwintering dahlias', warnings: [] });
     expect(Items.byChannel(store.db, id)[0]).toMatchObject({ author: 'Ada Lovelace', publishedAt: Date.parse('2024-03-05T10:00:00Z') });
-    await Upload.ingest(store.db, { channelId: id, file, chunkTargetTokens: 320, metadata: { author: 'A. Lovelace', publishedAt: '2024-03-06' } });
+    await Upload.ingest(store, { channelId: id, file, chunkTargetTokens: 320, metadata: { author: 'A. Lovelace', publishedAt: '2024-03-06' } });
     expect(Items.byChannel(store.db, id)[0]).toMatchObject({ author: 'A. Lovelace', publishedAt: Date.parse('2024-03-06') });
     fs.rmSync(directory, { recursive: true, force: true });
   });

@@ -6,7 +6,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe, expect, test } from 'vitest';
 import { ErrorBody } from '../src/contract/Contract.js';
 import * as Config from '../src/config/Config.js';
-import * as Accounts from '../src/store/Accounts.js';
 import * as App from '../src/transport/http/App.js';
 import * as Environment from './support/Environment.js';
 import { snapshot } from './support/Snapshot.js';
@@ -410,8 +409,8 @@ test('behavior: a malformed request pipelined after a good one closes the connec
 
 describe('a bearer token on its own private profile', () => {
   test('behavior: the query is charged to the bearer account, once', async () => {
-    const db = served.environment.services.db;
-    const before = Accounts.get(db, 'sunniva').creditBalance;
+    const store = served.environment.services.store;
+    const before = (await store.accounts.get('sunniva')).creditBalance;
     const response = await fetch(`${served.url}/api/profiles/sunniva-bratt/query`, {
       method: 'POST',
       headers: { authorization: `Bearer ${served.environment.keys.sunnivaBearer}` },
@@ -419,6 +418,6 @@ describe('a bearer token on its own private profile', () => {
     });
     expect(response.status).toBe(200);
     expect(((await response.json()) as any).charge).toBe('credits');
-    expect(Accounts.get(db, 'sunniva').creditBalance).toBe(before - served.environment.services.config.pricing.costCredits);
+    expect((await store.accounts.get('sunniva')).creditBalance).toBe(before - served.environment.services.config.pricing.costCredits);
   });
 });

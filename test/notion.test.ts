@@ -7,13 +7,10 @@ import * as Notion from '../src/sources/Notion.js';
 import * as NotionBlocks from '../src/sources/NotionBlocks.js';
 import type { NotionBlock } from '../src/sources/NotionBlocks.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as Config from '../src/config/Config.js';
 import * as Services from '../src/Services.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Credentials from '../src/store/Credentials.js';
-import * as Ledger from '../src/store/Ledger.js';
+import * as Keys from '../src/auth/Keys.js';
 import * as Tools from '../tools/Tools.js';
 import * as Cli from './support/Cli.js';
 import * as NotionServer from './support/NotionServer.js';
@@ -22,7 +19,7 @@ import * as Sources from './support/Sources.js';
 
 const token = 'ntn_test_integration_secret';
 let notion: Awaited<ReturnType<typeof NotionServer.start>>;
-let store: ReturnType<typeof Sources.store>;
+let store: Awaited<ReturnType<typeof Sources.store>>;
 
 const root = '11111111-1111-4111-8111-111111111111';
 const child = '22222222-2222-4222-8222-222222222222';
@@ -45,7 +42,7 @@ const page = (id: string, title: string, extra: Record<string, unknown> = {}) =>
 
 beforeAll(async () => {
   notion = await NotionServer.start(token);
-  store = Sources.store('notion');
+  store = await Sources.store('notion');
   const w = notion.workspace;
   w.pages.set(root, page(root, 'Members handbook'));
   w.children.set(root, [
@@ -82,7 +79,7 @@ const textOf = (channelId: string, externalId: string) =>
 
 describe('notion connector (the real @notionhq/client against a stand-in API)', () => {
   test('behavior: pages, sub-pages and database rows become items, with structure kept and every block page read', async () => {
-    Channels.create(store.db, { id: 'ch_handbook', profileId: store.profileId, kind: 'notion', label: 'Handbook', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/acme/Members-handbook-${root.replace(/-/g, '')}` });
+    await store.store.channels.create({ id: 'ch_handbook', profileId: store.profileId, kind: 'notion', label: 'Handbook', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/acme/Members-handbook-${root.replace(/-/g, '')}` });
     notion.rateLimitNext = 1;
     const started = Date.now();
     expect(await Sync.syncChannel(deps(), 'ch_handbook')).toMatchObject({ outcome: 'synced', created: 4, failed: 0 });
@@ -117,7 +114,7 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
     try {
       const report = await Sync.syncChannel(deps(), 'ch_handbook');
       expect(report).toMatchObject({ outcome: 'synced', removed: 0, failed: 0 });
-      expect(Channels.get(store.db, 'ch_handbook').lastError).toMatch(/partial listing, nothing removed: not read: database 66666666-6666-4666-8666-666666666666 \(object_not_found\)/);
+      expect((await store.store.channels.get('ch_handbook')).lastError).toMatch(/partial listing, nothing removed: not read: database 66666666-6666-4666-8666-666666666666 \(object_not_found\)/);
       expect(Items.byChannel(store.db, 'ch_handbook').some((i) => i.externalId === child)).toBe(true);
     } finally {
       notion.workspace.children.set(root, children);
@@ -125,7 +122,7 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
   });
 
   test('behavior: a channel names its token variable; a missing or wrong token fails clearly without leaking it', async () => {
-    Channels.create(store.db, { id: 'ch_other', profileId: store.profileId, kind: 'notion', label: 'Other', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/${child.replace(/-/g, '')}`, settings: { tokenVariable: 'NOTION_TOKEN_OWEN' } });
+    await store.store.channels.create({ id: 'ch_other', profileId: store.profileId, kind: 'notion', label: 'Other', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/${child.replace(/-/g, '')}`, settings: { tokenVariable: 'NOTION_TOKEN_OWEN' } });
     const missing = await Sync.syncChannel(deps(), 'ch_other');
     expect(missing).toMatchObject({ outcome: 'failed', reason: 'no Notion integration token: set NOTION_TOKEN_OWEN in the environment' });
     const wrong = await Sync.syncChannel(deps({ NOTION_TOKEN_OWEN: 'ntn_wrong_secret' }), 'ch_other');
@@ -135,7 +132,7 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
   });
 
   test('behavior: a database URL works as a root too; ids are read from URLs', async () => {
-    Channels.create(store.db, { id: 'ch_db', profileId: store.profileId, kind: 'notion', label: 'Checklists', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/acme/${database.replace(/-/g, '')}?v=abc` });
+    await store.store.channels.create({ id: 'ch_db', profileId: store.profileId, kind: 'notion', label: 'Checklists', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/acme/${database.replace(/-/g, '')}?v=abc` });
     expect(await Sync.syncChannel(deps(), 'ch_db')).toMatchObject({ outcome: 'synced', created: 1 });
     expect(Notion.idOf('https://www.notion.so/Page-0123456789abcdef0123456789abcdef')).toBe('01234567-89ab-cdef-0123-456789abcdef');
     expect(Notion.idOf('https://www.notion.so/no-id-here')).toBeUndefined();
@@ -219,9 +216,9 @@ describe('notion property values (a workspace configured through the environment
         // Empty values make no line; a hosted file's signed URL is never indexed.
         expect(lines.join('\n')).not.toMatch(/Unset|Reviewers|X-Amz|prod-files-secure/);
 
-        const account = Accounts.create(services.db, { name: 'reader' });
-        Ledger.move(services.db, { accountId: account.id, kind: 'grant', creditsDelta: 100 });
-        const key = Credentials.issue(services.db, { kind: 'api_key', accountId: account.id }).token;
+        const account = await services.store.accounts.create({ name: 'reader' });
+        await services.store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 100 });
+        const key = (await Keys.issue(services.store, { kind: 'api_key', accountId: account.id })).token;
         const ask = async (question: string) =>
           (
             (await Tools.invoke({

@@ -8,6 +8,7 @@ import * as Onchain from '../src/payments/Onchain.js';
 import * as Rails from '../src/payments/Rails.js';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
 import * as Store from '../src/store/Database.js';
+import * as Stores from '../src/store/Store.js';
 import { credentialFor, tempoFetch } from './support/Chains.js';
 import * as Proxy from './support/Proxy.js';
 import * as Seeded from './support/Seeded.js';
@@ -115,7 +116,8 @@ test('behavior: killed after a transfer\'s hash was kept and before it was sent,
   expect(db.prepare('SELECT state FROM payments').pluck().get()).toBe('settling');
   // A round after its validBefore: it never reached the node, so it is released, and the payer paid nothing.
   const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: databasePath, LOG_LEVEL: 'silent' });
-  expect(await Onchain.reconcile(db, Rails.fromConfig(config, db), { olderThanMs: 0, now: row!.settleBy + 61_000 })).toEqual({ released: 1, credited: 0, pending: 0 });
+  const store = Stores.overSqlite(db);
+  expect(await Onchain.reconcile(store, Rails.fromConfig(config, store), { olderThanMs: 0, now: row!.settleBy + 61_000 })).toEqual({ released: 1, credited: 0, pending: 0 });
   db.close();
   expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n);
 }, 120_000);
@@ -183,7 +185,8 @@ test('behavior: killed at random moments during tempo settlements, the server cr
     }
     // The next pass, once every signed transfer has expired, decides the rest.
     const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: databasePath, LOG_LEVEL: 'silent' });
-    await Onchain.reconcile(db, Rails.fromConfig(config, db), { olderThanMs: 0, now: Date.now() + 10 * 60_000 });
+    const store = Stores.overSqlite(db);
+    await Onchain.reconcile(store, Rails.fromConfig(config, store), { olderThanMs: 0, now: Date.now() + 10 * 60_000 });
     const final = db.prepare(`SELECT id, state, tx_hash AS txHash FROM payments`).all() as { id: string; state: string; txHash: string | null }[];
     let paidFor = 0;
     for (const row of final) {

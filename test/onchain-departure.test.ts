@@ -8,7 +8,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
-import * as Payments from '../src/store/Payments.js';
+import type * as Payments from '../src/store/Payments.js';
 import { credentialFor, tempoGetClient, x402Payer } from './support/Chains.js';
 import * as Environment from './support/Environment.js';
 import * as Proxy from './support/Proxy.js';
@@ -122,7 +122,7 @@ async function settledRows(wallet: string): Promise<Payments.PaymentRow[]> {
   const db = environment.services.db;
   const rows = () => db.prepare(`SELECT id, state FROM payments WHERE wallet = ?`).all(wallet.toLowerCase()) as { id: string; state: string }[];
   await vi.waitFor(() => expect(rows().filter((r) => !['answered', 'released', 'credited'].includes(r.state))).toEqual([]), { timeout: 15_000, interval: 50 });
-  return rows().map((r) => Payments.get(db, r.id)!);
+  return Promise.all(rows().map(async (r) => (await environment.services.store.payments.get(r.id))!));
 }
 
 /** What each call came to, checked: never answered unless delivered; money that moved is the answer's or a credit. */
@@ -228,7 +228,7 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
       seen.push(row.state);
       // Pushed: the money moved before the server saw anything, so it is an answer or a credit, never released.
       expect(row.state).toBe(delivered ? 'answered' : 'credited');
-      if (row.state === 'credited') expect(Payments.openCredit(environment.services.db, rail, payer.address)?.paymentId).toBe(row.id);
+      if (row.state === 'credited') expect((await environment.services.store.payments.openCredit(rail, payer.address))?.paymentId).toBe(row.id);
     }
     expect(seen).toContain('credited');
   }, 60_000);

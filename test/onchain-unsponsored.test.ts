@@ -1,6 +1,7 @@
 import { expect, test } from 'vitest';
 import * as Rails from '../src/payments/Rails.js';
 import * as Store from '../src/store/Database.js';
+import * as Stores from '../src/store/Store.js';
 import { tempoFetch, useChains } from './support/Chains.js';
 
 /** A tempo rail without TEMPO_FEE_PAYER_KEY: the payer pays its own gas, and everything that describes the rail says so. */
@@ -24,12 +25,12 @@ test('behavior: without a fee payer the quote, the 402 and the challenge say the
   expect(await sandbox.balance('tempo', payer.address)).toBeLessThan(10_000_000n - 50_000n);
 });
 
-test('behavior: a development server makes its payment secret once and keeps it in its database', () => {
-  const { config, db } = served.environment.services;
-  const first = Rails.secretOf(config, db);
+test('behavior: a development server makes its payment secret once and keeps it in its database', async () => {
+  const { config, store } = served.environment.services;
+  const first = await Rails.secretOf(config, store);
   expect(Buffer.byteLength(first)).toBeGreaterThanOrEqual(32);
-  expect(Rails.secretOf(config, db)).toBe(first);
+  expect(await Rails.secretOf(config, store)).toBe(first);
   const other = Store.open(':memory:').db;
-  expect(Rails.secretOf(config, other)).not.toBe(first);
+  expect(await Rails.secretOf(config, Stores.overSqlite(other))).not.toBe(first);
   other.close();
 });

@@ -18,10 +18,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { credentialFor, tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
 import { cli } from './support/Transports.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
-import * as Payments from '../src/store/Payments.js';
 import * as Onchain from '../src/payments/Onchain.js';
 import * as Credentials from '../src/payments/Credentials.js';
 import * as Tools from '../tools/Tools.js';
@@ -283,7 +280,7 @@ describe('a credential someone else saw before it was spent', () => {
     const refused = await post(fetch, '/api/ask/query', body, { authorization: again });
     expect(refused.status).toBe(402);
     expect((await json(refused)).message).toMatch(/already used/);
-    expect(Payments.openCredit(served.environment.services.db, 'tempo', payer.address)).toBeUndefined();
+    expect(await served.environment.services.store.payments.openCredit('tempo', payer.address)).toBeUndefined();
     // Its next signed payment pays: no credit stood in for it.
     const next = await post(fetch, '/api/ask/query', body, await credentialFor(sandbox, 'tempo', await post(fetch, '/api/ask/query', body), payer.key));
     expect((await json(next)).txHash).toMatch(/^0x[0-9a-f]{64}$/);
@@ -362,9 +359,9 @@ describe('SKILL.md', () => {
 describe('tempo credits: money that moved without an answer', () => {
   test('behavior: a payment the payer broadcast, for a question that then has nothing relevant, is kept as a credit only that wallet can spend', async () => {
     const { sandbox, environment } = served;
-    const db = environment.services.db;
-    const profile = Profiles.create(db, { slug: 'quince-notes', name: 'Quince Notes', visibility: 'unlisted' });
-    const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
+    const { db, store } = environment.services;
+    const profile = await store.profiles.create({ slug: 'quince-notes', name: 'Quince Notes', visibility: 'unlisted' });
+    const channel = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
     const { itemId } = Items.put(db, {
       channelId: channel.id,
       externalId: 'quince.md',
@@ -511,22 +508,22 @@ describe('reconciling payments a crash cut off', () => {
 
   test('behavior: settling payments from before transfers were kept: landed ones become credits, unused ones are released, unknown ones are credited', async () => {
     const { sandbox, environment } = served;
-    const db = environment.services.db;
+    const { db, store } = environment.services;
     // A real x402 payment, answered, then set back to where a crash mid-settle would have left it.
     const res = await post(x402Fetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'x402_base' });
     const { queryId } = await json(res);
-    const landed = Payments.byQuery(db, queryId)!;
+    const landed = (await store.payments.byQuery(queryId))!;
     db.prepare(`UPDATE payments SET state = 'settling', settle_by = NULL WHERE id = ?`).run(landed.id);
     insert(db, { id: 'never-landed', rail: 'x402_base', spendKey: `${sandbox.payer.address.toLowerCase()}:0x${'11'.repeat(32)}`, state: 'settling' });
     insert(db, { id: 'signed-unknown', rail: 'tempo', spendKey: `signed:0x${'22'.repeat(32)}`, state: 'settling' });
     insert(db, { id: 'only-verified', rail: 'tempo', spendKey: `signed:0x${'33'.repeat(32)}`, state: 'verified' });
 
-    const result = await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 });
+    const result = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 });
     expect(result).toEqual({ released: 2, credited: 2, pending: 0 });
-    const state = (id: string) => Payments.get(db, id)!.state;
-    expect([state(landed.id), state('never-landed'), state('signed-unknown'), state('only-verified')]).toEqual(['credited', 'released', 'credited', 'released']);
+    const state = async (id: string) => (await store.payments.get(id))!.state;
+    expect(await Promise.all([state(landed.id), state('never-landed'), state('signed-unknown'), state('only-verified')])).toEqual(['credited', 'released', 'credited', 'released']);
     // Reconciling again changes nothing.
-    expect(await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0, pending: 0 });
+    expect(await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0, pending: 0 });
   });
 
   /** The Base stand-in as anyone holding a signed authorization sees it: a gas-paying account of their own. */
@@ -560,11 +557,11 @@ describe('reconciling payments a crash cut off', () => {
 
   test('behavior: an x402 answer a credit paid for, whose authorization someone else sends later, leaves the wallet a credit again', async () => {
     const { sandbox, environment } = served;
-    const db = environment.services.db;
+    const { db, store } = environment.services;
     const payer = await sandbox.newPayer();
     // The wallet holds a credit (a payment of its that got no answer).
     insert(db, { id: `owed-${payer.address}`, rail: 'x402_base', spendKey: `${payer.address.toLowerCase()}:0x${'88'.repeat(32)}`, state: 'settled', wallet: payer.address });
-    const owed = Payments.grantCredit(db, Payments.get(db, `owed-${payer.address}`)!, 'test: an earlier payment got no answer');
+    const owed = await store.payments.grantCredit((await store.payments.get(`owed-${payer.address}`))!, 'test: an earlier payment got no answer');
     const body = { question, rail: 'x402_base' };
     const headers = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), payer.key);
     const answered = await json(await post(fetch, '/api/ask/query', body, headers));
@@ -573,18 +570,18 @@ describe('reconciling payments a crash cut off', () => {
     // A gateway that saw PAYMENT-SIGNATURE sends it anyway: the wallet paid, for an answer its credit already bought.
     await outsider().send(headers['PAYMENT-SIGNATURE']!);
     expect(await sandbox.balance('x402_base', payer.address)).toBe(10_000_000n - 50_000n);
-    const row = Payments.byQuery(db, answered.queryId)!;
+    const row = (await store.payments.byQuery(answered.queryId))!;
     // Until the authorization expires it is not looked at; after, the transfer is found and credited, once.
-    expect((await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 600_000, now: Date.now() })).credited).toBe(0);
+    expect((await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 600_000, now: Date.now() })).credited).toBe(0);
     const later = { olderThanMs: 600_000, now: row.settleBy! + 61_000 };
-    expect((await Onchain.reconcile(db, environment.services.rails, later)).credited).toBe(1);
-    expect(Payments.openCredit(db, 'x402_base', payer.address)).toMatchObject({ paymentId: row.id });
-    expect((await Onchain.reconcile(db, environment.services.rails, later)).credited).toBe(0);
+    expect((await Onchain.reconcile(store, environment.services.rails, later)).credited).toBe(1);
+    expect(await store.payments.openCredit('x402_base', payer.address)).toMatchObject({ paymentId: row.id });
+    expect((await Onchain.reconcile(store, environment.services.rails, later)).credited).toBe(0);
   });
 
   test('behavior: an authorization its payer cancelled is not taken for a transfer: settling, it is released; released, it is not credited', async () => {
     const { sandbox, environment } = served;
-    const db = environment.services.db;
+    const { db, store } = environment.services;
     const payer = await sandbox.newPayer();
     const wallet = payer.address.toLowerCase();
     const [settling, released] = [`0x${'9a'.repeat(32)}`, `0x${'9b'.repeat(32)}`] as const;
@@ -592,32 +589,32 @@ describe('reconciling payments a crash cut off', () => {
     insert(db, { id: `cancelled-settling-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${settling}`, state: 'settling', settleBy: past, wallet });
     insert(db, { id: `cancelled-released-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${released}`, state: 'released', settleBy: past, wallet });
     for (const nonce of [settling, released]) await outsider().cancel(payer.key, nonce);
-    await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
-    expect(Payments.get(db, `cancelled-settling-${wallet}`)!.state).toBe('released');
-    expect(Payments.get(db, `cancelled-released-${wallet}`)!.state).toBe('released');
+    await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
+    expect((await store.payments.get(`cancelled-settling-${wallet}`))!.state).toBe('released');
+    expect((await store.payments.get(`cancelled-released-${wallet}`))!.state).toBe('released');
     expect(db.prepare('SELECT COUNT(*) FROM wallet_credits WHERE wallet = ?').pluck().get(wallet)).toBe(0);
   });
 
   test('behavior: a transfer that may still land is left for the next pass, and released once it can no longer land', async () => {
     const { sandbox, environment } = served;
-    const db = environment.services.db;
+    const { db, store } = environment.services;
     const wallet = sandbox.payer.address.toLowerCase();
     const soon = Date.now() + 20_000;
     // Kept before broadcast, never mined; an x402 authorization nobody settled; a signed transfer never broadcast.
     insert(db, { id: 'tempo-in-flight', rail: 'tempo', spendKey: `signed:0x${'44'.repeat(32)}`, state: 'settling', txHash: `0x${'55'.repeat(32)}`, settleBy: soon });
     insert(db, { id: 'x402-in-flight', rail: 'x402_base', spendKey: `${wallet}:0x${'66'.repeat(32)}`, state: 'settling', settleBy: soon });
     insert(db, { id: 'tempo-never-sent', rail: 'tempo', spendKey: `signed:0x${'77'.repeat(32)}`, state: 'settling', settleBy: soon });
-    const state = (id: string) => Payments.get(db, id)!.state;
+    const state = async (id: string) => (await store.payments.get(id))!.state;
     const ids = ['tempo-in-flight', 'x402-in-flight', 'tempo-never-sent'];
 
-    const early = await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
+    const early = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
     expect(early).toEqual({ released: 1, credited: 0, pending: 2 });
-    expect(ids.map(state)).toEqual(['settling', 'settling', 'released']);
+    expect(await Promise.all(ids.map(state))).toEqual(['settling', 'settling', 'released']);
 
     // Past validBefore (and the margin for clocks), the chain can no longer take them: released, never credited.
-    const late = await Onchain.reconcile(db, environment.services.rails, { olderThanMs: 0, now: soon + 61_000 });
+    const late = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: soon + 61_000 });
     expect(late).toEqual({ released: 2, credited: 0, pending: 0 });
-    expect(ids.map(state)).toEqual(['released', 'released', 'released']);
+    expect(await Promise.all(ids.map(state))).toEqual(['released', 'released', 'released']);
     expect(db.prepare(`SELECT COUNT(*) FROM wallet_credits WHERE payment_id IN (?, ?, ?)`).pluck().get(...ids)).toBe(0);
   });
 });
@@ -727,8 +724,8 @@ describe('what an independent review found', () => {
       expect(await sandbox.balance(rail, payer.address)).toBe(10_000_000n - 50_000n);
       const [row] = environment.services.db.prepare('SELECT id, state FROM payments').all() as { id: string; state: string }[];
       expect(row!.state).toBe('settling');
-      expect(await Onchain.reconcile(environment.services.db, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1, pending: 0 });
-      expect(Payments.openCredit(environment.services.db, rail, payer.address)).toBeDefined();
+      expect(await Onchain.reconcile(environment.services.store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1, pending: 0 });
+      expect(await environment.services.store.payments.openCredit(rail, payer.address)).toBeDefined();
     } finally {
       await server.close();
       await environment.close();

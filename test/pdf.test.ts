@@ -5,8 +5,6 @@ import type { RawQueryResponse } from '../src/contract/Contract.js';
 import * as Bidi from '../src/ingest/Bidi.js';
 import * as Pdf from '../src/ingest/Pdf.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as Channels from '../src/store/Channels.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 
@@ -133,11 +131,11 @@ describe('uploaded right-to-left PDFs are found by a question in their language'
 
   beforeAll(async () => {
     environment = await Environment.create();
-    const db = environment.services.db;
-    const profile = Profiles.create(db, { slug: 'rtl-guides', name: 'RTL Guides', visibility: 'public' });
-    const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Guides', accessLevel: 'public', ratePerMillionTokens: 1 });
+    const { db, store } = environment.services;
+    const profile = await store.profiles.create({ slug: 'rtl-guides', name: 'RTL Guides', visibility: 'public' });
+    const channel = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Guides', accessLevel: 'public', ratePerMillionTokens: 1 });
     // Small chunks, so that each page is a chunk of its own and the page found can be told.
-    for (const name of ['arabic.pdf', 'hebrew.pdf', 'field-guide.pdf', 'compost-note.pdf']) items[name] = await Upload.ingest(db, { channelId: channel.id, file: fixture(name), chunkTargetTokens: 30 });
+    for (const name of ['arabic.pdf', 'hebrew.pdf', 'field-guide.pdf', 'compost-note.pdf']) items[name] = await Upload.ingest({ db, store }, { channelId: channel.id, file: fixture(name), chunkTargetTokens: 30 });
   });
   afterAll(async () => {
     await environment?.close();

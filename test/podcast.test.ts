@@ -7,7 +7,6 @@ import type * as Fetcher from '../src/sources/Fetcher.js';
 import * as Podcast from '../src/sources/Podcast.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Transcriber from '../src/sources/Transcriber.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Shared from './support/Shared.js';
@@ -16,12 +15,12 @@ import * as TranscriptionServer from './support/TranscriptionServer.js';
 
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
 let whisper: Awaited<ReturnType<typeof TranscriptionServer.start>>;
-let store: ReturnType<typeof Sources.store>;
+let store: Awaited<ReturnType<typeof Sources.store>>;
 
 beforeAll(async () => {
   host = await FeedHost.start();
   whisper = await TranscriptionServer.start();
-  store = Sources.store('podcast');
+  store = await Sources.store('podcast');
 });
 afterAll(async () => {
   store.close();
@@ -54,9 +53,9 @@ const jsonTranscript = {
   ],
 };
 
-function serveShow(id: string, episodes: Episode[]) {
+async function serveShow(id: string, episodes: Episode[]): Promise<void> {
   host.routes.set(`/feeds/${id}.xml`, { body: feed(episodes), type: 'application/rss+xml' });
-  Channels.create(store.db, { id, profileId: store.profileId, kind: 'podcast_rss', label: 'Soil Talk', accessLevel: 'public', ratePerMillionTokens: 2, sourceUrl: `${host.url}/feeds/${id}.xml` });
+  await store.store.channels.create({ id, profileId: store.profileId, kind: 'podcast_rss', label: 'Soil Talk', accessLevel: 'public', ratePerMillionTokens: 2, sourceUrl: `${host.url}/feeds/${id}.xml` });
 }
 
 const chunksOf = (channelId: string, guid: string) =>
@@ -74,7 +73,7 @@ describe('podcast_rss connector', () => {
     host.routes.set('/t/ep1.json', { body: JSON.stringify(jsonTranscript), type: 'application/json' });
     host.routes.set('/t/ep1.srt', { body: '1\n00:00:00,000 --> 00:00:04,000\nA worse transcript.\n', type: 'application/srt' });
     host.routes.set('/c/ep1.json', { body: JSON.stringify({ version: '1.2.0', chapters: [{ startTime: 0, title: 'Hot compost' }, { startTime: 60, title: 'Worm bins' }] }), type: 'application/json+chapters' });
-    serveShow('ch_soil_1', [
+    await serveShow('ch_soil_1', [
       {
         guid: 'ep1',
         title: 'Compost, hot and cold',
@@ -95,7 +94,7 @@ describe('podcast_rss connector', () => {
   });
 
   test('behavior: an episode without a transcript is indexed from its show notes and marked as such; a dead transcript link falls back too', async () => {
-    serveShow('ch_soil_2', [
+    await serveShow('ch_soil_2', [
       { guid: 'ep2', title: 'Leaf mould', date: '2025-05-08', notes: '<p>Leaf mould takes <b>two years</b> to mature.</p>' },
       { guid: 'ep3', title: 'Mulch', date: '2025-05-15', notes: '<p>Mulch in spring.</p>', extra: '<podcast:transcript url="/t/missing.vtt" type="text/vtt"/>' },
     ]);
@@ -107,7 +106,7 @@ describe('podcast_rss connector', () => {
 
   test('behavior: with a transcriber configured, an episode without a transcript is transcribed from its audio', async () => {
     host.routes.set('/audio/ep4.mp3', { body: Buffer.alloc(2048, 7), type: 'audio/mpeg' });
-    serveShow('ch_soil_3', [{ guid: 'ep4', title: 'Compost heat', date: '2025-05-22', notes: 'Notes only.' }]);
+    await serveShow('ch_soil_3', [{ guid: 'ep4', title: 'Compost heat', date: '2025-05-22', notes: 'Notes only.' }]);
     const transcriber = Transcriber.openAi({ baseUrl: whisper.url, apiKey: 'sk-whisper', model: 'whisper-1' });
     const deps = store.deps({ connectors: Connectors.create({ transcriber }) });
     expect(await Sync.syncChannel(deps, 'ch_soil_3')).toMatchObject({ created: 1, failed: 0 });
@@ -119,22 +118,22 @@ describe('podcast_rss connector', () => {
   test('error: a transcription endpoint that is down leaves a new episode on its show notes until it is back; one that refuses it leaves them for good', async () => {
     host.routes.set('/audio/ep5.mp3', { body: Buffer.alloc(512, 1), type: 'audio/mpeg' });
     host.routes.set('/audio/ep6.mp3', { body: Buffer.alloc(512, 2), type: 'audio/mpeg' });
-    serveShow('ch_soil_4', [{ guid: 'ep5', title: 'Bokashi', date: '2025-05-29', notes: 'Bokashi ferments scraps.' }]);
+    await serveShow('ch_soil_4', [{ guid: 'ep5', title: 'Bokashi', date: '2025-05-29', notes: 'Bokashi ferments scraps.' }]);
     const deps = store.deps({ connectors: Connectors.create({ transcriber: Transcriber.openAi({ baseUrl: whisper.url, model: 'whisper-1' }) }) });
     whisper.failWith = 503;
     try {
       const down = await Sync.syncChannel(deps, 'ch_soil_4');
       expect(down).toMatchObject({ failed: 0, created: 1, provisional: 1 });
       expect(metadataOf('ch_soil_4', 'ep5').text).toBe('show_notes');
-      expect(Channels.get(store.db, 'ch_soil_4').lastError).toMatch(/1 new items indexed from stand-in text for now.*transcription endpoint answered 503/);
+      expect((await store.store.channels.get('ch_soil_4')).lastError).toMatch(/1 new items indexed from stand-in text for now.*transcription endpoint answered 503/);
     } finally {
       whisper.failWith = undefined;
     }
     expect(await Sync.syncChannel({ ...deps, now: () => Date.now() + 16 * 60_000 }, 'ch_soil_4')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
     expect(metadataOf('ch_soil_4', 'ep5').text).toBe('transcription');
-    expect(Channels.get(store.db, 'ch_soil_4').lastError).toBeNull();
+    expect((await store.store.channels.get('ch_soil_4')).lastError).toBeNull();
 
-    serveShow('ch_soil_5', [{ guid: 'ep6', title: 'Worm tea', date: '2025-06-05', notes: 'Worm tea is not a fertiliser.' }]);
+    await serveShow('ch_soil_5', [{ guid: 'ep6', title: 'Worm tea', date: '2025-06-05', notes: 'Worm tea is not a fertiliser.' }]);
     whisper.failWith = 400;
     try {
       expect(await Sync.syncChannel(deps, 'ch_soil_5')).toMatchObject({ created: 1, failed: 0 });
@@ -148,10 +147,10 @@ describe('podcast_rss connector', () => {
   test('error: a transcript host that is down: a new episode stands on its notes, an indexed one keeps its transcript, until it answers', async () => {
     host.routes.set('/t/ep7.vtt', { body: 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Gus>Soil is alive.\n', type: 'text/vtt', failFirst: [{ status: 503 }] });
     const episode = { guid: 'ep7', title: 'Living soil', date: '2025-06-12', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep7.vtt" type="text/vtt"/>' };
-    serveShow('ch_soil_6', [episode]);
+    await serveShow('ch_soil_6', [episode]);
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ created: 1, failed: 0, provisional: 1 });
     expect(chunksOf('ch_soil_6', 'ep7')[0]!.text).toBe('Notes.');
-    expect(Channels.get(store.db, 'ch_soil_6').lastError).toMatch(/transcript unavailable for now/);
+    expect((await store.store.channels.get('ch_soil_6')).lastError).toMatch(/transcript unavailable for now/);
     expect(await Sync.syncChannel({ ...store.deps(), now: () => Date.now() + 16 * 60_000 }, 'ch_soil_6')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
     expect(chunksOf('ch_soil_6', 'ep7')[0]).toMatchObject({ text: 'Gus: Soil is alive.', startSeconds: 1 });
     // The episode is edited while the host is down again: it fails, and keeps its transcript.
@@ -172,7 +171,7 @@ describe('podcast_rss connector', () => {
       { guid: 'ep9', title: 'Roots', date: '2025-06-26', notes: 'Notes on roots.', extra: '<podcast:transcript url="http://transcripts.invalid/ep9.vtt" type="text/vtt"/>' },
       { guid: 'ep10', title: 'Air', date: '2025-06-27', notes: 'Notes on air.', extra: '<podcast:transcript url="http://127.0.0.1:9/ep10.vtt" type="text/vtt"/>' },
     ];
-    serveShow('ch_soil_9', episodes);
+    await serveShow('ch_soil_9', episodes);
     const first = await Sync.syncChannel(deps, 'ch_soil_9');
     expect(first).toMatchObject({ created: 2, failed: 0, provisional: 2 });
     expect(first.errors).toEqual(
@@ -182,7 +181,7 @@ describe('podcast_rss connector', () => {
       ]),
     );
     expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', pendingText: { attempts: 1, reason: expect.stringMatching(/ENOTFOUND/), next: clock + 15 * 60_000 } });
-    expect(Channels.get(store.db, 'ch_soil_9').lastError).toMatch(/2 new items indexed from stand-in text for now, their real text retried with backoff/);
+    expect((await store.store.channels.get('ch_soil_9')).lastError).toMatch(/2 new items indexed from stand-in text for now, their real text retried with backoff/);
     expect(Items.textNotes(store.db, 'ch_soil_9').get(Items.itemId('ch_soil_9', 'ep9'))).toMatch(/^stand-in text; transcript unavailable for now .*ENOTFOUND.*; next try after 2025-07-01T00:15:00\.000Z$/);
 
     // Before its time nothing is fetched; after it, each failure doubles the wait.
@@ -209,7 +208,7 @@ describe('podcast_rss connector', () => {
     const last = await Sync.syncChannel(deps, 'ch_soil_9');
     expect(last).toMatchObject({ provisional: 0, gaveUp: 1 });
     expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', textUnavailable: expect.stringMatching(/ENOTFOUND.*gave up after 4 tries since 2025-07-01T00:00:00\.000Z/) });
-    expect(Channels.get(store.db, 'ch_soil_9').lastError).toMatch(/1 items keep their stand-in text for good; first: ep9/);
+    expect((await store.store.channels.get('ch_soil_9')).lastError).toMatch(/1 items keep their stand-in text for good; first: ep9/);
     // Given up, it is read again only when its entry changes.
     expect((await Sync.syncChannel(deps, 'ch_soil_9')).outcome).toBe('unchanged');
   });
@@ -217,7 +216,7 @@ describe('podcast_rss connector', () => {
   test('behavior: an HTML transcript that is a plain page is read as text, not as timed cues', async () => {
     const page = `<html><head><title>Transcript</title></head><body><article><h1>Transcript</h1>${Array.from({ length: 3 }, () => '<p>Compost needs air, water and a mix of greens and browns, turned every week or two.</p>').join('')}</article></body></html>`;
     host.routes.set('/t/ep8.html', { body: page, type: 'text/html' });
-    serveShow('ch_soil_7', [{ guid: 'ep8', title: 'Turning', date: '2025-06-19', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep8.html" type="text/html"/>' }]);
+    await serveShow('ch_soil_7', [{ guid: 'ep8', title: 'Turning', date: '2025-06-19', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep8.html" type="text/html"/>' }]);
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_7')).toMatchObject({ created: 1 });
     expect(chunksOf('ch_soil_7', 'ep8')[0]).toMatchObject({ startSeconds: null, text: expect.stringContaining('Compost needs air') });
   });
@@ -254,7 +253,7 @@ describe.skipIf(!Shared.hasFixtures)('real-world podcast feeds (../shared/fixtur
     async (name, file) => {
       const id = `ch_fx_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 40)}`;
       host.routes.set(`/fixtures/${name}`, { body: fs.readFileSync(file), type: 'application/rss+xml' });
-      Channels.create(store.db, { id, profileId: store.profileId, kind: 'podcast_rss', label: name, accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/fixtures/${name}` });
+      await store.store.channels.create({ id, profileId: store.profileId, kind: 'podcast_rss', label: name, accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/fixtures/${name}` });
       // Transcript, chapter and article links name real hosts: tests stay on loopback, so those fall back to notes.
       const report = await Sync.syncChannel(store.deps({ fetcher: Sources.loopbackOnly() }), id);
       expect(report.outcome).toBe('synced');

@@ -2,17 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 import { describe, expect, test, vi } from 'vitest';
+import * as Keys from '../src/auth/Keys.js';
 import type { RawQueryResponse } from '../src/contract/Contract.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Channels from '../src/store/Channels.js';
-import * as Credentials from '../src/store/Credentials.js';
-import * as Ledger from '../src/store/Ledger.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 import { snapshot } from './support/Snapshot.js';
 
 const served = Environment.useServed();
 const db = () => served.environment.services.db;
+const store = () => served.environment.services.store;
 
 type Raw = RawQueryResponse;
 
@@ -29,19 +27,19 @@ async function ask(args: Record<string, unknown>, options: { key?: string; slug?
 const slugsOf = (r: Raw) => new Set(r.chunks.map((c) => c.profileUrl.split('/')[1]));
 
 /** A fresh account with a balance and a key, so each test sees only its own ledger rows. */
-function buyer(balance: { unlocks?: number; credits?: number }): { key: string; accountId: string } {
-  const account = Accounts.create(db(), { name: `buyer-${Math.random().toString(36).slice(2, 10)}` });
-  if (balance.unlocks || balance.credits) Ledger.move(db(), { accountId: account.id, kind: 'grant', unlocksDelta: balance.unlocks ?? 0, creditsDelta: balance.credits ?? 0 });
-  return { key: Credentials.issue(db(), { kind: 'api_key', accountId: account.id }).token, accountId: account.id };
+async function buyer(balance: { unlocks?: number; credits?: number }): Promise<{ key: string; accountId: string }> {
+  const account = await store().accounts.create({ name: `buyer-${Math.random().toString(36).slice(2, 10)}` });
+  if (balance.unlocks || balance.credits) await store().ledger.move({ accountId: account.id, kind: 'grant', unlocksDelta: balance.unlocks ?? 0, creditsDelta: balance.credits ?? 0 });
+  return { key: (await Keys.issue(store(), { kind: 'api_key', accountId: account.id })).token, accountId: account.id };
 }
 
 describe('charging with an API key', () => {
   test('behavior: a query debits the chosen balance once, with a ledger row, and credits each creator', async () => {
-    const { key, accountId } = buyer({ unlocks: 2, credits: 30 });
+    const { key, accountId } = await buyer({ unlocks: 2, credits: 30 });
     const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?', paymentMode: 'unlocks' }, { key });
     expect(r.charge).toBe('unlock');
-    expect(Accounts.get(db(), accountId)).toMatchObject({ unlockBalance: 1, creditBalance: 30 });
-    const rows = Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === r.queryId);
+    expect(await store().accounts.get(accountId)).toMatchObject({ unlockBalance: 1, creditBalance: 30 });
+    const rows = (await store().ledger.entries({ limit: 500 })).filter((e) => e.queryId === r.queryId);
     const charge = rows.filter((e) => e.kind === 'query_charge');
     expect(charge).toHaveLength(1);
     expect(charge[0]).toMatchObject({ accountId, unlocksDelta: -1, creditsDelta: 0 });
@@ -53,12 +51,12 @@ describe('charging with an API key', () => {
   });
 
   test('behavior: with nothing relevant the charge is reversed in the same request and the ledger shows both', async () => {
-    const { key, accountId } = buyer({ credits: 10 });
+    const { key, accountId } = await buyer({ credits: 10 });
     const r = await ask({ question: 'Which electric car has the longest range for a daily commute?' }, { key });
     expect(r.retrieval.noRelevantContent).toBe(true);
     expect(r.chunks).toEqual([]);
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(10);
-    const kinds = Ledger.entries(db(), { accountId }).map((e) => [e.kind, e.creditsDelta]);
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(10);
+    const kinds = (await store().ledger.entries({ accountId })).map((e) => [e.kind, e.creditsDelta]);
     expect(kinds).toEqual([
       ['query_reversal', 10],
       ['query_charge', -10],
@@ -67,7 +65,7 @@ describe('charging with an API key', () => {
   });
 
   test('error: an insufficient balance is 402 with no challenge header, and changes nothing', async () => {
-    const { key } = buyer({ credits: 9 });
+    const { key } = await buyer({ credits: 9 });
     const before = snapshot(db());
     const response = await fetch(`${served.url}/api/ask/query`, {
       method: 'POST',
@@ -82,7 +80,7 @@ describe('charging with an API key', () => {
   });
 
   test('behavior: parallel requests on one key never overdraw', async () => {
-    const { key, accountId } = buyer({ unlocks: 3 });
+    const { key, accountId } = await buyer({ unlocks: 3 });
     const send = () =>
       fetch(`${served.url}/api/ask/query`, {
         method: 'POST',
@@ -92,17 +90,17 @@ describe('charging with an API key', () => {
     const statuses = await Promise.all(Array.from({ length: 10 }, send));
     expect(statuses.filter((s) => s === 200)).toHaveLength(3);
     expect(statuses.filter((s) => s === 402)).toHaveLength(7);
-    expect(Accounts.get(db(), accountId).unlockBalance).toBe(0);
+    expect((await store().accounts.get(accountId)).unlockBalance).toBe(0);
   });
 
   test('error: bad input is refused before any charge', async () => {
-    const { key, accountId } = buyer({ credits: 100 });
+    const { key, accountId } = await buyer({ credits: 100 });
     const before = snapshot(db());
     for (const args of [{ question: '' }, { question: 'x', scope: { kind: 'profile', slug: 'nobody-here' } }, { question: 'x', mode: 'fancy' }]) {
       await expect(ask(args, { key })).rejects.toBeDefined();
     }
     expect(snapshot(db())).toEqual(before);
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(100);
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(100);
   });
 });
 
@@ -154,12 +152,12 @@ describe('scope and access', () => {
     const question = { question: 'What did Owen text followers when markets dropped in March 2023?', scope: { kind: 'profile', slug: 'owen-halvorsen' } };
     const paused = await ask(question);
     expect(paused.chunks.some((c) => c.channelId === 'ch_owen_alerts')).toBe(false);
-    Channels.update(db(), 'ch_owen_alerts', { status: 'live' });
+    await store().channels.update('ch_owen_alerts', { status: 'live' });
     try {
       // The same question does reach the channel once it is live again.
       expect((await ask(question)).chunks.some((c) => c.channelId === 'ch_owen_alerts')).toBe(true);
     } finally {
-      Channels.update(db(), 'ch_owen_alerts', { status: 'paused' });
+      await store().channels.update('ch_owen_alerts', { status: 'paused' });
     }
   });
 
@@ -300,58 +298,58 @@ describe('the demo question set', () => {
 describe('start-up reconciliation', () => {
   test('behavior: a charge a crash left with neither an answer nor a reversal is given back once, saying why', async () => {
     const { Balance, Charging } = { Balance: await import('../src/payments/Balance.js'), Charging: await import('../src/payments/Charging.js') };
-    const { accountId } = buyer({ credits: 30 });
+    const { accountId } = await buyer({ credits: 30 });
     const config = served.environment.services.config;
     // Three holds as a crash would leave them: one answered, one released, one cut off in between.
-    const answered = Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_answered_test', memo: 'a' });
-    answered.capture();
-    Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_released_test', memo: 'b' }).release('no relevant content');
-    Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_orphan_test', memo: 'c' });
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(10);
+    const answered = await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_answered_test', memo: 'a' });
+    await answered.capture(store());
+    await (await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_released_test', memo: 'b' })).release('no relevant content');
+    await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_orphan_test', memo: 'c' });
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(10);
     // A query in flight is not an orphan: nothing happens until it is older than any query runs.
-    expect(Charging.reconcile(db())).toBe(0);
+    expect(await Charging.reconcile(store())).toBe(0);
     const later = Date.now() + Charging.orphanAfterMs + 1_000;
-    expect(Charging.reconcile(db(), { now: later })).toBe(1);
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(20);
-    const reversal = Ledger.entries(db(), { accountId }).find((e) => e.kind === 'query_reversal' && e.queryId === 'q_orphan_test')!;
+    expect(await Charging.reconcile(store(), { now: later })).toBe(1);
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(20);
+    const reversal = (await store().ledger.entries({ accountId })).find((e) => e.kind === 'query_reversal' && e.queryId === 'q_orphan_test')!;
     expect(reversal).toMatchObject({ creditsDelta: 10, memo: expect.stringMatching(/^reconciled: charged .*, neither answered nor reversed within 10 minutes/) });
     // Once is enough: the next start finds nothing.
-    expect(Charging.reconcile(db(), { now: later })).toBe(0);
+    expect(await Charging.reconcile(store(), { now: later })).toBe(0);
   });
 
   test('behavior: a query still running when its charge was reconciled is never reversed twice nor answered free', async () => {
     const { Balance, Charging } = { Balance: await import('../src/payments/Balance.js'), Charging: await import('../src/payments/Charging.js') };
-    const { accountId } = buyer({ credits: 100 });
+    const { accountId } = await buyer({ credits: 100 });
     const config = served.environment.services.config;
-    const failing = Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_slow_fail_test', memo: 'a' });
-    const answering = Balance.hold({ db: db(), config, accountId, mode: 'credits', queryId: 'q_slow_answer_test', memo: 'b' });
+    const failing = await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_slow_fail_test', memo: 'a' });
+    const answering = await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_slow_answer_test', memo: 'b' });
     // Another process starts while both are still running, past the window.
-    expect(Charging.reconcile(db(), { now: Date.now() + Charging.orphanAfterMs + 1_000 })).toBe(2);
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(100);
-    failing.release('query failed');
-    expect(() => answering.capture()).toThrow(/already given back; ask again/);
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(100);
-    const rows = Ledger.entries(db(), { accountId }).filter((e) => e.queryId?.startsWith('q_slow_'));
+    expect(await Charging.reconcile(store(), { now: Date.now() + Charging.orphanAfterMs + 1_000 })).toBe(2);
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(100);
+    await failing.release('query failed');
+    await expect(answering.capture(store())).rejects.toThrow(/already given back; ask again/);
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(100);
+    const rows = (await store().ledger.entries({ accountId })).filter((e) => e.queryId?.startsWith('q_slow_'));
     expect(rows.filter((e) => e.kind === 'query_reversal')).toHaveLength(2);
     expect(rows.filter((e) => e.kind === 'query_answered')).toHaveLength(0);
   });
 
   test('behavior: a served answer leaves a query_answered row with its earnings, so a restart never reverses it', async () => {
-    const { key, accountId } = buyer({ credits: 10 });
+    const { key, accountId } = await buyer({ credits: 10 });
     const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?' }, { key });
-    const kinds = Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === r.queryId).map((e) => e.kind);
+    const kinds = (await store().ledger.entries({ limit: 500 })).filter((e) => e.queryId === r.queryId).map((e) => e.kind);
     expect(kinds).toContain('query_answered');
     expect(kinds).toContain('creator_earning');
     const { Charging } = { Charging: await import('../src/payments/Charging.js') };
-    Charging.reconcile(db(), { now: Date.now() + Charging.orphanAfterMs + 1_000 });
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(0);
+    await Charging.reconcile(store(), { now: Date.now() + Charging.orphanAfterMs + 1_000 });
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(0);
   });
 
   test.each([
     ['left before the answer was ready', { gone: () => true }],
     ['left while the answer was written', { delivered: () => Promise.resolve(false) }],
   ])('behavior: a caller who %s is not charged: the charge is reversed and no creator is credited', async (_when, connection) => {
-    const { key, accountId } = buyer({ credits: 10 });
+    const { key, accountId } = await buyer({ credits: 10 });
     const outcome = await Tools.invoke({
       services: served.environment.services,
       name: 'profile_query',
@@ -360,16 +358,16 @@ describe('start-up reconciliation', () => {
       binding: { kind: 'global' },
       connection,
     }).catch((error: unknown) => error);
-    const rows = Ledger.entries(db(), { accountId }).filter((e) => e.kind !== 'grant');
+    const rows = (await store().ledger.entries({ accountId })).filter((e) => e.kind !== 'grant');
     expect(rows.map((e) => e.kind).sort()).toEqual(['query_charge', 'query_reversal']);
     const queryId = rows[0]!.queryId;
-    expect(Ledger.entries(db(), { limit: 500 }).filter((e) => e.queryId === queryId && e.kind === 'creator_earning')).toEqual([]);
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(10);
+    expect((await store().ledger.entries({ limit: 500 })).filter((e) => e.queryId === queryId && e.kind === 'creator_earning')).toEqual([]);
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(10);
     if ('gone' in connection) expect(outcome).toMatchObject({ code: 'service_unavailable' });
   });
 
   test('behavior: a client that closes its socket while the answer is computed (no byte received) is not charged, over REST and MCP', async () => {
-    const { key, accountId } = buyer({ credits: 100 });
+    const { key, accountId } = await buyer({ credits: 100 });
     const question = 'How long is the caffeine half-life in a healthy adult?';
     const { hostname, port } = new URL(served.url);
     const bodies = {
@@ -398,14 +396,14 @@ describe('start-up reconciliation', () => {
       }
     }
     // Every query the server took is settled one way or the other; those whose caller got nothing are reversed.
-    await vi.waitFor(() => {
-      const rows = Ledger.entries(db(), { accountId }).filter((e) => e.kind !== 'grant');
+    await vi.waitFor(async () => {
+      const rows = (await store().ledger.entries({ accountId })).filter((e) => e.kind !== 'grant');
       const charged = rows.filter((e) => e.kind === 'query_charge').length;
       expect(rows.filter((e) => e.kind === 'query_reversal' || e.kind === 'query_answered')).toHaveLength(charged);
     });
-    const rows = Ledger.entries(db(), { accountId });
+    const rows = await store().ledger.entries({ accountId });
     const answered = rows.filter((e) => e.kind === 'query_answered').length;
     expect(answered).toBeLessThanOrEqual(received.filter((n) => n > 0).length);
-    expect(Accounts.get(db(), accountId).creditBalance).toBe(100 - 10 * answered);
+    expect((await store().accounts.get(accountId)).creditBalance).toBe(100 - 10 * answered);
   });
 });

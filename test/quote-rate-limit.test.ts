@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ErrorBody } from '../src/contract/Contract.js';
-import * as Credentials from '../src/store/Credentials.js';
-import * as Accounts from '../src/store/Accounts.js';
+import * as Keys from '../src/auth/Keys.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';
 import type { Transport } from './support/Transports.js';
@@ -25,12 +24,15 @@ afterAll(async () => {
 });
 
 /** A key of its own per test, so each caller starts with a full quota. */
-const freshKey = () => Credentials.issue(environment.services.db, { kind: 'api_key', accountId: Accounts.get(environment.services.db, 'caller').id }).token;
+const freshKey = async () => {
+  const { store } = environment.services;
+  return (await Keys.issue(store, { kind: 'api_key', accountId: (await store.accounts.get('caller')).id })).token;
+};
 
 describe('quote rate limit', () => {
   test.each(['handler', 'rest', 'mcp-http', 'mcp-stdio'])('error: over %s the call past the limit is 429 with resetAt', async (name) => {
     const transport = transports.find((t) => t.name === name)!;
-    const call = { tool: 'profile_quote' as const, binding: { kind: 'global' as const }, credentials: { apiKey: freshKey() } };
+    const call = { tool: 'profile_quote' as const, binding: { kind: 'global' as const }, credentials: { apiKey: await freshKey() } };
     expect((await transport.call(call)).ok).toBe(true);
     expect((await transport.call(call)).ok).toBe(true);
     const limited = await transport.call(call);
@@ -48,14 +50,14 @@ describe('quote rate limit', () => {
 
   test('behavior: callers are limited separately', async () => {
     const rest = transports.find((t) => t.name === 'rest')!;
-    const first = { tool: 'profile_quote' as const, binding: { kind: 'global' as const }, credentials: { apiKey: freshKey() } };
+    const first = { tool: 'profile_quote' as const, binding: { kind: 'global' as const }, credentials: { apiKey: await freshKey() } };
     for (let i = 0; i < 3; i += 1) await rest.call(first);
-    const other = await rest.call({ ...first, credentials: { apiKey: freshKey() } });
+    const other = await rest.call({ ...first, credentials: { apiKey: await freshKey() } });
     expect(other.ok).toBe(true);
   });
 
   test('error: a direct JSON-RPC call past the limit carries Retry-After', async () => {
-    const headers = { 'content-type': 'application/json', 'service-api-key': freshKey() };
+    const headers = { 'content-type': 'application/json', 'service-api-key': await freshKey() };
     const send = () => fetch(`${http.url}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'profile_quote' }) });
     await send();
     await send();

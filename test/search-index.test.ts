@@ -4,11 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
 import * as Text from '../src/retrieval/Text.js';
-import * as Channels from '../src/store/Channels.js';
 import type { Database } from '../src/store/Database.js';
 import * as Store from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
+import * as Stores from '../src/store/Store.js';
 import * as SearchDocs from '../src/store/SearchDocs.js';
 
 /**
@@ -30,17 +29,19 @@ function random(seed: number): () => number {
 }
 
 /** A store of `items` items, 3 chunks each, words drawn with a skew so some are common and most are rare. */
-function corpus(file: string, items: number, seed = 7): { db: Database; channels: string[] } {
+async function corpus(file: string, items: number, seed = 7): Promise<{ db: Database; store: Stores.Store; channels: string[] }> {
   const { db } = Store.open(file);
   const r = random(seed);
   const word = () => vocabulary[Math.floor(r() * r() * r() * vocabulary.length)]!;
-  const profile = Profiles.create(db, { slug: `p${seed}`, name: 'P', visibility: 'public' });
-  const channels = [0, 1, 2].map((c) => Channels.create(db, { profileId: profile.id, kind: 'rss', label: `c${c}`, accessLevel: 'public', ratePerMillionTokens: 1 }).id);
+  const store = Stores.overSqlite(db);
+  const profile = await store.profiles.create({ slug: `p${seed}`, name: 'P', visibility: 'public' });
+  const channels: string[] = [];
+  for (const c of [0, 1, 2]) channels.push((await store.channels.create({ profileId: profile.id, kind: 'rss', label: `c${c}`, accessLevel: 'public', ratePerMillionTokens: 1 })).id);
   for (let i = 0; i < items; i++) {
     const chunks = [0, 1, 2].map(() => ({ text: Array.from({ length: 10 + Math.floor(r() * 80) }, word).join(' ') }));
     Items.put(db, { channelId: channels[i % 3]!, externalId: `i${i}`, title: `${word()} ${word()}`, contentHash: `h${i}`, chunks });
   }
-  return { db, channels };
+  return { db, store, channels };
 }
 
 /** BM25 as written in the textbook, over the store's own rows: the reference both searches must equal. */
@@ -92,7 +93,7 @@ describe('LexicalIndex', () => {
     ['one block', undefined],
     ['blocks of 257 chunks', 257],
   ])('behavior: the pruned search returns exactly the exhaustive top 100, and both are plain BM25, on 300 random questions (%s)', async (name, blockSize) => {
-    const { db, channels } = corpus(path.join(directory, `exact-${blockSize ?? 0}.db`), 1500);
+    const { db, channels } = await corpus(path.join(directory, `exact-${blockSize ?? 0}.db`), 1500);
     const index = LexicalIndex.open(db, { blockSize });
     const plain = reference(db);
     const r = random(99);
@@ -113,7 +114,7 @@ describe('LexicalIndex', () => {
 
   test('behavior: a chunk written or removed through another connection is found, or gone, at the next search', async () => {
     const file = path.join(directory, 'current.db');
-    const { db, channels } = corpus(file, 50);
+    const { db, channels } = await corpus(file, 50);
     const index = LexicalIndex.open(db);
     const writer = Store.open(file).db;
     const ask = async () => (await index.search(query(['glimmerwort'], channels, 5))).map((h) => h.rowid);
@@ -135,7 +136,7 @@ describe('LexicalIndex', () => {
 
   test('behavior: a write that rolls back leaves no trace, and the term ids it gave are not reused for other words', async () => {
     const file = path.join(directory, 'rollback.db');
-    const { db, channels } = corpus(file, 20);
+    const { db, channels } = await corpus(file, 20);
     const index = LexicalIndex.open(db);
     expect(() =>
       db.transaction(() => {
@@ -152,7 +153,7 @@ describe('LexicalIndex', () => {
 
   test('behavior: after a restart the index is rebuilt from what was committed, and matches an index kept current', async () => {
     const file = path.join(directory, 'restart.db');
-    const { db, channels } = corpus(file, 200);
+    const { db, channels } = await corpus(file, 200);
     const live = LexicalIndex.open(db);
     for (let i = 0; i < 40; i++) Items.remove(db, Items.itemId(channels[i % 3]!, `i${i}`));
     Items.put(db, { channelId: channels[1]!, externalId: 'late', title: 'Late', contentHash: 'l', chunks: [{ text: `${vocabulary[3]} ${vocabulary[5]}` }] });
@@ -166,7 +167,7 @@ describe('LexicalIndex', () => {
 
   test('behavior: a store from before the index is filled on open, resuming where an interrupted fill stopped', async () => {
     const file = path.join(directory, 'fill.db');
-    const { db, channels } = corpus(file, 30);
+    const { db, channels } = await corpus(file, 30);
     const expected = await LexicalIndex.open(db).search(query([vocabulary[1]!, vocabulary[2]!], channels));
     // As a store from before the index would be: some rows missing, none for the rest.
     db.exec('DELETE FROM search_docs WHERE rowid % 2 = 0');
@@ -176,17 +177,17 @@ describe('LexicalIndex', () => {
   });
 
   test('behavior: pausing a channel takes its chunks out of results and statistics; resuming brings them back', async () => {
-    const { db, channels } = corpus(path.join(directory, 'pause.db'), 60);
+    const { db, store, channels } = await corpus(path.join(directory, 'pause.db'), 60);
     const index = LexicalIndex.open(db);
     const all = new Set(channels);
     const before = index.statistics(all);
-    Channels.update(db, channels[0]!, { status: 'paused' });
+    await store.channels.update(channels[0]!, { status: 'paused' });
     const paused = index.statistics(all);
     expect(paused.chunkCount).toBe(before.chunkCount - 60);
     const hits = await index.search(query(vocabulary.slice(0, 5), channels));
     const channelOf = db.prepare('SELECT i.channel_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?').pluck();
     expect(hits.every((h) => channelOf.get(h.rowid) !== channels[0])).toBe(true);
-    Channels.update(db, channels[0]!, { status: 'live' });
+    await store.channels.update(channels[0]!, { status: 'live' });
     expect(index.statistics(all).chunkCount).toBe(before.chunkCount);
     expect(index.statistics(all).df(Text.stem(vocabulary[0]!))).toBe(before.df(Text.stem(vocabulary[0]!)));
     db.close();

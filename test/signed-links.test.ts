@@ -5,7 +5,6 @@ import * as Config from '../src/config/Config.js';
 import { ItemPage } from '../src/contract/ItemPage.js';
 import * as Log from '../src/log/Logger.js';
 import * as SignedLinks from '../src/pages/SignedLinks.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Environment from './support/Environment.js';
@@ -34,33 +33,33 @@ describe('SignedLinks', () => {
   const secret = 's'.repeat(40);
   const item = { slug: 'sunniva-bratt', itemId: 'it_one' };
 
-  test('behavior: a signature opens its own item until it expires, on a whole minute at least the TTL away', () => {
+  test('behavior: a signature opens its own item until it expires, on a whole minute at least the TTL away', async () => {
     let now = Date.UTC(2026, 0, 1, 12, 0, 30);
     const links = SignedLinks.create({ secret, ttlSeconds: 3600, now: () => now });
-    const { expires, sig } = links.sign(item);
+    const { expires, sig } = await links.sign(item);
     expect(expires % 60).toBe(0);
     expect(expires * 1000 - now).toBeGreaterThanOrEqual(3600_000);
     expect(expires * 1000 - now).toBeLessThan(3660_000);
     expect(sig).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(links.verify({ ...item, expires: String(expires), sig })).toBe('valid');
+    expect(await links.verify({ ...item, expires: String(expires), sig })).toBe('valid');
     now = expires * 1000;
-    expect(links.verify({ ...item, expires: String(expires), sig })).toBe('expired');
+    expect(await links.verify({ ...item, expires: String(expires), sig })).toBe('expired');
   });
 
-  test('error: another item, another profile, another expiry, another key or a malformed signature is invalid', () => {
+  test('error: another item, another profile, another expiry, another key or a malformed signature is invalid', async () => {
     const links = SignedLinks.create({ secret, ttlSeconds: 3600 });
-    const { expires, sig } = links.sign(item);
+    const { expires, sig } = await links.sign(item);
     const e = String(expires);
-    expect(links.verify({ ...item, itemId: 'it_two', expires: e, sig })).toBe('invalid');
-    expect(links.verify({ ...item, slug: 'owen-halvorsen', expires: e, sig })).toBe('invalid');
-    expect(links.verify({ ...item, expires: String(expires + 60), sig })).toBe('invalid');
-    expect(SignedLinks.create({ secret: 't'.repeat(40), ttlSeconds: 3600 }).verify({ ...item, expires: e, sig })).toBe('invalid');
+    expect(await links.verify({ ...item, itemId: 'it_two', expires: e, sig })).toBe('invalid');
+    expect(await links.verify({ ...item, slug: 'owen-halvorsen', expires: e, sig })).toBe('invalid');
+    expect(await links.verify({ ...item, expires: String(expires + 60), sig })).toBe('invalid');
+    expect(await SignedLinks.create({ secret: 't'.repeat(40), ttlSeconds: 3600 }).verify({ ...item, expires: e, sig })).toBe('invalid');
     const flipped = `${sig.slice(0, 10)}${sig[10] === 'A' ? 'B' : 'A'}${sig.slice(11)}`;
     for (const bad of [flipped, sig.slice(0, -1), `${sig}A`, `${sig.slice(0, -1)}${sig.at(-1) === 'A' ? 'B' : 'A'}`, '', 'not a signature!']) {
-      expect(links.verify({ ...item, expires: e, sig: bad }), bad).toBe('invalid');
+      expect(await links.verify({ ...item, expires: e, sig: bad }), bad).toBe('invalid');
     }
-    for (const bad of [undefined, ['1', '2'], '-5', '1e12', '']) expect(links.verify({ ...item, expires: bad, sig })).toBe('invalid');
-    expect(links.verify({ ...item, expires: e, sig: [sig, sig] })).toBe('invalid');
+    for (const bad of [undefined, ['1', '2'], '-5', '1e12', '']) expect(await links.verify({ ...item, expires: bad, sig })).toBe('invalid');
+    expect(await links.verify({ ...item, expires: e, sig: [sig, sig] })).toBe('invalid');
   });
 
   test('error: a short CITATION_LINK_SECRET or a TTL out of bounds is refused, without echoing the secret', () => {
@@ -136,12 +135,13 @@ describe('paid answers over every transport', () => {
 
   test.each(names)('behavior: over %s, a synthesized answer signs its citations of a private channel and no others', async (transport) => {
     const answer = await ask(transport, 'owen-halvorsen', { question: owenQuestion, queryMode: 'summary' }, environment.keys.owenKey);
-    const { db } = environment.services;
-    const isPrivate = (c: Link) => Channels.get(db, Items.withChunks(db, c.itemId)!.channelId).accessLevel === 'private';
+    const { db, store } = environment.services;
+    const isPrivate = async (c: Link) => (await store.channels.get(Items.withChunks(db, c.itemId)!.channelId)).accessLevel === 'private';
     const citations = answer.citations as Link[];
-    expect(citations.filter(isPrivate).length).toBeGreaterThan(0);
-    for (const c of citations) {
-      if (!isPrivate(c)) {
+    const privacy = await Promise.all(citations.map(isPrivate));
+    expect(privacy.filter(Boolean).length).toBeGreaterThan(0);
+    for (const [i, c] of citations.entries()) {
+      if (!privacy[i]) {
         expect(c.profileUrl).toBe(canonical('owen-halvorsen', c));
         continue;
       }
@@ -277,19 +277,19 @@ describe('opening a signed link', () => {
     const [first] = members;
     signedUrls.push(first!.profileUrl);
     expect((await get(first!.profileUrl)).status).toBe(200);
-    const { db } = environment.services;
-    Channels.update(db, 'ch_owen_members', { status: 'paused' });
+    const { db, store } = environment.services;
+    await store.channels.update('ch_owen_members', { status: 'paused' });
     try {
       expect((await get(first!.profileUrl)).status).toBe(404);
     } finally {
-      Channels.update(db, 'ch_owen_members', { status: 'live' });
+      await store.channels.update('ch_owen_members', { status: 'live' });
     }
     expect((await get(first!.profileUrl)).status).toBe(200);
     // A link signed for an item that is then deleted opens nothing.
-    const channel = Channels.get(db, 'ch_owen_members');
+    const channel = await store.channels.get('ch_owen_members');
     const { itemId } = Items.put(db, { channelId: channel.id, externalId: 'short-lived', title: 'Short-lived note', contentHash: 'v1', chunks: [{ text: 'A members-only note that is about to be deleted.' }] });
     const links = SignedLinks.create({ secret, ttlSeconds: 3600, now: () => now });
-    const path = SignedLinks.withSignature(`/owen-halvorsen/i/${itemId}`, links.sign({ slug: 'owen-halvorsen', itemId }));
+    const path = SignedLinks.withSignature(`/owen-halvorsen/i/${itemId}`, await links.sign({ slug: 'owen-halvorsen', itemId }));
     expect((await get(path)).status).toBe(200);
     // A signature names the item under its own profile only.
     expect((await get(path.replace('/owen-halvorsen/', '/mara-lindqvist/'))).status).toBe(404);

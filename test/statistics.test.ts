@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
-import * as Channels from '../src/store/Channels.js';
-import type { Database } from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';
 import type { Outcome, Transport, TransportName } from './support/Transports.js';
@@ -19,17 +16,17 @@ const words = ['coil', 'folds', 'bulk', 'fermentation', 'dough', 'hydration', 'm
 /** Words that occur only in the private content: to the caller they must look like words that occur nowhere. */
 const hidden = ['zorblaxine', 'quendrath', 'vimmerlock'];
 
-function addPrivateContent(db: Database): void {
+async function addPrivateContent({ db, store }: Environment.Environment['services']): Promise<void> {
   const text = (n: number) => `${Array.from({ length: 40 }, (_, i) => words[(i + n) % words.length]).join(' ')} ${hidden.join(' ')}.`;
-  const lab = Profiles.create(db, { slug: 'hidden-lab', name: 'Hidden Lab', visibility: 'private' });
-  const labNotes = Channels.create(db, { profileId: lab.id, kind: 'user_upload', label: 'Lab notes', accessLevel: 'public', ratePerMillionTokens: 1 });
-  const mara = Profiles.get(db, 'mara-lindqvist');
-  const maraPrivate = Channels.create(db, { profileId: mara.id, kind: 'user_upload', label: 'Members only', accessLevel: 'private', ratePerMillionTokens: 1 });
-  const maraPaused = Channels.create(db, { profileId: mara.id, kind: 'user_upload', label: 'Drafts', accessLevel: 'public', ratePerMillionTokens: 1 });
+  const lab = await store.profiles.create({ slug: 'hidden-lab', name: 'Hidden Lab', visibility: 'private' });
+  const labNotes = await store.channels.create({ profileId: lab.id, kind: 'user_upload', label: 'Lab notes', accessLevel: 'public', ratePerMillionTokens: 1 });
+  const mara = await store.profiles.get('mara-lindqvist');
+  const maraPrivate = await store.channels.create({ profileId: mara.id, kind: 'user_upload', label: 'Members only', accessLevel: 'private', ratePerMillionTokens: 1 });
+  const maraPaused = await store.channels.create({ profileId: mara.id, kind: 'user_upload', label: 'Drafts', accessLevel: 'public', ratePerMillionTokens: 1 });
   for (const channelId of [labNotes.id, maraPrivate.id, maraPaused.id]) {
     for (let n = 0; n < 30; n++) Items.put(db, { channelId, externalId: `note-${n}`, title: `Bulk fermentation coil folds ${n}`, contentHash: `h${n}`, chunks: [{ text: text(n) }] });
   }
-  Channels.update(db, maraPaused.id, { status: 'paused' });
+  await store.channels.update(maraPaused.id, { status: 'paused' });
 }
 
 const questions = [
@@ -43,7 +40,7 @@ type World = { environment: Environment.Environment; http: Awaited<ReturnType<ty
 
 async function world(withPrivate: boolean): Promise<World> {
   const environment = await Environment.create({ QUOTE_RATE_LIMIT_PER_MINUTE: '100000' });
-  if (withPrivate) addPrivateContent(environment.services.db);
+  if (withPrivate) await addPrivateContent(environment.services);
   TermModel.build(environment.services.db);
   const http = await Environment.serve(environment);
   const transports = new Map<TransportName, Transport>();
@@ -95,11 +92,11 @@ describe.each(names)('statistics over %s', (transport) => {
 
 describe('statistics for authorized readers', () => {
   test('behavior: the owner of private content is ranked with it counted: its chunks answer and the scores move', async () => {
-    const db = withPrivate.environment.services.db;
-    const owner = Profiles.get(db, 'mara-lindqvist').ownerAccountId;
+    const { store } = withPrivate.environment.services;
+    const owner = (await store.profiles.get('mara-lindqvist')).ownerAccountId;
     expect(owner).toBeTruthy();
     const index = withPrivate.environment.services.lexicalIndex();
-    const maraChannels = Channels.byProfile(db, Profiles.get(db, 'mara-lindqvist').id);
+    const maraChannels = await store.channels.byProfile((await store.profiles.get('mara-lindqvist')).id);
     const publicOnly = new Set(maraChannels.filter((c) => c.accessLevel === 'public' && c.status !== 'paused').map((c) => c.id));
     const withMembers = new Set(maraChannels.filter((c) => c.status !== 'paused').map((c) => c.id));
     const outside = index.statistics(publicOnly);

@@ -2,27 +2,25 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import * as Keys from '../src/auth/Keys.js';
 import * as Secret from '../src/auth/Secret.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Channels from '../src/store/Channels.js';
-import * as Collections from '../src/store/Collections.js';
-import * as Credentials from '../src/store/Credentials.js';
 import * as Store from '../src/store/Database.js';
 import type { Database } from '../src/store/Database.js';
-import * as Ledger from '../src/store/Ledger.js';
 import { migrations } from '../src/store/Migrations.js';
-import * as Profiles from '../src/store/Profiles.js';
+import * as Stores from '../src/store/Store.js';
 import { snapshot } from './support/Snapshot.js';
 
 let directory: string;
 let file: string;
 let db: Database;
+let store: Stores.Store;
 
 beforeEach(() => {
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-store-'));
   file = path.join(directory, 'store.db');
   db = Store.open(file).db;
+  store = Stores.overSqlite(db);
 });
 
 afterEach(() => {
@@ -30,9 +28,9 @@ afterEach(() => {
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
-const uploadChannel = () => {
-  const profile = Profiles.create(db, { slug: 'ada', name: 'Ada', visibility: 'public', directory: true });
-  return Channels.create(db, { id: 'ch_ada_uploads', profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 2 });
+const uploadChannel = async () => {
+  const profile = await store.profiles.create({ slug: 'ada', name: 'Ada', visibility: 'public', directory: true });
+  return store.channels.create({ id: 'ch_ada_uploads', profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 2 });
 };
 
 const chunkRows = () => db.prepare('SELECT id, text FROM chunks ORDER BY item_id, ordinal').all() as { id: string; text: string }[];
@@ -59,23 +57,23 @@ describe('Upload.ingest', () => {
   };
 
   test('behavior: re-uploading unchanged content changes nothing', async () => {
-    const channel = uploadChannel();
+    const channel = await uploadChannel();
     const notes = write('notes.md', '# Notes\n\nWhole-grain flour ferments faster.\n');
-    const first = await Upload.ingest(db, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const first = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(first).toMatchObject({ outcome: 'created', chunkCount: 1, title: 'Notes' });
     const before = snapshot(db);
-    const second = await Upload.ingest(db, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const second = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(second).toMatchObject({ outcome: 'unchanged', itemId: first.itemId });
     expect(snapshot(db)).toEqual(before);
   });
 
   test('behavior: changed content replaces the item’s chunks and their index entries', async () => {
-    const channel = uploadChannel();
+    const channel = await uploadChannel();
     const notes = write('notes.txt', 'Rye needs a wetter dough.');
-    const first = await Upload.ingest(db, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const first = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     const oldIds = chunkRows().map((c) => c.id);
     fs.writeFileSync(notes, 'Spelt needs a gentler mix.');
-    const second = await Upload.ingest(db, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const second = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(second).toMatchObject({ outcome: 'updated', itemId: first.itemId });
     expect(chunkRows().map((c) => c.text)).toEqual(['Spelt needs a gentler mix.']);
     expect(chunkRows().map((c) => c.id)).not.toEqual(oldIds);
@@ -86,12 +84,12 @@ describe('Upload.ingest', () => {
   });
 
   test('behavior: transcripts keep times and speakers on their chunks', async () => {
-    const channel = uploadChannel();
+    const channel = await uploadChannel();
     const srt = write(
       'ep1.srt',
       '1\n00:00:01,000 --> 00:00:04,000\nAda Lovelace: Engines weave patterns.\n\n2\n00:00:04,000 --> 00:00:07,250\nLike looms weave flowers.\n\n3\n00:00:07,250 --> 00:00:08,000\nCharles Babbage: Indeed.\n\n4\n00:00:08,000 --> 00:00:09,000\nAda Lovelace: Quite.\n\n5\n00:00:09,000 --> 00:00:10,000\nCharles Babbage: So.\n',
     );
-    await Upload.ingest(db, { channelId: channel.id, file: srt, chunkTargetTokens: 320 });
+    await Upload.ingest({ store, db }, { channelId: channel.id, file: srt, chunkTargetTokens: 320 });
     const text = 'Ada Lovelace: Engines weave patterns. Like looms weave flowers.\nCharles Babbage: Indeed.\nAda Lovelace: Quite.\nCharles Babbage: So.';
     expect(db.prepare('SELECT text, start_seconds AS s, end_seconds AS e, speaker, char_count AS n FROM chunks').get()).toEqual({
       text,
@@ -108,85 +106,85 @@ describe('Upload.ingest', () => {
     ['a bad date', 'a.txt', 'text', { publishedAt: 'someday' }, /not a date/],
     ['a non-http source URL', 'a.txt', 'text', { sourceUrl: 'javascript:alert(1)' }, /not an http/],
   ])('error: %s is refused and nothing is written', async (_name, name, content, metadata, message) => {
-    const channel = uploadChannel();
+    const channel = await uploadChannel();
     const before = snapshot(db);
-    await expect(Upload.ingest(db, { channelId: channel.id, file: write(name, content), metadata, chunkTargetTokens: 320 })).rejects.toThrow(message);
+    await expect(Upload.ingest({ store, db }, { channelId: channel.id, file: write(name, content), metadata, chunkTargetTokens: 320 })).rejects.toThrow(message);
     expect(snapshot(db)).toEqual(before);
   });
 });
 
 describe('Credentials', () => {
-  test('behavior: the secret is shown once and only its hash is stored', () => {
-    const account = Accounts.create(db, { name: 'buyer' });
-    const { token, credential } = Credentials.issue(db, { kind: 'api_key', accountId: account.id });
+  test('behavior: the secret is shown once and only its hash is stored', async () => {
+    const account = await store.accounts.create({ name: 'buyer' });
+    const { token, credential } = await Keys.issue(store, { kind: 'api_key', accountId: account.id });
     expect(token).toMatch(/^pek_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
     const secret = Secret.parse('api_key', token)!.secret;
     db.pragma('wal_checkpoint(TRUNCATE)');
     const bytes = fs.readFileSync(file);
     expect(bytes.includes(Buffer.from(secret))).toBe(false);
     expect(bytes.includes(Secret.hash(secret))).toBe(true);
-    expect(Credentials.verify(db, 'api_key', token)?.id).toBe(credential.id);
+    expect((await Keys.verify(store, 'api_key', token))?.id).toBe(credential.id);
   });
 
-  test('error: tampered, wrong-kind and revoked tokens do not verify', () => {
-    const account = Accounts.create(db, { name: 'buyer' });
-    const { token, credential } = Credentials.issue(db, { kind: 'api_key', accountId: account.id });
+  test('error: tampered, wrong-kind and revoked tokens do not verify', async () => {
+    const account = await store.accounts.create({ name: 'buyer' });
+    const { token, credential } = await Keys.issue(store, { kind: 'api_key', accountId: account.id });
     const tampered = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
-    expect(Credentials.verify(db, 'api_key', tampered)).toBeUndefined();
-    expect(Credentials.verify(db, 'bearer_token', token)).toBeUndefined();
-    Credentials.revoke(db, 'api_key', credential.id);
-    expect(Credentials.verify(db, 'api_key', token)).toBeUndefined();
-    expect(() => Credentials.revoke(db, 'api_key', credential.id)).toThrow(/already revoked/);
+    expect(await Keys.verify(store, 'api_key', tampered)).toBeUndefined();
+    expect(await Keys.verify(store, 'bearer_token', token)).toBeUndefined();
+    await store.credentials.revoke('api_key', credential.id);
+    expect(await Keys.verify(store, 'api_key', token)).toBeUndefined();
+    await expect(store.credentials.revoke('api_key', credential.id)).rejects.toThrow(/already revoked/);
   });
 });
 
 describe('Ledger', () => {
-  test('behavior: a move changes the balance and appends an entry together', () => {
-    const account = Accounts.create(db, { name: 'buyer' });
-    Ledger.move(db, { accountId: account.id, kind: 'grant', unlocksDelta: 5, creditsDelta: 100 });
-    Ledger.move(db, { accountId: account.id, kind: 'query_charge', unlocksDelta: -1 });
-    expect(Accounts.get(db, 'buyer')).toMatchObject({ unlockBalance: 4, creditBalance: 100 });
-    expect(Ledger.entries(db, { accountId: account.id }).map((e) => [e.kind, e.unlocksDelta])).toEqual([
+  test('behavior: a move changes the balance and appends an entry together', async () => {
+    const account = await store.accounts.create({ name: 'buyer' });
+    await store.ledger.move({ accountId: account.id, kind: 'grant', unlocksDelta: 5, creditsDelta: 100 });
+    await store.ledger.move({ accountId: account.id, kind: 'query_charge', unlocksDelta: -1 });
+    expect(await store.accounts.get('buyer')).toMatchObject({ unlockBalance: 4, creditBalance: 100 });
+    expect((await store.ledger.entries({ accountId: account.id })).map((e) => [e.kind, e.unlocksDelta])).toEqual([
       ['query_charge', -1],
       ['grant', 5],
     ]);
   });
 
-  test('error: a move past zero fails and changes nothing', () => {
-    const account = Accounts.create(db, { name: 'buyer' });
-    Ledger.move(db, { accountId: account.id, kind: 'grant', unlocksDelta: 1 });
+  test('error: a move past zero fails and changes nothing', async () => {
+    const account = await store.accounts.create({ name: 'buyer' });
+    await store.ledger.move({ accountId: account.id, kind: 'grant', unlocksDelta: 1 });
     const before = snapshot(db);
-    expect(() => Ledger.move(db, { accountId: account.id, kind: 'query_charge', unlocksDelta: -2 })).toThrow(/balance/);
+    await expect(store.ledger.move({ accountId: account.id, kind: 'query_charge', unlocksDelta: -2 })).rejects.toThrow(/balance/);
     expect(snapshot(db)).toEqual(before);
   });
 
-  test('error: ledger rows can be neither edited nor deleted', () => {
-    const account = Accounts.create(db, { name: 'buyer' });
-    Ledger.move(db, { accountId: account.id, kind: 'grant', creditsDelta: 1 });
+  test('error: ledger rows can be neither edited nor deleted', async () => {
+    const account = await store.accounts.create({ name: 'buyer' });
+    await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1 });
     expect(() => db.prepare('UPDATE ledger SET credits_delta = 99').run()).toThrow(/append-only/);
     expect(() => db.prepare('DELETE FROM ledger').run()).toThrow(/append-only/);
   });
 });
 
 describe('Profiles and collections', () => {
-  test.each([['UPPER'], ['with space'], ['-dash'], ['a--b'], ['api'], ['mcp'], ['x'.repeat(65)]])('error: the handle %s is refused', (slug) => {
-    expect(() => Profiles.create(db, { slug, name: 'X', visibility: 'public' })).toThrow();
-    expect(Profiles.list(db)).toEqual([]);
+  test.each([['UPPER'], ['with space'], ['-dash'], ['a--b'], ['api'], ['mcp'], ['x'.repeat(65)]])('error: the handle %s is refused', async (slug) => {
+    await expect(store.profiles.create({ slug, name: 'X', visibility: 'public' })).rejects.toThrow();
+    expect(await store.profiles.list()).toEqual([]);
   });
 
-  test('error: a taken slug or alias is a conflict', () => {
-    const ada = Profiles.create(db, { slug: 'ada', name: 'Ada', visibility: 'public' });
-    Profiles.addAlias(db, ada.id, 'lovelace');
-    expect(() => Profiles.create(db, { slug: 'lovelace', name: 'Other', visibility: 'public' })).toThrow(/taken/);
-    expect(Profiles.byHandle(db, 'LOVELACE')?.slug).toBe('ada');
+  test('error: a taken slug or alias is a conflict', async () => {
+    const ada = await store.profiles.create({ slug: 'ada', name: 'Ada', visibility: 'public' });
+    await store.profiles.addAlias(ada.id, 'lovelace');
+    await expect(store.profiles.create({ slug: 'lovelace', name: 'Other', visibility: 'public' })).rejects.toThrow(/taken/);
+    expect((await store.profiles.byHandle('LOVELACE'))?.slug).toBe('ada');
   });
 
-  test('error: a collection takes only its creator’s channels', () => {
-    uploadChannel();
-    const other = Profiles.create(db, { slug: 'bob', name: 'Bob', visibility: 'public' });
-    const ada = Profiles.get(db, 'ada');
-    const foreign = Channels.create(db, { profileId: other.id, kind: 'rss', label: 'Bob feed', accessLevel: 'public', ratePerMillionTokens: 1 });
-    expect(() => Collections.create(db, { profileId: ada.id, slug: 'best', name: 'Best', channelIds: ['ch_ada_uploads', foreign.id] })).toThrow(/not a channel/);
-    expect(Collections.byProfile(db, ada.id)).toEqual([]);
+  test('error: a collection takes only its creator’s channels', async () => {
+    await uploadChannel();
+    const other = await store.profiles.create({ slug: 'bob', name: 'Bob', visibility: 'public' });
+    const ada = await store.profiles.get('ada');
+    const foreign = await store.channels.create({ profileId: other.id, kind: 'rss', label: 'Bob feed', accessLevel: 'public', ratePerMillionTokens: 1 });
+    await expect(store.collections.create({ profileId: ada.id, slug: 'best', name: 'Best', channelIds: ['ch_ada_uploads', foreign.id] })).rejects.toThrow(/not a channel/);
+    expect(await store.collections.byProfile(ada.id)).toEqual([]);
   });
 });

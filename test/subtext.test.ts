@@ -4,19 +4,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Subtext from '../src/sources/Subtext.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as Cli from './support/Cli.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Sources from './support/Sources.js';
 
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
-let store: ReturnType<typeof Sources.store>;
+let store: Awaited<ReturnType<typeof Sources.store>>;
 let directory: string;
 
 beforeAll(async () => {
   host = await FeedHost.start();
-  store = Sources.store('subtext');
+  store = await Sources.store('subtext');
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-subtext-'));
 });
 afterAll(async () => {
@@ -61,7 +60,7 @@ describe('Subtext exports', () => {
 
   test('behavior: a JSON URL syncs one item per message, titled by its first words; edits update, deletions within the export remove', async () => {
     host.routes.set('/subtext/nadia.json', { body: JSON.stringify(messages), type: 'application/json' });
-    Channels.create(store.db, { id: 'ch_texts', profileId: store.profileId, kind: 'subtext', label: 'Texts', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/subtext/nadia.json` });
+    await store.store.channels.create({ id: 'ch_texts', profileId: store.profileId, kind: 'subtext', label: 'Texts', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/subtext/nadia.json` });
     expect(await Sync.syncChannel(store.deps(), 'ch_texts')).toMatchObject({ outcome: 'synced', created: 3 });
     const items = Items.byChannel(store.db, 'ch_texts');
     expect(items.map((i) => i.title)).toEqual(['Light box at 10,000 lux for twenty minutes after waking, in the dark months…', 'Naps: twenty minutes or less, before 3 pm.', 'No caffeine after noon, starting this week.']);
@@ -79,7 +78,7 @@ describe('Subtext exports', () => {
   });
 
   test('behavior: importing an older, partial export (a backfill) removes none of the newer messages', async () => {
-    Channels.create(store.db, { id: 'ch_backfill', profileId: store.profileId, kind: 'subtext', label: 'Texts', accessLevel: 'public', ratePerMillionTokens: 1 });
+    await store.store.channels.create({ id: 'ch_backfill', profileId: store.profileId, kind: 'subtext', label: 'Texts', accessLevel: 'public', ratePerMillionTokens: 1 });
     const months = ['01', '02', '03', '04', '05', '06'].map((m) => ({ id: `b${m}`, text: `Message of month ${m}.`, sent_at: `2025-${m}-10T09:00:00Z` }));
     const imported = (list: object[]) => Sync.syncChannel(store.deps(), 'ch_backfill', { listing: Subtext.listing(Subtext.parseExport(JSON.stringify(list), 'json'), {}) });
     expect(await imported(months)).toMatchObject({ created: 6 });
@@ -88,7 +87,7 @@ describe('Subtext exports', () => {
     expect(await imported(months.slice(0, 2))).toMatchObject({ unchanged: 2, removed: 0 });
     expect(Items.byChannel(store.db, 'ch_backfill')).toHaveLength(5);
     // An import is not a sync of the source: it leaves the channel's sync record alone.
-    expect(Channels.get(store.db, 'ch_backfill')).toMatchObject({ lastSyncedAt: null, lastError: null, status: 'live' });
+    expect(await store.store.channels.get('ch_backfill')).toMatchObject({ lastSyncedAt: null, lastError: null, status: 'live' });
   });
 
   test('behavior: profile-edge import reads an export file into a subtext channel', async () => {

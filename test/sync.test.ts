@@ -7,9 +7,10 @@ import { projectRoot } from '../src/config/Config.js';
 import * as Connectors from '../src/sources/Connectors.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Scheduler from '../src/sources/Scheduler.js';
-import * as Channels from '../src/store/Channels.js';
+import type * as Channels from '../src/store/Channels.js';
 import type { Database } from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
+import type * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Sources from './support/Sources.js';
@@ -17,15 +18,16 @@ import * as Sources from './support/Sources.js';
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
 let directory: string;
 let db: Database;
+let store: Stores.Store;
 let profileId: string;
-let fixture: ReturnType<typeof Sources.store>;
-let deps: ReturnType<typeof Sources.store>['deps'];
+let fixture: Awaited<ReturnType<typeof Sources.store>>;
+let deps: Awaited<ReturnType<typeof Sources.store>>['deps'];
 let logLines: string[];
 
 beforeAll(async () => {
   host = await FeedHost.start();
-  fixture = Sources.store('sync');
-  ({ db, profileId, deps, logLines } = fixture);
+  fixture = await Sources.store('sync');
+  ({ db, store, profileId, deps, logLines } = fixture);
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-sync-cli-'));
 });
 afterAll(async () => {
@@ -56,11 +58,11 @@ ${items}
 
 let counter = 0;
 /** A new rss channel pointed at a feed route of its own. */
-function channel(posts: Post[], options: { accessLevel?: 'public' | 'private' } = {}): { id: string; feed: string } {
+async function channel(posts: Post[], options: { accessLevel?: 'public' | 'private' } = {}): Promise<{ id: string; feed: string }> {
   const id = `ch_feed_${++counter}`;
   const feed = `/feeds/${id}.xml`;
   host.routes.set(feed, { body: rss(posts), type: 'application/rss+xml; charset=utf-8' });
-  Channels.create(db, { id, profileId, kind: 'rss', label: `Feed ${counter}`, accessLevel: options.accessLevel ?? 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}${feed}` });
+  await store.channels.create({ id, profileId, kind: 'rss', label: `Feed ${counter}`, accessLevel: options.accessLevel ?? 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}${feed}` });
   return { id, feed };
 }
 
@@ -76,7 +78,7 @@ beforeEach(() => {
 
 describe('sync with an rss source', () => {
   test('behavior: the first sync indexes every entry with title, canonical URL, date, author and structured text', async () => {
-    const { id } = channel(posts);
+    const { id } = await channel(posts);
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ outcome: 'synced', created: 3, updated: 0, unchanged: 0, removed: 0, failed: 0 });
     const items = Items.byChannel(db, id);
@@ -85,14 +87,14 @@ describe('sync with an rss source', () => {
     const text = db.prepare('SELECT group_concat(text, char(10)) FROM chunks WHERE item_id = ?').pluck().get(items[0]!.id) as string;
     expect(text).toContain('Cold');
     expect(text).toContain('- Retard overnight');
-    const stored = Channels.get(db, id);
+    const stored = await store.channels.get(id);
     expect(stored).toMatchObject({ status: 'live', lastError: null });
     expect(stored.lastSyncedAt).toBeGreaterThan(0);
     expect(logLines.some((l) => l.includes('"sync finished"'))).toBe(true);
   });
 
   test('behavior: an unchanged feed is a conditional request answered 304, and nothing is rewritten', async () => {
-    const { id } = channel(posts);
+    const { id } = await channel(posts);
     await Sync.syncChannel(deps(), id);
     const before = Items.byChannel(db, id).map((i) => i.updatedAt);
     const report = await Sync.syncChannel(deps(), id);
@@ -103,7 +105,7 @@ describe('sync with an rss source', () => {
 
   test('behavior: edited entries are re-chunked, unchanged ones skipped, deleted ones removed, scrolled-off ones kept', async () => {
     const older = { guid: 'p0', title: 'Flour', date: '2024-06-01', html: paragraph('Flour choice') };
-    const { id, feed } = channel([...posts, older]);
+    const { id, feed } = await channel([...posts, older]);
     await Sync.syncChannel(deps(), id);
     // p2 deleted by the author (inside the feed's window); p0 scrolled off the end (older than every listed entry).
     const edited = { ...posts[0]!, html: paragraph('Cold proofing, revised') };
@@ -117,7 +119,7 @@ describe('sync with an rss source', () => {
 
   test('behavior: an old entry surfacing again (pinned, re-dated) does not wipe the posts that scrolled off', async () => {
     const many: Post[] = [6, 5, 4, 3, 2, 1].map((n) => ({ guid: `s${n}`, title: `Post ${n}`, date: `2025-0${n}-01`, html: paragraph(`Topic ${n}`) }));
-    const { id, feed } = channel(many);
+    const { id, feed } = await channel(many);
     await Sync.syncChannel(deps(), id);
     const newer: Post[] = [8, 7].map((n) => ({ guid: `s${n}`, title: `Post ${n}`, date: `2025-0${n}-01`, html: paragraph(`Topic ${n}`) }));
     host.routes.get(feed)!.body = rss([...newer, many[0]!, many[5]!]);
@@ -127,16 +129,16 @@ describe('sync with an rss source', () => {
 
   test('behavior: an entry with no text is not stored, as an empty upload is refused; it is named, fails nothing, and is read again once it changes', async () => {
     const empty = { guid: 'e1', title: 'Empty', date: '2025-05-01', summary: '', link: 'not a url' };
-    const { id, feed } = channel([empty, posts[1]!]);
+    const { id, feed } = await channel([empty, posts[1]!]);
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ created: 1, empty: 1, failed: 0 });
     expect(Items.byChannel(db, id).map((i) => i.externalId)).toEqual(['p2']);
-    expect(Channels.get(db, id).lastError).toMatch(/1 entries have no text to index and are not indexed until they change; first: e1/);
+    expect((await store.channels.get(id)).lastError).toMatch(/1 entries have no text to index and are not indexed until they change; first: e1/);
     expect((await Sync.syncChannel(deps(), id)).outcome).toBe('unchanged');
     // The feed changes elsewhere: the empty entry is not read again, nor reported again.
     host.routes.set(feed, { body: rss([empty, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, unchanged: 1, empty: 0 });
-    expect(Channels.get(db, id).lastError).toBeNull();
+    expect((await store.channels.get(id)).lastError).toBeNull();
     // It gains text: now it is indexed. Emptied again, its item goes.
     host.routes.set(feed, { body: rss([{ ...empty, summary: 'Now it has words.' }, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, empty: 0 });
@@ -148,20 +150,20 @@ describe('sync with an rss source', () => {
 
   test('behavior: entries whose ids are named like Object.prototype members are remembered like any other', async () => {
     const empties = ['__proto__', 'constructor', 'toString'].map((guid) => ({ guid, title: guid, date: '2025-05-01', summary: '', link: 'not a url' }));
-    const { id, feed } = channel([...empties, posts[1]!]);
+    const { id, feed } = await channel([...empties, posts[1]!]);
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, empty: 3, failed: 0 });
-    expect(Object.keys(Channels.get(db, id).syncState.empty as object).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+    expect(Object.keys((await store.channels.get(id)).syncState.empty as object).sort()).toEqual(['__proto__', 'constructor', 'toString']);
     host.routes.set(feed, { body: rss([...empties, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, unchanged: 1, empty: 0 });
   });
 
   test('behavior: pointing a channel at a new source forgets the old one\'s validators', async () => {
-    const { id } = channel(posts);
+    const { id } = await channel(posts);
     await Sync.syncChannel(deps(), id);
-    expect(Channels.get(db, id).syncState.source).toBeDefined();
+    expect((await store.channels.get(id)).syncState.source).toBeDefined();
     host.routes.set('/feeds/moved.xml', { body: rss(posts.slice(0, 1)), type: 'application/rss+xml' });
-    Channels.setSource(db, id, { sourceUrl: `${host.url}/feeds/moved.xml` });
-    expect(Channels.get(db, id).syncState.source).toBeUndefined();
+    await store.channels.setSource(id, { sourceUrl: `${host.url}/feeds/moved.xml` });
+    expect((await store.channels.get(id)).syncState.source).toBeUndefined();
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'synced', unchanged: 1 });
     expect(host.requests.at(-1)!.headers['if-none-match']).toBeUndefined();
   });
@@ -173,7 +175,7 @@ describe('sync with an rss source', () => {
       body: `<html><head><title>Long read | Wren</title><link rel="canonical" href="/2025/long-read"></head><body><nav>Home About Subscribe</nav><article><h1>Long read</h1>
         ${paragraph('Steam in the oven')}${paragraph('Scoring the loaf')}${paragraph('Cooling on a rack')}</article><footer>Copyright</footer></body></html>`,
     });
-    const { id } = channel([
+    const { id } = await channel([
       { guid: 'a1', title: 'Long read', date: '2025-04-01', summary: 'A teaser about steam.', link: `${host.url}/articles/long` },
       { guid: 'a2', title: 'Gone article', date: '2025-04-02', summary: 'Only this summary survives.', link: `${host.url}/articles/missing` },
     ]);
@@ -200,7 +202,7 @@ describe('sync with an rss source', () => {
       body: `<html><head><title>Flaky</title></head><body><article>${paragraph('Oven spring')}${paragraph('Scoring')}${paragraph('Steam')}</article></body></html>`,
       failFirst: [{ status: 503 }],
     });
-    const { id } = channel([{ guid: 'f1', title: 'Flaky', date: '2025-04-03', summary: 'A teaser.', link: `${host.url}/articles/flaky` }]);
+    const { id } = await channel([{ guid: 'f1', title: 'Flaky', date: '2025-04-03', summary: 'A teaser.', link: `${host.url}/articles/flaky` }]);
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, provisional: 1, failed: 0 });
     const text = () => db.prepare('SELECT group_concat(c.text, char(32)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ?').pluck().get(id) as string;
     expect(text()).toBe('A teaser.');
@@ -210,12 +212,12 @@ describe('sync with an rss source', () => {
   });
 
   test('error: a failing source is recorded on the channel with its time, and indexed content is kept', async () => {
-    const { id, feed } = channel(posts);
+    const { id, feed } = await channel(posts);
     await Sync.syncChannel(deps(), id);
     host.routes.set(feed, { body: 'down', status: 500 });
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ outcome: 'failed', reason: expect.stringContaining('answered 500') });
-    const stored = Channels.get(db, id);
+    const stored = await store.channels.get(id);
     expect(stored).toMatchObject({ status: 'live', lastError: expect.stringContaining('answered 500') });
     expect(stored.lastErrorAt).toBeGreaterThan(0);
     expect(Items.byChannel(db, id)).toHaveLength(3);
@@ -225,31 +227,31 @@ describe('sync with an rss source', () => {
     host.routes.set(feed, { body: rss([]), type: 'application/rss+xml' });
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'synced', removed: 0 });
     expect(Items.byChannel(db, id)).toHaveLength(3);
-    expect(Channels.get(db, id).lastError).toBeNull();
+    expect((await store.channels.get(id)).lastError).toBeNull();
   });
 
   test('behavior: paused channels, channels without a source and upload channels are skipped without a request', async () => {
-    const { id } = channel(posts);
-    Channels.update(db, id, { status: 'paused' });
+    const { id } = await channel(posts);
+    await store.channels.update(id, { status: 'paused' });
     const before = host.requests.length;
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'skipped', reason: 'paused' });
-    const upload = Channels.create(db, { profileId, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 0 });
+    const upload = await store.channels.create({ profileId, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 0 });
     expect((await Sync.syncChannel(deps(), upload.id)).reason).toMatch(/filled by upload/);
-    const bare = Channels.create(db, { profileId, kind: 'rss', label: 'No source yet', accessLevel: 'public', ratePerMillionTokens: 0 });
+    const bare = await store.channels.create({ profileId, kind: 'rss', label: 'No source yet', accessLevel: 'public', ratePerMillionTokens: 0 });
     expect((await Sync.syncChannel(deps(), bare.id)).reason).toMatch(/no source configured/);
     expect(host.requests.length).toBe(before);
   });
 
   test('behavior: a sync holding a channel blocks another; one that died (no heartbeat) is taken over and resumes', async () => {
-    const { id } = channel(posts);
+    const { id } = await channel(posts);
     const now = Date.now();
-    expect(Channels.claimSync(db, id, { now, expired: (lease) => Sync.leaseExpired(lease, { now, staleMs: 60_000 }) })).toBeDefined();
-    expect(Channels.get(db, id).status).toBe('syncing');
+    expect(await store.channels.claimSync(id, { now, expired: (lease) => Sync.leaseExpired(lease, { now, staleMs: 60_000 }) })).toBeDefined();
+    expect((await store.channels.get(id)).status).toBe('syncing');
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'skipped', reason: 'another sync is running' });
     // The holder (no process recorded: elsewhere) never finishes: once its heartbeat is old, its hold is stale.
     const later = deps({ now: () => now + 11 * 60_000 });
     expect(await Sync.syncChannel(later, id)).toMatchObject({ outcome: 'synced', created: 3 });
-    expect(Channels.get(db, id).status).toBe('live');
+    expect((await store.channels.get(id)).status).toBe('live');
   });
 
   test('behavior: a lease ends at once when its holder\'s process here is gone, after a long silence when it still runs, and by heartbeat elsewhere', async () => {
@@ -265,18 +267,18 @@ describe('sync with an rss source', () => {
     expect(expired({ heartbeatAt: now - 21_000, host: 'elsewhere', pid: 1 })).toBe(true);
   });
 
-  test('behavior: a sync whose hold was taken over stops, and cannot mark the channel live under the new holder', () => {
-    const { id } = channel(posts);
+  test('behavior: a sync whose hold was taken over stops, and cannot mark the channel live under the new holder', async () => {
+    const { id } = await channel(posts);
     const now = Date.now();
-    const first = Channels.claimSync(db, id, { now, expired: () => false })!;
-    const second = Channels.claimSync(db, id, { now: now + 120_000, expired: (lease) => Sync.leaseExpired(lease, { now: now + 120_000, staleMs: 60_000 }) })!;
+    const first = (await store.channels.claimSync(id, { now, expired: () => false }))!;
+    const second = (await store.channels.claimSync(id, { now: now + 120_000, expired: (lease) => Sync.leaseExpired(lease, { now: now + 120_000, staleMs: 60_000 }) }))!;
     expect(second.holder).not.toBe(first.holder);
-    expect(Channels.heartbeat(db, id, first.holder, now + 121_000)).toBe(false);
-    expect(Channels.heartbeat(db, id, second.holder, now + 121_000)).toBe(true);
-    Channels.finishSync(db, id, first.holder, { now: now + 122_000 });
-    expect(Channels.get(db, id).status).toBe('syncing');
-    Channels.finishSync(db, id, second.holder, { now: now + 123_000 });
-    expect(Channels.get(db, id).status).toBe('live');
+    expect(await store.channels.heartbeat(id, first.holder, now + 121_000)).toBe(false);
+    expect(await store.channels.heartbeat(id, second.holder, now + 121_000)).toBe(true);
+    await store.channels.finishSync(id, first.holder, { now: now + 122_000 });
+    expect((await store.channels.get(id)).status).toBe('syncing');
+    await store.channels.finishSync(id, second.holder, { now: now + 123_000 });
+    expect((await store.channels.get(id)).status).toBe('live');
   });
 
   /** The rss connector, with a hook run before each item's load (the nth load, counted from 1). */
@@ -295,20 +297,20 @@ describe('sync with an rss source', () => {
   };
 
   test('behavior: a channel paused during a sync stays paused; the items already written stay', async () => {
-    const { id } = channel(posts);
+    const { id } = await channel(posts);
     const pausing = hookedRss(async (n) => {
       if (n !== 2) return;
-      Channels.update(db, id, { status: 'paused' });
+      await store.channels.update(id, { status: 'paused' });
       await new Promise((r) => setTimeout(r, 1_200)); // a heartbeat comes and finds the channel paused
     });
     const report = await Sync.syncChannel(deps({ staleMs: 4_000, prefetch: 1, connectors: pausing }), id);
     expect(report).toMatchObject({ outcome: 'skipped', reason: 'paused during the sync' });
-    expect(Channels.get(db, id).status).toBe('paused');
+    expect((await store.channels.get(id)).status).toBe('paused');
     expect(Items.byChannel(db, id).length).toBeGreaterThanOrEqual(1);
   });
 
   test('behavior: a sync stopped by the operator (Ctrl-C) finishes the item in progress, releases the channel and removes nothing', async () => {
-    const { id, feed } = channel(posts);
+    const { id, feed } = await channel(posts);
     await Sync.syncChannel(deps(), id);
     host.routes.get(feed)!.body = rss([{ ...posts[0]!, html: paragraph('Cold proofing, again') }, posts[2]!]);
     const controller = new AbortController();
@@ -317,12 +319,12 @@ describe('sync with an rss source', () => {
     });
     const report = await Sync.syncChannel(deps({ prefetch: 1, connectors: stopping }), id, { signal: controller.signal });
     expect(report).toMatchObject({ outcome: 'failed', reason: 'stopped after 1 of 2 items', updated: 1, removed: 0 });
-    expect(Channels.get(db, id)).toMatchObject({ status: 'live', lastError: 'stopped after 1 of 2 items' });
+    expect(await store.channels.get(id)).toMatchObject({ status: 'live', lastError: 'stopped after 1 of 2 items' });
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'synced', unchanged: 2, removed: 1 });
   });
 
   test('behavior: a sync killed half-way leaves whole items, and the next one resumes where it stopped', async () => {
-    const { id } = channel(posts);
+    const { id } = await channel(posts);
     const dying = deps({
       connectors: hookedRss((n) => {
         if (n === 2) throw new Error('killed');
@@ -330,15 +332,15 @@ describe('sync with an rss source', () => {
     });
     const first = await Sync.syncChannel(dying, id);
     expect(first).toMatchObject({ created: 2, failed: 1 });
-    expect(Channels.get(db, id).lastError).toMatch(/1 of 3 items failed; first: p2: killed/);
+    expect((await store.channels.get(id)).lastError).toMatch(/1 of 3 items failed; first: p2: killed/);
     // The failed listing's validators were not kept: the next sync lists again and fetches only what is missing.
     const second = await Sync.syncChannel(deps(), id);
     expect(second).toMatchObject({ outcome: 'synced', created: 1, unchanged: 2 });
-    expect(Channels.get(db, id).lastError).toBeNull();
+    expect((await store.channels.get(id)).lastError).toBeNull();
   });
 
   test('behavior: the schedule syncs channels that are due, and a failing one waits its interval too', async () => {
-    const { id } = channel(posts);
+    const { id } = await channel(posts);
     const intervals = { youtube: 60, podcast_rss: 60, rss: 30, notion: 30, subtext: 30 };
     const now = Date.now();
     expect(Scheduler.due(db, { now, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);

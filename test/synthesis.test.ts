@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import * as Channels from '../src/store/Channels.js';
+import { vi, afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 import * as MessagesApi from './support/MessagesApi.js';
@@ -20,9 +18,9 @@ beforeAll(async () => {
   // By default the "model" answers with the first sentence of the first document, cited.
   api = await MessagesApi.start({ kind: 'reply', content: (request) => [cited(firstSentence(documentOf(request).text), documentOf(request), firstSentence(documentOf(request).text))] });
   environment = await Environment.create({ SYNTHESIZER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-test-key', ANTHROPIC_BASE_URL: api.url, ANTHROPIC_MODEL: 'claude-test', ANTHROPIC_TIMEOUT_MS: '500', ANTHROPIC_MAX_RETRIES: '1' });
-  const db = environment.services.db;
-  const profile = Profiles.create(db, { slug: 'orders-in-text', name: 'Orders In Text', visibility: 'unlisted' });
-  const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
+  const { db, store } = environment.services;
+  const profile = await store.profiles.create({ slug: 'orders-in-text', name: 'Orders In Text', visibility: 'unlisted' });
+  const channel = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
   Items.put(db, {
     channelId: channel.id,
     externalId: 'kettle.md',
@@ -135,8 +133,11 @@ describe('when the model cannot answer', () => {
     expect(r.confidenceReasons.join(' ')).toMatch(/extractive answer given/);
     const after = environment.services.db.prepare(`SELECT COUNT(*) AS n FROM ledger WHERE kind = 'query_charge'`).get() as { n: number };
     expect(after.n - before.n).toBe(1);
-    const answered = environment.services.db.prepare(`SELECT COUNT(*) AS n FROM ledger WHERE kind = 'query_answered' AND query_id = ?`).get(r.queryId) as { n: number };
-    expect(answered.n).toBe(1);
+    // The charge is captured once the answer was handed over, just after the call returns.
+    await vi.waitFor(() => {
+      const answered = environment.services.db.prepare(`SELECT COUNT(*) AS n FROM ledger WHERE kind = 'query_answered' AND query_id = ?`).get(r.queryId) as { n: number };
+      expect(answered.n).toBe(1);
+    });
   }, 20_000);
 });
 

@@ -4,11 +4,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Store from '../src/store/Database.js';
 import type { Database } from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
-import * as Profiles from '../src/store/Profiles.js';
+import * as Stores from '../src/store/Store.js';
 
 let directory: string;
 let file: string;
@@ -77,9 +76,10 @@ function corpus(): { title: string; chunks: string[] }[] {
 }
 
 /** A public profile with one public channel holding the items; returns the channel's id. */
-function seed(items: { title: string; chunks: string[] }[]): string {
-  const profile = Profiles.create(db, { slug: 'ada', name: 'Ada', visibility: 'public' });
-  const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 0 });
+async function seed(items: { title: string; chunks: string[] }[]): Promise<string> {
+  const store = Stores.overSqlite(db);
+  const profile = await store.profiles.create({ slug: 'ada', name: 'Ada', visibility: 'public' });
+  const channel = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 0 });
   put(channel.id, items);
   return channel.id;
 }
@@ -97,17 +97,18 @@ const hidden = ['zorblaxine', 'quendrath', 'vimmerlock'];
  * Content no anonymous caller may read, full of the corpus's words and of `hidden` ones: a private profile's public
  * channel, and a private and a paused channel of the public profile. Returns the channels.
  */
-function addHiddenContent(): string[] {
+async function addHiddenContent(): Promise<string[]> {
   const text = (n: number) => `The fridge keeps the ${hidden[n % 3]} cold. Ride the bicycle past ${hidden[(n + 1) % 3]} roses. ${hidden.join(' ')} in the garden.`;
-  const lab = Profiles.create(db, { slug: 'lab', name: 'Lab', visibility: 'private' });
-  const ada = Profiles.get(db, 'ada');
+  const store = Stores.overSqlite(db);
+  const lab = await store.profiles.create({ slug: 'lab', name: 'Lab', visibility: 'private' });
+  const ada = await store.profiles.get('ada');
   const channels = [
-    Channels.create(db, { profileId: lab.id, kind: 'user_upload', label: 'Lab notes', accessLevel: 'public', ratePerMillionTokens: 0 }),
-    Channels.create(db, { profileId: ada.id, kind: 'user_upload', label: 'Members only', accessLevel: 'private', ratePerMillionTokens: 0 }),
-    Channels.create(db, { profileId: ada.id, kind: 'user_upload', label: 'Drafts', accessLevel: 'public', ratePerMillionTokens: 0 }),
+    await store.channels.create({ profileId: lab.id, kind: 'user_upload', label: 'Lab notes', accessLevel: 'public', ratePerMillionTokens: 0 }),
+    await store.channels.create({ profileId: ada.id, kind: 'user_upload', label: 'Members only', accessLevel: 'private', ratePerMillionTokens: 0 }),
+    await store.channels.create({ profileId: ada.id, kind: 'user_upload', label: 'Drafts', accessLevel: 'public', ratePerMillionTokens: 0 }),
   ];
   for (const channel of channels) put(channel.id, Array.from({ length: 6 }, (_, n) => ({ title: `fridge ${hidden[n % 3]}`, chunks: [text(n), text(n + 1)] })), 'hidden');
-  Channels.update(db, channels[2]!.id, { status: 'paused' });
+  await store.channels.update(channels[2]!.id, { status: 'paused' });
   return channels.map((c) => c.id);
 }
 
@@ -130,8 +131,8 @@ function featuresOf(model: TermModel.TermModel, question: string, chunk: { title
 const modelRows = () => db.prepare('SELECT term, idf, lsa, lsa_neighbours, ppmi_neighbours FROM term_model_terms ORDER BY term').all();
 
 describe('TermModel.build', () => {
-  test('behavior: persists a model that reloads after the store is reopened', () => {
-    seed(corpus());
+  test('behavior: persists a model that reloads after the store is reopened', async () => {
+    await seed(corpus());
     const stages: string[] = [];
     const info = TermModel.build(db, { dimensions: 16, seed: 3, onProgress: (stage) => stages.push(stage) });
     expect(info).toMatchObject({ dimensions: 16, chunks: 36 });
@@ -145,8 +146,8 @@ describe('TermModel.build', () => {
     expect(modelRows()).toHaveLength(info.terms);
   });
 
-  test('behavior: the same seed gives the same model', () => {
-    seed(corpus());
+  test('behavior: the same seed gives the same model', async () => {
+    await seed(corpus());
     const first = TermModel.build(db, { dimensions: 12, seed: 5 });
     const rows = modelRows();
     const second = TermModel.build(db, { dimensions: 12, seed: 5 });
@@ -154,8 +155,8 @@ describe('TermModel.build', () => {
     expect(modelRows()).toEqual(rows);
   });
 
-  test('behavior: a rebuild replaces the earlier model', () => {
-    seed(corpus());
+  test('behavior: a rebuild replaces the earlier model', async () => {
+    await seed(corpus());
     TermModel.build(db, { dimensions: 12 });
     const info = TermModel.build(db, { dimensions: 4 });
     expect(TermModel.load(db)?.info).toEqual(info);
@@ -163,13 +164,13 @@ describe('TermModel.build', () => {
     expect(lengths).toEqual([4 * 4]);
   });
 
-  test('behavior: a large index is sampled evenly', () => {
-    seed(corpus());
+  test('behavior: a large index is sampled evenly', async () => {
+    await seed(corpus());
     expect(TermModel.build(db, { maxChunks: 10, dimensions: 8 }).chunks).toBe(10);
   });
 
-  test('behavior: a capped vocabulary keeps the terms in the most chunks', () => {
-    seed(corpus());
+  test('behavior: a capped vocabulary keeps the terms in the most chunks', async () => {
+    await seed(corpus());
     const all = TermModel.build(db, { dimensions: 8 });
     const allTerms = new Set(modelRows().map((r) => (r as { term: string }).term));
     expect(TermModel.build(db, { dimensions: 8, vocabulary: 10 })).toMatchObject({ terms: 10, ppmiTerms: 10 });
@@ -182,9 +183,9 @@ describe('TermModel.build', () => {
     expect(kept).toContain('kitchen');
   });
 
-  test('behavior: private and paused content leaves no trace: the model is the one built without it', () => {
-    const channelId = seed(corpus().slice(0, 6));
-    const hiddenChannels = addHiddenContent();
+  test('behavior: private and paused content leaves no trace: the model is the one built without it', async () => {
+    const channelId = await seed(corpus().slice(0, 6));
+    const hiddenChannels = await addHiddenContent();
     put(channelId, corpus().slice(6), 'later');
     const question = `Where does the fridge keep the ${hidden[0]} and ${hidden[1]}?`;
     const kitchen = { title: 'kitchen', text: `The refrigerator keeps the food cold. Close the fridge door, ${hidden[2]}.` };
@@ -205,8 +206,8 @@ describe('TermModel.build', () => {
     expect([build({}), build({ maxChunks: 20 })]).toEqual(withHidden);
   });
 
-  test('behavior: a tiny corpus builds with fewer dimensions than asked, and an empty one builds empty', () => {
-    seed([{ title: 'Tiny', chunks: ['Cold milk.', 'Cold milk again.', 'Warm bread.', 'Warm bread and cold milk.', 'Milk.'] }]);
+  test('behavior: a tiny corpus builds with fewer dimensions than asked, and an empty one builds empty', async () => {
+    await seed([{ title: 'Tiny', chunks: ['Cold milk.', 'Cold milk again.', 'Warm bread.', 'Warm bread and cold milk.', 'Milk.'] }]);
     const info = TermModel.build(db);
     expect(info.chunks).toBe(5);
     expect(info.dimensions).toBeLessThanOrEqual(info.terms);
@@ -218,8 +219,8 @@ describe('TermModel.build', () => {
     expect(featuresOf(TermModel.load(db)!, 'milk', { title: 'Tiny', text: 'Cold milk.' }, ['Cold milk.'])).toMatchObject({ softPpmi: 0, softLsa: 0, feedback: 0 });
   });
 
-  test('error: rejects bad options and keeps the earlier model', () => {
-    seed(corpus());
+  test('error: rejects bad options and keeps the earlier model', async () => {
+    await seed(corpus());
     const info = TermModel.build(db, { dimensions: 8 });
     expect(() => TermModel.build(db, { dimensions: 0 })).toThrow(/dimensions/);
     expect(() => TermModel.build(db, { maxChunks: -1 })).toThrow(/maxChunks/);
@@ -233,8 +234,8 @@ describe('TermModel.features', () => {
   const refrigerator = { title: 'kitchen', text: 'The refrigerator keeps the food cold. Close the refrigerator door in the kitchen.' };
   const bicycle = { title: 'cycling', text: 'The bicycle chain needs oil. Ride the bicycle along the road.' };
 
-  test('behavior: a synonym the question does not use counts as a soft match', () => {
-    seed(corpus());
+  test('behavior: a synonym the question does not use counts as a soft match', async () => {
+    await seed(corpus());
     TermModel.build(db, { dimensions: 16, seed: 3 });
     const model = TermModel.load(db)!;
     const near = featuresOf(model, 'Where is the fridge?', refrigerator);
@@ -248,8 +249,8 @@ describe('TermModel.features', () => {
     expect(exact).toMatchObject({ softPpmi: 0, softLsa: 0, sentenceSoft: 1 });
   });
 
-  test('behavior: feedback is the closeness to the first stage’s top candidates', () => {
-    seed(corpus());
+  test('behavior: feedback is the closeness to the first stage’s top candidates', async () => {
+    await seed(corpus());
     TermModel.build(db, { dimensions: 16, seed: 3 });
     const model = TermModel.load(db)!;
     const top = ['Milk and cheese stay cold in the fridge.', 'Wipe the fridge door and shelves.'];
@@ -260,16 +261,16 @@ describe('TermModel.features', () => {
     expect(featuresOf(model, 'fridge', refrigerator, []).feedback).toBe(0);
   });
 
-  test('behavior: terms the model lacks give no soft match', () => {
-    seed(corpus());
+  test('behavior: terms the model lacks give no soft match', async () => {
+    await seed(corpus());
     TermModel.build(db, { dimensions: 8 });
     const f = featuresOf(TermModel.load(db)!, 'quasar nebula', { title: 'Sky', text: 'Quasars outshine every nebula. The telescope sees far.' }, ['Unknown words only.']);
     expect(f).toMatchObject({ softPpmi: 0, softLsa: 0, feedback: 0 });
     expect(TermModel.featureNames).toEqual(['softPpmi', 'softLsa', 'sentenceSoft', 'feedback']);
   });
 
-  test('behavior: no model, nothing to load', () => {
-    seed(corpus());
+  test('behavior: no model, nothing to load', async () => {
+    await seed(corpus());
     expect(TermModel.load(db)).toBeUndefined();
   });
 });
@@ -280,8 +281,8 @@ describe('TermModel.update', () => {
   const icebox = [{ title: 'kitchen', chunks: ['The icebox keeps the milk and cheese cold.', 'Close the icebox door in the kitchen.', 'Leftover soup goes into the cold icebox.'] }];
   const infoOf = () => JSON.parse(Store.getMeta(db, 'term_model')!) as TermModel.BuildInfo;
 
-  test('behavior: a word added after the build gets an LSA vector and neighbours, and the rest stays as built', () => {
-    const channelId = seed(corpus());
+  test('behavior: a word added after the build gets an LSA vector and neighbours, and the rest stays as built', async () => {
+    const channelId = await seed(corpus());
     const built = TermModel.build(db, { dimensions: 16, seed: 3 });
     const before = modelRows();
     put(channelId, icebox, 'new');
@@ -302,12 +303,12 @@ describe('TermModel.update', () => {
     expect(TermModel.update(db)).toEqual({ chunks: 0, terms: 0 });
   });
 
-  test('behavior: private and paused content added after the build is not folded in', () => {
-    seed(corpus());
+  test('behavior: private and paused content added after the build is not folded in', async () => {
+    await seed(corpus());
     TermModel.build(db, { dimensions: 16, seed: 3 });
     const rows = modelRows();
     const info = infoOf();
-    addHiddenContent();
+    await addHiddenContent();
 
     expect(TermModel.update(db)).toEqual({ chunks: 0, terms: 0 });
     expect(modelRows()).toEqual(rows);
@@ -316,8 +317,8 @@ describe('TermModel.update', () => {
     expect(TermModel.freshness(db)).toEqual({ rebuild: undefined, publicChunks: 36 });
   });
 
-  test('behavior: a rebuild is due once public content grows by a fifth, or a channel is made private', () => {
-    const channelId = seed(corpus());
+  test('behavior: a rebuild is due once public content grows by a fifth, or a channel is made private', async () => {
+    const channelId = await seed(corpus());
     TermModel.build(db, { dimensions: 8 });
     const more = (n: number, prefix: string) => put(channelId, [{ title: 'more', chunks: Array.from({ length: n }, (_, i) => `Fresh bread number ${i}.`) }], prefix);
     more(7, 'a');
@@ -331,21 +332,21 @@ describe('TermModel.update', () => {
     expect(TermModel.freshness(db).rebuild).toBeUndefined();
     expect(infoOf()).toMatchObject({ publicChunks: 44, updatedChunks: 0 });
 
-    Channels.update(db, channelId, { accessLevel: 'private' });
+    await Stores.overSqlite(db).channels.update(channelId, { accessLevel: 'private' });
     expect(TermModel.freshness(db).rebuild).toBe('the public channels changed since the build');
   });
 
-  test('behavior: refresh builds a missing model, and leaves a store without public content alone', () => {
+  test('behavior: refresh builds a missing model, and leaves a store without public content alone', async () => {
     expect(TermModel.refresh(db, { rebuildLimit: Infinity })).toEqual({ action: 'unchanged' });
     expect(TermModel.load(db)).toBeUndefined();
-    seed(corpus());
+    await seed(corpus());
     expect(TermModel.refresh(db)).toEqual({ action: 'unchanged', rebuildDue: 'there is no term model' });
     expect(TermModel.refresh(db, { rebuildLimit: 36 })).toEqual({ action: 'built' });
     expect(TermModel.load(db)?.info).toMatchObject({ chunks: 36, publicChunks: 36 });
   });
 
-  test('error: without a model there is nothing to update', () => {
-    seed(corpus());
+  test('error: without a model there is nothing to update', async () => {
+    await seed(corpus());
     expect(TermModel.update(db)).toBeUndefined();
     expect(() => TermModel.update(db, { maxChunks: 0 })).toThrow(/maxChunks/);
   });

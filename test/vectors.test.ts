@@ -14,14 +14,11 @@ import * as Fusion from '../src/retrieval/Fusion.js';
 import * as Reranker from '../src/retrieval/Reranker.js';
 import * as VectorSearch from '../src/retrieval/VectorSearch.js';
 import type { Logger } from '../src/log/Logger.js';
+import * as Keys from '../src/auth/Keys.js';
 import * as Services from '../src/Services.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Channels from '../src/store/Channels.js';
-import * as Credentials from '../src/store/Credentials.js';
 import * as Items from '../src/store/Items.js';
-import * as Ledger from '../src/store/Ledger.js';
-import * as Profiles from '../src/store/Profiles.js';
 import * as Store from '../src/store/Database.js';
+import * as Stores from '../src/store/Store.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as Tools from '../tools/Tools.js';
 import * as Cli from './support/Cli.js';
@@ -42,12 +39,13 @@ beforeAll(async () => {
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-vectors-'));
   env = { DATABASE_PATH: path.join(directory, 'v.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test' };
   const { db } = Store.open(env.DATABASE_PATH!);
-  const profile = Profiles.create(db, { slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
-  Channels.create(db, { id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
-  for (const [file, content] of Object.entries(docs)) await Upload.ingest(db, { channelId: 'ch_kitchen', file, content, chunkTargetTokens: 320 });
-  const account = Accounts.create(db, { name: 'buyer' });
-  Ledger.move(db, { accountId: account.id, kind: 'grant', creditsDelta: 1000 });
-  env.KEY = Credentials.issue(db, { kind: 'api_key', accountId: account.id }).token;
+  const store = Stores.overSqlite(db);
+  const profile = await store.profiles.create({ slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
+  await store.channels.create({ id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
+  for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store, db }, { channelId: 'ch_kitchen', file, content, chunkTargetTokens: 320 });
+  const account = await store.accounts.create({ name: 'buyer' });
+  await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1000 });
+  env.KEY = (await Keys.issue(store, { kind: 'api_key', accountId: account.id })).token;
   db.close();
 });
 
@@ -178,9 +176,10 @@ describe('VectorIndex', () => {
   test('behavior: a zero vector has no direction: it is not stored, and as a query it finds nothing', async () => {
     const { db } = Store.open(path.join(directory, 'zero.db'));
     try {
-      const profile = Profiles.create(db, { slug: 'zero', name: 'Zero', visibility: 'public' });
-      Channels.create(db, { id: 'ch_zero', profileId: profile.id, kind: 'user_upload', label: 'Z', accessLevel: 'public', ratePerMillionTokens: 1 });
-      for (const [file, content] of Object.entries(docs)) await Upload.ingest(db, { channelId: 'ch_zero', file, content, chunkTargetTokens: 320 });
+      const store = Stores.overSqlite(db);
+      const profile = await store.profiles.create({ slug: 'zero', name: 'Zero', visibility: 'public' });
+      await store.channels.create({ id: 'ch_zero', profileId: profile.id, kind: 'user_upload', label: 'Z', accessLevel: 'public', ratePerMillionTokens: 1 });
+      for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store, db }, { channelId: 'ch_zero', file, content, chunkTargetTokens: 320 });
       const rowids = db.prepare('SELECT rowid FROM chunks ORDER BY rowid').pluck().all() as number[];
       VectorIndex.create(db, { embedderId: 'test', dimensions: 2 });
       VectorIndex.put(db, [{ rowid: rowids[0]!, vector: Float32Array.of(1, 0) }, { rowid: rowids[1]!, vector: Float32Array.of(0, 0) }]);
@@ -192,11 +191,11 @@ describe('VectorIndex', () => {
     }
   });
 
-  test('behavior: re-scoring returns exact cosine similarities, best first, ties to the earlier chunk', () => {
+  test('behavior: re-scoring returns exact cosine similarities, best first, ties to the earlier chunk', async () => {
     const { db } = Store.open(':memory:');
     try {
       const vectors = [unit(1, 0, 0, 0), unit(1, 1, 0, 0), unit(1, 1, 0, 0), unit(0, 0, 1, 0), unit(-1, 0.2, 0, 1)];
-      const rowids = stock(db, { channelId: 'ch_a', vectors, dimensions: 4 });
+      const rowids = await stock(db, { channelId: 'ch_a', vectors, dimensions: 4 });
       const query = unit(1, 0.5, 0, 0);
       const hits = VectorIndex.nearest(db, { vector: query, limit: 3, channelIds: ['ch_a'], oversample: 1 });
       expect(hits.map((h) => h.rowid)).toEqual([rowids[1], rowids[2], rowids[0]]);
@@ -213,7 +212,7 @@ describe('VectorIndex', () => {
       // Public chunks at a middling angle to the question; a private channel's 150 chunks all lie nearer to it than
       // any of them, more than a global search that drops other channels' chunks would ever look past.
       const publicVectors = Array.from({ length: 12 }, (_, i) => unit(...Array.from({ length: 16 }, (_, d) => (d === 0 ? 1 : Math.sin(i * 7 + d * 3)))));
-      stock(db, { channelId: 'ch_public', vectors: publicVectors, dimensions: 16 });
+      await stock(db, { channelId: 'ch_public', vectors: publicVectors, dimensions: 16 });
       // A small oversample: a scan that looked past the scope would find only private candidates.
       const search = VectorSearch.create({ db, embedder: fixed(query), logger: silent(), oversample: 2 });
       const ask = async (channels: string[]) => (await search.question('q'))!.nearest(new Set(channels), 3);
@@ -221,7 +220,7 @@ describe('VectorIndex', () => {
       expect(before).toHaveLength(3);
 
       const privateVectors = Array.from({ length: 150 }, (_, i) => unit(...Array.from({ length: 16 }, (_, d) => (d === 0 ? 20 : Math.cos(i * 5 + d)))));
-      const privateRowids = stock(db, { channelId: 'ch_private', vectors: privateVectors, dimensions: 16, access: 'private' });
+      const privateRowids = await stock(db, { channelId: 'ch_private', vectors: privateVectors, dimensions: 16, access: 'private' });
       expect((await ask(['ch_public', 'ch_private'])).every((h) => privateRowids.includes(h.rowid))).toBe(true);
       expect(await ask(['ch_public'])).toEqual(before);
       expect(await ask([])).toEqual([]);
@@ -231,11 +230,11 @@ describe('VectorIndex', () => {
   });
 
   test('behavior: the scan finds what another connection wrote after it last looked, and reads a rebuilt index anew', () =>
-    withTwoConnections('codes.db', (reader, writer) => {
-      const [first] = stock(writer, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
+    withTwoConnections('codes.db', async (reader, writer) => {
+      const [first] = await stock(writer, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
       const near = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 5, channelIds: ['ch_codes', 'ch_later'] }).map((h) => h.rowid);
       expect(near(unit(0, 1, 0))).toEqual([first]);
-      const [later] = stock(writer, { channelId: 'ch_later', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      const [later] = await stock(writer, { channelId: 'ch_later', vectors: [unit(0, 1, 0)], dimensions: 3 });
       expect(near(unit(0, 1, 0))).toEqual([later, first]);
       writer.prepare('DELETE FROM chunks WHERE rowid = ?').run(later);
       expect(near(unit(0, 1, 0))).toEqual([first]);
@@ -246,10 +245,10 @@ describe('VectorIndex', () => {
     }));
 
   test('behavior: content replaced under reused rowids, and vectors written late, are found as they are now', () =>
-    withTwoConnections('reused.db', (reader, writer) => {
-      const [first] = stock(writer, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
-      const [bare] = stock(writer, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
-      const [top] = stock(writer, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
+    withTwoConnections('reused.db', async (reader, writer) => {
+      const [first] = await stock(writer, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      const [bare] = await stock(writer, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
+      const [top] = await stock(writer, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
       // One candidate re-scored: which chunk it is depends only on the codes the reader holds.
       const nearest = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 1, channelIds: ['ch_old', 'ch_new'], oversample: 1 }).map((h) => h.rowid);
       expect(nearest(unit(0, 1, 0))).toEqual([top]);
@@ -264,32 +263,32 @@ describe('VectorIndex', () => {
       expect(VectorIndex.nearest(reader, { vector: unit(0, 0, 1), limit: 1, channelIds: ['ch_bare', 'ch_old'], oversample: 1 }).map((h) => h.rowid)).toEqual([bare]);
       expect(first).toBeLessThan(bare!);
       // Writes pruned from the log before the reader saw them: it reads every code anew.
-      const pruned = stock(writer, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
+      const pruned = await stock(writer, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
       writer.exec('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
       expect(VectorIndex.nearest(reader, { vector: unit(0, 1, 0), limit: 2, channelIds: ['ch_pruned'], oversample: 1 }).map((h) => h.rowid)).toEqual(pruned);
     }));
 
   test('behavior: an index built before the vector log gets one, and writes after it are followed', () =>
-    withTwoConnections('unlogged.db', (reader, writer) => {
-      const [first] = stock(writer, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
+    withTwoConnections('unlogged.db', async (reader, writer) => {
+      const [first] = await stock(writer, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
       writer.exec('DROP TRIGGER chunk_embeddings_written; DROP TRIGGER chunk_embeddings_deleted; DROP TABLE vector_log');
       expect(writer.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%'").pluck().get()).toBe(0);
       const near = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 1, channelIds: ['ch_one', 'ch_two'], oversample: 1 }).map((h) => h.rowid);
       expect(near(unit(0, 1, 0))).toEqual([first]);
       expect(reader.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(3);
       VectorIndex.put(writer, [{ rowid: first!, vector: unit(0, 0, 1) }]);
-      const [second] = stock(writer, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      const [second] = await stock(writer, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
       expect(near(unit(0, 0, 1))).toEqual([first]);
       expect(near(unit(0, 1, 0))).toEqual([second]);
     }));
 
-  test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', () => {
+  test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', async () => {
     const { db } = Store.open(':memory:');
     try {
       let seed = 5;
       const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
       const vectors = Array.from({ length: 300 }, () => unit(...Array.from({ length: 40 }, random)));
-      const rowids = stock(db, { channelId: 'ch_many', vectors, dimensions: 40 });
+      const rowids = await stock(db, { channelId: 'ch_many', vectors, dimensions: 40 });
       for (let q = 0; q < 5; q++) {
         const query = unit(...Array.from({ length: 40 }, random));
         const exact = vectors.map((v, i) => [dot(v, query), rowids[i]!] as const).sort((a, b) => b[0] - a[0]).slice(0, 10).map(([, r]) => r);
@@ -304,7 +303,7 @@ describe('VectorIndex', () => {
     const { db } = Store.open(':memory:');
     try {
       const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2), unit(0, 0, 0)];
-      const rowids = stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: vectors.length });
+      const rowids = await stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: vectors.length });
       floatsOnly(db, rowids.slice(0, 3), vectors.slice(0, 3));
       expect(VectorIndex.count(db)).toBe(3);
 
@@ -327,12 +326,13 @@ describe('VectorIndex', () => {
     }
   });
 
-  test('behavior: a write to an index of floats alone upgrades it first, inside the chunk transaction', () => {
+  test('behavior: a write to an index of floats alone upgrades it first, inside the chunk transaction', async () => {
     const { db } = Store.open(':memory:');
     try {
-      const rowids = stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: 2 });
+      const rowids = await stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: 2 });
       floatsOnly(db, rowids, [unit(1, 0, 0), unit(0, 1, 0)]);
-      const channel = Channels.create(db, { id: 'ch_b', profileId: Profiles.list(db)[0]!.id, kind: 'user_upload', label: 'b', accessLevel: 'public', ratePerMillionTokens: 1 });
+      const store = Stores.overSqlite(db);
+      const channel = await store.channels.create({ id: 'ch_b', profileId: (await store.profiles.list())[0]!.id, kind: 'user_upload', label: 'b', accessLevel: 'public', ratePerMillionTokens: 1 });
       Items.put(db, { channelId: channel.id, externalId: 'b', title: 'b', contentHash: 'b', chunks: [{ text: 'b' }], vectors: [unit(0, 0, 1)] });
       expect(VectorIndex.count(db)).toBe(3);
       expect(VectorIndex.nearest(db, { vector: unit(0.1, 0.2, 1), limit: 5, channelIds: ['ch_a'] }).map((h) => h.rowid)).toEqual([rowids[1], rowids[0]]);
@@ -365,12 +365,12 @@ const silent = () => {
 };
 
 /** Two connections to one new store file, as a server and a sync in another process have. */
-function withTwoConnections(name: string, run: (reader: Store.Database, writer: Store.Database) => void): void {
+async function withTwoConnections(name: string, run: (reader: Store.Database, writer: Store.Database) => Promise<void>): Promise<void> {
   const file = path.join(directory, name);
   const reader = Store.open(file).db;
   const writer = Store.open(file).db;
   try {
-    run(reader, writer);
+    await run(reader, writer);
   } finally {
     reader.close();
     writer.close();
@@ -378,10 +378,14 @@ function withTwoConnections(name: string, run: (reader: Store.Database, writer: 
 }
 
 /** A channel with one item of `chunks` chunks (one per vector unless given), indexed with those vectors; its chunk rowids. */
-function stock(db: Store.Database, options: { channelId: string; vectors: Float32Array[]; dimensions: number; chunks?: number; access?: 'public' | 'private' }): number[] {
+async function stock(
+  db: Store.Database,
+  options: { channelId: string; vectors: Float32Array[]; dimensions: number; chunks?: number; access?: 'public' | 'private' },
+): Promise<number[]> {
   const slug = options.channelId.replace(/_/g, '-');
-  const profile = Profiles.create(db, { slug, name: slug, visibility: 'public' });
-  Channels.create(db, { id: options.channelId, profileId: profile.id, kind: 'user_upload', label: slug, accessLevel: options.access ?? 'public', ratePerMillionTokens: 1 });
+  const store = Stores.overSqlite(db);
+  const profile = await store.profiles.create({ slug, name: slug, visibility: 'public' });
+  await store.channels.create({ id: options.channelId, profileId: profile.id, kind: 'user_upload', label: slug, accessLevel: options.access ?? 'public', ratePerMillionTokens: 1 });
   if (!VectorIndex.info(db)) VectorIndex.create(db, { embedderId: 'fixed', dimensions: options.dimensions });
   const count = options.chunks ?? options.vectors.length;
   Items.put(db, {
@@ -406,7 +410,7 @@ describe('VectorSearch', () => {
   test('behavior: a question whose embedding is late or fails goes lexical, said once until vectors work again', async () => {
     const { db } = Store.open(':memory:');
     try {
-      stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
+      await stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
       let mode: 'hang' | 'fail' | 'work' = 'hang';
       const signals: AbortSignal[] = [];
       const embedder: Embedder = {
@@ -442,7 +446,7 @@ describe('VectorSearch', () => {
   test('behavior: an index rebuilt for another embedder since the search began is not searched', async () => {
     const { db } = Store.open(':memory:');
     try {
-      stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
+      await stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
       const logger = silent();
       const search = VectorSearch.create({ db, embedder: fixed(unit(1, 0)), logger });
       search.warm();
@@ -627,7 +631,7 @@ describe('profile-edge reindex and vector retrieval', () => {
     try {
       expect(VectorIndex.count(db)).toBe(3);
       fs.writeFileSync(file, 'Rye flour keeps for three months in a cool cupboard.');
-      await Upload.ingest(db, { channelId: 'ch_kitchen', file, chunkTargetTokens: 320, embedder: OpenAiEmbedder.create({ baseUrl: server.url, model: 'stand-in' }) });
+      await Upload.ingest({ store: Stores.overSqlite(db), db }, { channelId: 'ch_kitchen', file, chunkTargetTokens: 320, embedder: OpenAiEmbedder.create({ baseUrl: server.url, model: 'stand-in' }) });
       expect(VectorIndex.count(db)).toBe(3);
       expect(db.prepare('SELECT count(*) FROM chunk_vectors v LEFT JOIN chunks c ON c.rowid = v.rowid WHERE c.rowid IS NULL').pluck().get()).toBe(0);
     } finally {

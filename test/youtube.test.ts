@@ -5,21 +5,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Connectors from '../src/sources/Connectors.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Youtube from '../src/sources/Youtube.js';
-import * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
 import * as Tools from '../tools/Tools.js';
 import * as Services from '../src/Services.js';
 import * as Config from '../src/config/Config.js';
-import * as Accounts from '../src/store/Accounts.js';
-import * as Credentials from '../src/store/Credentials.js';
-import * as Ledger from '../src/store/Ledger.js';
+import * as Keys from '../src/auth/Keys.js';
 import * as Cli from './support/Cli.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Shared from './support/Shared.js';
 import * as Sources from './support/Sources.js';
 
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
-let store: ReturnType<typeof Sources.store>;
+let store: Awaited<ReturnType<typeof Sources.store>>;
 let directory: string;
 
 const channelId = 'UCbakingbakingbaking01';
@@ -48,7 +45,7 @@ const timedText = `<?xml version="1.0" encoding="utf-8" ?><transcript>
 
 beforeAll(async () => {
   host = await FeedHost.start();
-  store = Sources.store('youtube');
+  store = await Sources.store('youtube');
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-youtube-'));
   host.routes.set(`/feeds/videos.xml?channel_id=${channelId}`, { body: atom(), type: 'application/atom+xml' });
   host.routes.set('/@crumbtv', { body: `<html><head><link rel="canonical" href="https://www.youtube.com/channel/${channelId}"></head></html>`, type: 'text/html' });
@@ -83,7 +80,7 @@ const chunksOf = (channel: string, videoId: string) =>
 
 describe('youtube connector', () => {
   test('behavior: a channel page is found through its feed; captions are read from the creator track with cue times', async () => {
-    Channels.create(store.db, { id: 'ch_crumb', profileId: store.profileId, kind: 'youtube', label: 'Crumb TV', accessLevel: 'public', ratePerMillionTokens: 3, sourceUrl: `${host.url}/@crumbtv` });
+    await store.store.channels.create({ id: 'ch_crumb', profileId: store.profileId, kind: 'youtube', label: 'Crumb TV', accessLevel: 'public', ratePerMillionTokens: 3, sourceUrl: `${host.url}/@crumbtv` });
     expect(await Sync.syncChannel(deps(), 'ch_crumb')).toMatchObject({ outcome: 'synced', created: 2, failed: 0 });
     const items = Items.byChannel(store.db, 'ch_crumb');
     expect(items.map((i) => [i.externalId, i.title, i.sourceUrl])).toEqual([
@@ -137,9 +134,9 @@ describe('youtube connector', () => {
     const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
     const services = Services.create(Config.load(env));
     try {
-      const account = Accounts.create(services.db, { name: 'viewer' });
-      Ledger.move(services.db, { accountId: account.id, kind: 'grant', creditsDelta: 100 });
-      const key = Credentials.issue(services.db, { kind: 'api_key', accountId: account.id }).token;
+      const account = await services.store.accounts.create({ name: 'viewer' });
+      await services.store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 100 });
+      const key = (await Keys.issue(services.store, { kind: 'api_key', accountId: account.id })).token;
       const r = (await Tools.invoke({
         services,
         name: 'profile_query',
@@ -171,7 +168,7 @@ describe('youtube connector', () => {
       return original(request);
     };
     try {
-      Channels.create(store.db, { id, profileId: store.profileId, kind: 'youtube', label: 'Failures', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}${feed}` });
+      await store.store.channels.create({ id, profileId: store.profileId, kind: 'youtube', label: 'Failures', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}${feed}` });
       const first = await Sync.syncChannel(deps(), id);
       expect(first).toMatchObject({ created: 2, failed: 0, provisional: 1 });
       expect(first.errors[0]).toMatch(/vid_503xxxx: .*answered 503/);

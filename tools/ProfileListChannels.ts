@@ -5,7 +5,6 @@ import type { Channel, DirectoryPage, DirectoryProfile, ProfileChannels } from '
 import { ServiceError } from '../src/errors/ServiceError.js';
 import type { Services } from '../src/Services.js';
 import type { StoredChannel } from '../src/store/Channels.js';
-import * as Profiles from '../src/store/Profiles.js';
 import type { Profile } from '../src/store/Profiles.js';
 import { type Binding, define } from './Tool.js';
 
@@ -29,35 +28,36 @@ export const endpointsOf = (slug: string): DirectoryProfile['endpoints'] => ({
 });
 
 /** The channels body of one profile, showing only the channels the caller may see. */
-export function channelsOf(services: Services, profile: Profile, caller: Caller): ProfileChannels {
+export async function channelsOf(services: Services, profile: Profile, caller: Caller): Promise<ProfileChannels> {
   return {
     slug: profile.slug,
     name: profile.name,
-    channels: Access.visibleChannels(services.db, profile, caller).map(toChannel),
+    channels: (await Access.visibleChannels(services.store, profile, caller)).map(toChannel),
     pricingUnit: 'dollars_per_million_profile_tokens',
     profileToken: 'ceil(charCount / 4)',
   };
 }
 
 /** One page of public, opted-in profiles with their channels. */
-export function directory(services: Services, caller: Caller, page: { limit: number; cursor: string | undefined }): DirectoryPage {
+export async function directory(services: Services, caller: Caller, page: { limit: number; cursor: string | undefined }): Promise<DirectoryPage> {
   const offset = page.cursor === undefined ? 0 : Number(page.cursor);
   if (page.cursor !== undefined && (!/^\d{1,10}$/.test(page.cursor) || offset > maxOffset)) {
     throw new ServiceError('invalid_cursor', `cursor "${page.cursor}" is not one this service issued; pass nextCursor from a previous page`);
   }
-  let result: ReturnType<typeof Profiles.directoryPage>;
+  let result: Awaited<ReturnType<Services['store']['profiles']['directoryPage']>>;
   try {
-    result = Profiles.directoryPage(services.db, { offset, limit: page.limit });
+    result = await services.store.profiles.directoryPage({ offset, limit: page.limit });
   } catch (error) {
     // In production an unavailable store lists nothing rather than failing or falling back to demo rows.
     if (services.config.environment !== 'production') throw error;
     services.logger.error('directory unavailable', { error });
     return { data: [] };
   }
-  const data = result.profiles.map((p) => {
-    const { channels } = channelsOf(services, p, caller);
-    return { slug: p.slug, name: p.name, description: p.description, channels, endpoints: endpointsOf(p.slug) };
-  });
+  const data: DirectoryPage['data'] = [];
+  for (const p of result.profiles) {
+    const { channels } = await channelsOf(services, p, caller);
+    data.push({ slug: p.slug, name: p.name, description: p.description, channels, endpoints: endpointsOf(p.slug) });
+  }
   return result.more ? { data, nextCursor: String(offset + page.limit) } : { data };
 }
 
@@ -78,13 +78,13 @@ export const profileListChannels = define({
       : 'List the channels of one profile (pass its slug), or page through the public directory of profiles with their channels (omit slug). Free. Use it to find a short relevant set of experts, not to dump the directory.',
   input: (binding: Binding) => (binding.kind === 'profile' ? z.object({}).strict() : globalInput),
   fieldErrors: { limit: 'invalid_limit', cursor: 'invalid_cursor' },
-  run(input: { slug?: string; limit?: number; cursor?: string }, { services, caller, profile }) {
+  async run(input: { slug?: string; limit?: number; cursor?: string }, { services, caller, profile }) {
     if (profile) return channelsOf(services, profile, caller);
     if (input.slug !== undefined) {
       if (input.limit !== undefined || input.cursor !== undefined) {
         throw new ServiceError('invalid_request', 'limit and cursor page the directory; they cannot be combined with slug');
       }
-      return channelsOf(services, Access.readableProfile(services.db, input.slug, caller), caller);
+      return channelsOf(services, await Access.readableProfile(services.store, input.slug, caller), caller);
     }
     return directory(services, caller, { limit: input.limit ?? 50, cursor: input.cursor });
   },

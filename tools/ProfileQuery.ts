@@ -14,6 +14,7 @@ import * as Gate from '../src/payments/Gate.js';
 import * as PrivateLinks from '../src/pages/PrivateLinks.js';
 import type { OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
+import type { Store } from '../src/store/Store.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Ids from '../src/store/Ids.js';
 import { type Binding, define } from './Tool.js';
@@ -200,8 +201,8 @@ async function answer(
 }
 
 /** Each creator's share of an answer: profile tokens used times the channel's rate. */
-function creditCreators(services: Services, queryId: string, used: Answer['used']): void {
-  Charging.creditCreators(services.db, {
+async function creditCreators(store: Store, queryId: string, used: Answer['used']): Promise<void> {
+  await Charging.creditCreators(store, {
     queryId,
     usage: used.map(({ e, text }) => ({
       channelId: e.channelId,
@@ -234,9 +235,9 @@ export const profileQuery = define({
    * when money moved) when the caller went away first, or when nothing relevant was found, or on a failure.
    */
   async run(input, { services, caller, binding, profile, payment: channel, connection }) {
-    const { db, config } = services;
-    const payment = Gate.payerFor({ db, config, logger: services.logger, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential });
-    const scope = Scope.resolve(db, {
+    const { store, config } = services;
+    const payment = await Gate.payerFor({ store, config, logger: services.logger, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential });
+    const scope = await Scope.resolve(store, {
       question: input.question,
       scope: binding.kind === 'global' ? input.scope : undefined,
       boundSlug: profile?.slug,
@@ -247,10 +248,10 @@ export const profileQuery = define({
     const queryId = Ids.random('q');
     const relevant = !preflight.diagnostics.noRelevantContent;
     const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
-    const release = (reason: string) => {
+    const release = async (reason: string): Promise<void> => {
       // A failed release is logged, never hides the cause.
       try {
-        hold.release(reason);
+        await hold.release(reason);
       } catch (error) {
         services.logger.error('payment release failed', { queryId, error });
       }
@@ -262,11 +263,11 @@ export const profileQuery = define({
     try {
       const answered = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
       if (!relevant || !answered.answered) {
-        release(relevant ? 'no grounded answer' : `no relevant content (${preflight.diagnostics.outcome})`);
+        await release(relevant ? 'no grounded answer' : `no relevant content (${preflight.diagnostics.outcome})`);
         return answered.response;
       }
       ({ response, used } = answered);
-      response = PrivateLinks.sign(response, { evidence: preflight.returned, links: services.citationLinks });
+      response = await PrivateLinks.sign(response, { evidence: preflight.returned, links: services.citationLinks });
       if (connection.gone()) throw departed();
       receipt = await hold.settle();
       // Settling takes a while, and an answer paid from a balance takes no I/O at all: the event loop polls its
@@ -276,17 +277,17 @@ export const profileQuery = define({
       if (connection.gone()) throw departed();
     } catch (error) {
       // A query that fails after the hold costs nothing (money that already moved becomes a credit).
-      release(connection.gone() ? 'the caller went away before the answer was delivered' : 'query failed');
+      await release(connection.gone() ? 'the caller went away before the answer was delivered' : 'query failed');
       throw error;
     }
     // The payment stands once the answer is out: the creators' shares and the capture land together, or neither does.
-    void connection.delivered().then((delivered) => {
+    void connection.delivered().then(async (delivered) => {
       if (!delivered) return release('the caller went away while the answer was written');
       try {
-        services.db.transaction(() => {
-          creditCreators(services, queryId, used);
-          hold.capture();
-        })();
+        await store.transaction(async (tx) => {
+          await creditCreators(tx, queryId, used);
+          await hold.capture(tx);
+        });
       } catch (error) {
         services.logger.error('an answer was delivered but its payment could not be captured', { queryId, error });
       }

@@ -12,7 +12,7 @@ export const profileQuote = define({
     `Free, static price of one ${binding.kind === 'profile' ? `query to "${binding.slug}"` : 'query'}. With an API key: the unlock and credit cost (rail is ignored). Without one: pass rail (tempo or x402_base) for the on-chain price, receiving address, USDC contract and chain id. Optional: you may query directly.`,
   input: () => z.object({ rail: Rail.optional().describe('On-chain rail; ignored when an API key is present.') }).strict(),
   fieldErrors: { rail: 'invalid_rail' },
-  run(input: { rail?: Rail }, { services, caller, profile }) {
+  async run(input: { rail?: Rail }, { services, caller, profile }) {
     const verdict = services.quoteLimiter.take(caller.rateKey);
     if (!verdict.ok) {
       throw new ServiceError('rate_limited', `quote rate limit exceeded; retry in ${verdict.retryAfterSeconds} s`, {
@@ -21,7 +21,7 @@ export const profileQuote = define({
       });
     }
     // Whoever pays from an account (a key, or a bearer on its own profile) is quoted the account's cost.
-    if (Payer.accountOf(services.db, caller, profile)) return Pricing.apiKeyQuote(services.config);
+    if (await Payer.accountOf(services.store, caller, profile)) return Pricing.apiKeyQuote(services.config);
     if (!input.rail) {
       throw new ServiceError('missing_rail', undefined, { details: { supportedRails: Pricing.supportedRails(services.config) } });
     }

@@ -98,12 +98,12 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   const { services, binding } = invocation;
   const tool = find(invocation.name);
   if (!tool) throw unknownTool(invocation.name);
-  const { caller, problem } = Caller.inspect(services.db, invocation.presented);
+  const { caller, problem } = await Caller.inspect(services.store, invocation.presented);
   if (problem) {
     if (invocation.badCredentials !== 'note' || !tool.free) throw problem;
     invocation.onNote?.(problem);
   }
-  const profile = binding.kind === 'profile' ? Access.readableProfile(services.db, binding.slug, caller) : undefined;
+  const profile = binding.kind === 'profile' ? await Access.readableProfile(services.store, binding.slug, caller) : undefined;
   const input = parseInput(tool, binding, invocation.args);
   const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined) };
   const connection: Connection = { gone: invocation.connection?.gone ?? (() => false), delivered: invocation.connection?.delivered ?? (() => Promise.resolve(true)) };
@@ -111,10 +111,10 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
 }
 
 /** The MCP manifest of an endpoint; a per-profile one only for a caller who may read the profile. */
-export function manifest(services: Services, binding: Binding, caller: Caller.Caller): McpManifest {
+export async function manifest(services: Services, binding: Binding, caller: Caller.Caller): Promise<McpManifest> {
   let profile: McpManifest['profile'] = { slug: 'global', name: 'All public profiles' };
   if (binding.kind === 'profile') {
-    const found = Access.readableProfile(services.db, binding.slug, caller);
+    const found = await Access.readableProfile(services.store, binding.slug, caller);
     profile = { slug: found.slug, name: found.name };
   }
   return {

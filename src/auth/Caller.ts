@@ -1,5 +1,6 @@
-import type { Database } from '../store/Database.js';
-import * as Credentials from '../store/Credentials.js';
+import type { Store } from '../store/Store.js';
+import type { Credential } from '../store/Credentials.js';
+import * as Keys from './Keys.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import * as Secret from './Secret.js';
 import type { SecretKind } from './Secret.js';
@@ -30,7 +31,7 @@ const described: Record<SecretKind, { code: 'invalid_api_key' | 'invalid_bearer_
 };
 
 /** Verifies one presented secret; the error says exactly what is wrong: empty, malformed, or unknown or revoked. */
-function verified(db: Database, kind: SecretKind, token: string, names: NonNullable<Presented['names']>): Credentials.Credential {
+async function verified(store: Store, kind: SecretKind, token: string, names: NonNullable<Presented['names']>): Promise<Credential> {
   const { code, form } = described[kind];
   const what = kind === 'api_key' ? names.apiKey : names.bearerToken;
   if (token === '') throw new ServiceError(code, `${what} is present but empty.`);
@@ -39,7 +40,7 @@ function verified(db: Database, kind: SecretKind, token: string, names: NonNulla
     const hint = kind === 'bearer_token' && Secret.parse('api_key', token) ? ` (an API key goes in ${apiKeyPlace})` : '';
     throw new ServiceError(code, `${what} is malformed: expected ${form}${hint}.`);
   }
-  const found = Credentials.verify(db, kind, token);
+  const found = await Keys.verify(store, kind, token);
   if (!found) throw new ServiceError(code, `${what} is well formed but unknown to this server, or it was revoked.`);
   return found;
 }
@@ -48,15 +49,15 @@ function verified(db: Database, kind: SecretKind, token: string, names: NonNulla
  * Checks presented credentials. A key or token that is present but malformed, unknown or revoked is a 401: a caller
  * who believes they are authenticated must learn that they are not, rather than silently get anonymous answers.
  */
-export function resolve(db: Database, presented: Presented): Caller {
+export async function resolve(store: Store, presented: Presented): Promise<Caller> {
   const caller: Caller = { rateKey: `origin:${presented.origin}` };
   if (presented.bearerToken !== undefined) {
-    const token = verified(db, 'bearer_token', presented.bearerToken, presented.names ?? headerNames);
+    const token = await verified(store, 'bearer_token', presented.bearerToken, presented.names ?? headerNames);
     caller.bearer = { id: token.id, accountId: token.accountId };
     caller.rateKey = `account:${token.accountId}`;
   }
   if (presented.apiKey !== undefined) {
-    const key = verified(db, 'api_key', presented.apiKey, presented.names ?? headerNames);
+    const key = await verified(store, 'api_key', presented.apiKey, presented.names ?? headerNames);
     caller.apiKey = { id: key.id, accountId: key.accountId };
     caller.rateKey = `key:${key.id}`;
   }
@@ -67,13 +68,13 @@ export function resolve(db: Database, presented: Presented): Caller {
  * The caller as far as their credentials check out, and what is wrong with the rest: for gates that must not refuse a
  * request over a bad credential (MCP protocol methods), while the tool call that needs it reports it.
  */
-export function inspect(db: Database, presented: Presented): { caller: Caller; problem: ServiceError | undefined } {
+export async function inspect(store: Store, presented: Presented): Promise<{ caller: Caller; problem: ServiceError | undefined }> {
   try {
-    return { caller: resolve(db, presented), problem: undefined };
+    return { caller: await resolve(store, presented), problem: undefined };
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
     const usable = { ...presented, apiKey: error.code === 'invalid_api_key' ? undefined : presented.apiKey, bearerToken: error.code === 'invalid_bearer_token' ? undefined : presented.bearerToken };
-    const rest = inspect(db, usable);
+    const rest = await inspect(store, usable);
     // Both secrets bad: say both, so fixing one does not hide the other.
     return { caller: rest.caller, problem: rest.problem ? new ServiceError(error.code, `${error.message} ${rest.problem.message}`) : error };
   }

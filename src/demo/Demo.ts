@@ -5,12 +5,7 @@ import { projectRoot } from '../config/Config.js';
 import { AccessLevel, ChannelKind } from '../contract/Channel.js';
 import * as Upload from '../ingest/Upload.js';
 import * as TermModel from '../retrieval/TermModel.js';
-import * as Accounts from '../store/Accounts.js';
-import * as Channels from '../store/Channels.js';
-import * as Collections from '../store/Collections.js';
-import type { Database } from '../store/Database.js';
-import { getMeta, setMeta } from '../store/Database.js';
-import * as Profiles from '../store/Profiles.js';
+import type { Handles } from '../store/Store.js';
 
 /** Where the demo dataset lives: source files plus a manifest of who owns what. */
 export const defaultDirectory = path.join(projectRoot, 'data', 'demo');
@@ -77,29 +72,30 @@ export async function readManifest(directory: string): Promise<Manifest> {
  * Loads the demo dataset through the same upload ingestion an operator uses. Idempotent: what exists is kept, and
  * unchanged files change nothing.
  */
-export async function load(db: Database, options: { directory?: string; chunkTargetTokens: number; onProgress?: Progress }): Promise<LoadResult> {
+export async function load(handles: Handles, options: { directory?: string; chunkTargetTokens: number; onProgress?: Progress }): Promise<LoadResult> {
   const directory = options.directory ?? defaultDirectory;
   const manifest = await readManifest(directory);
+  const { store, db } = handles;
   for (const account of manifest.accounts) {
-    if (!Accounts.find(db, account.name)) Accounts.create(db, account);
+    if (!(await store.accounts.find(account.name))) await store.accounts.create(account);
   }
   for (const p of manifest.profiles) {
-    const owner = p.owner === null ? null : Accounts.get(db, p.owner).id;
+    const owner = p.owner === null ? null : (await store.accounts.get(p.owner)).id;
     const profile =
-      Profiles.byHandle(db, p.slug) ??
-      Profiles.create(db, { slug: p.slug, name: p.name, description: p.description, visibility: p.visibility, directory: p.directory, ownerAccountId: owner });
-    for (const alias of p.aliases ?? []) if (!Profiles.byHandle(db, alias)) Profiles.addAlias(db, profile.id, alias);
-    for (const member of p.members) Profiles.addMember(db, profile.id, Accounts.get(db, member).id);
+      (await store.profiles.byHandle(p.slug)) ??
+      (await store.profiles.create({ slug: p.slug, name: p.name, description: p.description, visibility: p.visibility, directory: p.directory, ownerAccountId: owner }));
+    for (const alias of p.aliases ?? []) if (!(await store.profiles.byHandle(alias))) await store.profiles.addAlias(profile.id, alias);
+    for (const member of p.members) await store.profiles.addMember(profile.id, (await store.accounts.get(member)).id);
     for (const c of p.channels) {
-      if (!Channels.find(db, c.id)) {
-        Channels.create(db, { id: c.id, profileId: profile.id, kind: c.kind, label: c.label, accessLevel: c.accessLevel, ratePerMillionTokens: c.ratePerMillionTokens, status: c.status });
+      if (!(await store.channels.find(c.id))) {
+        await store.channels.create({ id: c.id, profileId: profile.id, kind: c.kind, label: c.label, accessLevel: c.accessLevel, ratePerMillionTokens: c.ratePerMillionTokens, status: c.status });
       }
     }
   }
   for (const c of manifest.collections) {
-    const creator = Profiles.get(db, c.creator);
-    if (!Collections.find(db, creator.id, c.slug)) {
-      Collections.create(db, { profileId: creator.id, slug: c.slug, name: c.name, description: c.description, channelIds: c.channels });
+    const creator = await store.profiles.get(c.creator);
+    if (!(await store.collections.find(creator.id, c.slug))) {
+      await store.collections.create({ profileId: creator.id, slug: c.slug, name: c.name, description: c.description, channelIds: c.channels });
     }
   }
 
@@ -108,7 +104,7 @@ export async function load(db: Database, options: { directory?: string; chunkTar
   result.channels = manifest.profiles.reduce((n, p) => n + p.channels.length, 0);
   let done = 0;
   for (const { channelId, item } of items) {
-    const stored = await Upload.ingest(db, {
+    const stored = await Upload.ingest(handles, {
       channelId,
       file: path.join(directory, item.file),
       metadata: { externalId: item.externalId, title: item.title, sourceUrl: item.sourceUrl, publishedAt: item.publishedAt, author: item.author },
@@ -126,9 +122,9 @@ export async function load(db: Database, options: { directory?: string; chunkTar
 const loadedKey = 'demo_loaded_at';
 
 /** Loads the demo on a store's first start only: an operator who removes demo rows does not get them back. */
-export async function loadOnFirstStart(db: Database, options: { chunkTargetTokens: number; directory?: string }): Promise<LoadResult | undefined> {
-  if (getMeta(db, loadedKey) !== undefined) return undefined;
-  const result = await load(db, options);
-  setMeta(db, loadedKey, new Date().toISOString());
+export async function loadOnFirstStart(handles: Handles, options: { chunkTargetTokens: number; directory?: string }): Promise<LoadResult | undefined> {
+  if ((await handles.store.meta.get(loadedKey)) !== undefined) return undefined;
+  const result = await load(handles, options);
+  await handles.store.meta.set(loadedKey, new Date().toISOString());
   return result;
 }

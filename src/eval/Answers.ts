@@ -9,10 +9,8 @@ import readline from 'node:readline';
 import { z } from 'zod';
 import * as Sentences from '../answer/Sentences.js';
 import * as Text from '../retrieval/Text.js';
-import * as Accounts from '../store/Accounts.js';
-import * as Credentials from '../store/Credentials.js';
+import * as Keys from '../auth/Keys.js';
 import * as Items from '../store/Items.js';
-import * as Ledger from '../store/Ledger.js';
 import * as Tools from '../../tools/Tools.js';
 import type { Dataset } from './Beir.js';
 import type { EvalStore } from './Evaluate.js';
@@ -100,10 +98,10 @@ export async function evaluate(
   dataset: Dataset,
   input: { evidence: Evidence; sentences: Map<string, string[]>; limit?: number; removed?: number; onProgress?: (done: number, total: number) => void },
 ): Promise<AnswerResult> {
-  const db = store.services.db;
-  const account = Accounts.create(db, { name: `eval-${Date.now()}` });
-  Ledger.move(db, { accountId: account.id, kind: 'grant', creditsDelta: 10_000_000 });
-  const key = Credentials.issue(db, { kind: 'api_key', accountId: account.id }).token;
+  const kept = store.services.store;
+  const account = await kept.accounts.create({ name: `eval-${Date.now()}` });
+  await kept.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 10_000_000 });
+  const key = (await Keys.issue(kept, { kind: 'api_key', accountId: account.id })).token;
   const itemOf = new Map([...store.docOf].map(([item, doc]) => [doc, item]));
   const ask = async (question: string) =>
     (await Tools.invoke({
@@ -144,7 +142,7 @@ export async function evaluate(
 
   const abstains = (r: Answer) => r.retrieval.noRelevantContent || r.citations.length === 0;
   const removedClaims = claims.slice(0, input.removed ?? 100);
-  for (const qid of removedClaims) for (const doc of dataset.qrels.get(qid)!.keys()) if (itemOf.has(doc)) Items.remove(db, itemOf.get(doc)!);
+  for (const qid of removedClaims) for (const doc of dataset.qrels.get(qid)!.keys()) if (itemOf.has(doc)) Items.remove(store.services.db, itemOf.get(doc)!);
   let removedAbstained = 0;
   for (const qid of removedClaims) {
     if (abstains(await ask(dataset.queries.get(qid)!))) removedAbstained += 1;

@@ -12,8 +12,6 @@ import * as VectorBuild from '../retrieval/VectorBuild.js';
 import * as VectorSearch from '../retrieval/VectorSearch.js';
 import * as Services from '../Services.js';
 import * as Caller from '../auth/Caller.js';
-import * as Channels from '../store/Channels.js';
-import * as Profiles from '../store/Profiles.js';
 import type { Dataset } from './Beir.js';
 import * as Beir from './Beir.js';
 
@@ -45,12 +43,12 @@ export async function buildStore(
   const config = Config.load({ DATABASE_PATH: path.join(directory, 'eval.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }) });
   const services = Services.create(config);
   const db = services.db;
-  const profile = Profiles.create(db, { slug: evalSlug, name: 'Evaluation corpus', visibility: 'public' });
-  const channel = Channels.create(db, { profileId: profile.id, kind: 'user_upload', label: 'Corpus', accessLevel: 'public', ratePerMillionTokens: 0 });
+  const profile = await services.store.profiles.create({ slug: evalSlug, name: 'Evaluation corpus', visibility: 'public' });
+  const channel = await services.store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Corpus', accessLevel: 'public', ratePerMillionTokens: 0 });
   let done = 0;
   for (const doc of dataset.corpus) {
     if (doc.text.trim() === '' && doc.title.trim() === '') continue;
-    await Upload.ingest(db, {
+    await Upload.ingest(services, {
       channelId: channel.id,
       file: `${doc.id}.txt`,
       content: doc.text.trim() === '' ? doc.title : doc.text,
@@ -67,7 +65,7 @@ export async function buildStore(
   }
   const docOf = new Map((db.prepare('SELECT id, external_id AS doc FROM items').all() as { id: string; doc: string }[]).map((r) => [r.id, r.doc]));
   const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
-  const scope = Scope.resolve(db, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
+  const scope = await Scope.resolve(services.store, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
   return {
     services,
     channels: scope.channels,

@@ -12,11 +12,8 @@ import * as Config from '../config/Config.js';
 import { QueryMode, QueryScope } from '../contract/Query.js';
 import * as Demo from '../demo/Demo.js';
 import * as Services from '../Services.js';
-import * as Accounts from '../store/Accounts.js';
-import * as Credentials from '../store/Credentials.js';
+import * as Keys from '../auth/Keys.js';
 import * as Items from '../store/Items.js';
-import * as Ledger from '../store/Ledger.js';
-import * as Profiles from '../store/Profiles.js';
 import * as Tools from '../../tools/Tools.js';
 
 export const defaultDirectory = path.join(projectRoot, 'data', 'yardstick');
@@ -82,7 +79,7 @@ export async function buildStore(options: { directory?: string; demoDirectory?: 
   const itemOf = new Map<string, string>();
   try {
     for (const directory of [options.demoDirectory ?? Demo.defaultDirectory, options.directory ?? defaultDirectory]) {
-      await Demo.load(services.db, { directory, chunkTargetTokens: config.chunkTargetTokens });
+      await Demo.load(services, { directory, chunkTargetTokens: config.chunkTargetTokens });
       const manifest = await Demo.readManifest(directory);
       for (const p of manifest.profiles) for (const c of p.channels) for (const item of c.items) itemOf.set(item.file, Items.itemId(c.id, item.externalId));
     }
@@ -155,12 +152,12 @@ export function holds(chunkText: string, quote: string): boolean {
 
 /** Asks every question through `profile_query` (synthesized, paid from credits) and scores the answers. */
 export async function evaluate(store: YardstickStore, questions: Question[], options: { onProgress?: (done: number, total: number) => void } = {}): Promise<YardstickResult> {
-  const db = store.services.db;
-  const account = Accounts.create(db, { name: `yardstick-${Date.now()}` });
+  const kept = store.services.store;
+  const account = await kept.accounts.create({ name: `yardstick-${Date.now()}` });
   // The caller may read every expert, private channels included, as a member would.
-  for (const profile of Profiles.list(db)) Profiles.addMember(db, profile.id, account.id);
-  Ledger.move(db, { accountId: account.id, kind: 'grant', creditsDelta: 10_000_000 });
-  const key = Credentials.issue(db, { kind: 'api_key', accountId: account.id }).token;
+  for (const profile of await kept.profiles.list()) await kept.profiles.addMember(profile.id, account.id);
+  await kept.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 10_000_000 });
+  const key = (await Keys.issue(kept, { kind: 'api_key', accountId: account.id })).token;
   const outcomes: Outcome[] = [];
   for (const q of questions) {
     const atProfile = q.scope?.kind === 'profile' ? q.scope.slug : undefined;

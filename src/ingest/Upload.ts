@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Database } from '../store/Database.js';
-import * as Channels from '../store/Channels.js';
+import type { Handles } from '../store/Store.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
 import * as VectorIndex from '../store/VectorIndex.js';
@@ -120,10 +119,10 @@ const titleFromFile = (file: string): string =>
  * content replaces the item's chunks in one transaction. Everything is validated before the store is touched.
  */
 export async function ingest(
-  db: Database,
+  { store, db }: Handles,
   input: { channelId: string; file: string; content?: string | Buffer | undefined; metadata?: UploadMetadata; chunkTargetTokens: number; embedder?: Embedder | undefined },
 ): Promise<UploadResult> {
-  const channel = Channels.get(db, input.channelId);
+  const channel = await store.channels.get(input.channelId);
   const format = formatOf(input.file);
   const meta = input.metadata ?? {};
   const given = parseDate(meta.publishedAt);

@@ -10,10 +10,10 @@ const isPrivate = (e: Evidence): boolean => e.scoped.channel.accessLevel === 'pr
  * (citations, raw chunks, and the chunks of source groups) carries a signature bound to its item; every other link is
  * left exactly as it was. Returns a new response.
  */
-export function sign<R extends QueryResponse | RawQueryResponse>(response: R, options: { evidence: readonly Evidence[]; links: SignedLinks.SignedLinks }): R {
+export async function sign<R extends QueryResponse | RawQueryResponse>(response: R, options: { evidence: readonly Evidence[]; links: SignedLinks.SignedLinks }): Promise<R> {
   const signatures = new Map<string, { expires: number; sig: string }>();
   for (const e of options.evidence) {
-    if (isPrivate(e) && !signatures.has(e.itemId)) signatures.set(e.itemId, options.links.sign({ slug: e.scoped.profile.slug, itemId: e.itemId }));
+    if (isPrivate(e) && !signatures.has(e.itemId)) signatures.set(e.itemId, await options.links.sign({ slug: e.scoped.profile.slug, itemId: e.itemId }));
   }
   if (signatures.size === 0) return response;
   const signed = <T extends { itemId: string; profileUrl: string }>(link: T): T => {

@@ -9,9 +9,9 @@ export type LinkedItem = { slug: string; itemId: string };
 /** Signs and verifies item links that open private content without authorization, until they expire. */
 export type SignedLinks = {
   /** The query parameters that open the item until the link expires (unix seconds). */
-  sign(item: LinkedItem): { expires: number; sig: string };
+  sign(item: LinkedItem): Promise<{ expires: number; sig: string }>;
   /** Whether `expires` and `sig`, as a request sent them, open the item; anything malformed is `invalid`. */
-  verify(link: LinkedItem & { expires: unknown; sig: unknown }): Verdict;
+  verify(link: LinkedItem & { expires: unknown; sig: unknown }): Promise<Verdict>;
 };
 
 /** Expiries fall on whole minutes: links to one item issued within a minute are the same link, and say less of when. */
@@ -21,23 +21,28 @@ const grain = 60;
  * Links signed with HMAC-SHA256 over the slug, the item id and the expiry. `secret` is read at the first signature or
  * verification (a kept key is made only when needed); `now` is the clock in milliseconds, for tests.
  */
-export function create(options: { secret: string | (() => string); ttlSeconds: number; now?: () => number }): SignedLinks {
+export function create(options: { secret: string | (() => Promise<string>); ttlSeconds: number; now?: () => number }): SignedLinks {
   const now = options.now ?? Date.now;
-  let key: Buffer | undefined;
-  const mac = (item: LinkedItem, expires: number): Buffer => {
-    key ??= Buffer.from(typeof options.secret === 'string' ? options.secret : options.secret());
+  let key: Promise<Buffer> | undefined;
+  const mac = async (item: LinkedItem, expires: number): Promise<Buffer> => {
+    key ??= typeof options.secret === 'string' ? Promise.resolve(Buffer.from(options.secret)) : options.secret().then((secret) => Buffer.from(secret));
+    // A key that could not be read (the store was down) is read again next time.
+    const bytes = await key.catch((error: unknown) => {
+      key = undefined;
+      throw error;
+    });
     // A JSON array cannot be read two ways, whatever the slug or id hold; the tag keeps these MACs apart from any other.
-    return crypto.createHmac('sha256', key).update(JSON.stringify(['profile-edge citation link v1', item.slug, item.itemId, expires])).digest();
+    return crypto.createHmac('sha256', bytes).update(JSON.stringify(['profile-edge citation link v1', item.slug, item.itemId, expires])).digest();
   };
   return {
-    sign(item) {
+    async sign(item) {
       const expires = Math.ceil((now() / 1000 + options.ttlSeconds) / grain) * grain;
-      return { expires, sig: mac(item, expires).toString('base64url') };
+      return { expires, sig: (await mac(item, expires)).toString('base64url') };
     },
-    verify({ expires, sig, ...item }) {
+    async verify({ expires, sig, ...item }) {
       if (typeof expires !== 'string' || typeof sig !== 'string' || !/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{1,100}$/.test(sig)) return 'invalid';
       const given = Buffer.from(sig, 'base64url');
-      const expected = mac(item, Number(expires));
+      const expected = await mac(item, Number(expires));
       // Only the signature's one spelling: base64url decoding ignores stray bits in the last character.
       if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected) || given.toString('base64url') !== sig) return 'invalid';
       return Number(expires) * 1000 > now() ? 'valid' : 'expired';

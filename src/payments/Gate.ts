@@ -3,7 +3,7 @@ import type { Config } from '../config/Config.js';
 import type { PaymentMode, QueryRequest } from '../contract/Query.js';
 import type { Logger } from '../log/Logger.js';
 import { ServiceError } from '../errors/ServiceError.js';
-import type { Database } from '../store/Database.js';
+import type { Store } from '../store/Store.js';
 import type { Profile } from '../store/Profiles.js';
 import * as Balance from './Balance.js';
 import * as Onchain from './Onchain.js';
@@ -24,10 +24,10 @@ export type Hold = {
   charge: ChargeKind;
   /** The answer is ready: move the money (on-chain: the transfer; a balance was debited by the hold). Returns the receipt, if any. */
   settle(): Promise<OutboundReceipt | undefined>;
-  /** The answer is given: the payment stands (call it in the transaction that credits the creators). */
-  capture(): void;
+  /** The answer is given: the payment stands. `tx` is the transaction that credits the creators: both land, or neither. */
+  capture(tx: Store): Promise<void>;
   /** No answer worth paying for, or the query failed: the payment is undone (or credited, if it moved), and the record says why. */
-  release(reason: string): void;
+  release(reason: string): Promise<void>;
 };
 
 /** Who pays for a query, chosen before any work: it authorizes a hold once preflight retrieval has run. */
@@ -38,8 +38,8 @@ export type Payment = { authorize(input: { queryId: string; memo: string; releva
  * balance in `paymentMode`, whatever rail or credential came with it (SPEC 5.3); a caller without one pays on-chain on
  * the `rail` they name; anyone else is refused here, before scope or retrieval, with what to send instead.
  */
-export function payerFor(input: {
-  db: Database;
+export async function payerFor(input: {
+  store: Store;
   config: Config;
   logger: Logger;
   rails: Rails;
@@ -48,9 +48,9 @@ export function payerFor(input: {
   request: QueryRequest;
   served: Binding;
   credential: InboundCredential | undefined;
-}): Payment {
-  const { db, config, caller, profile, request } = input;
-  const accountId = Payer.accountOf(db, caller, profile);
+}): Promise<Payment> {
+  const { store, config, caller, profile, request } = input;
+  const accountId = await Payer.accountOf(store, caller, profile);
   if (!accountId) {
     if (request.rail) {
       const terms = Terms.of({ rail: request.rail, served: input.served, request, amountMillicents: config.pricing.amountUsdMillicents });
@@ -68,5 +68,5 @@ export function payerFor(input: {
     throw new ServiceError('missing_payment_mode', caller.apiKey ? undefined : 'paymentMode (unlocks or credits) is required: the query is charged to your account.');
   }
   const mode: PaymentMode = request.paymentMode;
-  return { authorize: async ({ queryId, memo }) => Balance.hold({ db, config, accountId, mode, queryId, memo }) };
+  return { authorize: ({ queryId, memo }) => Balance.hold({ store, config, accountId, mode, queryId, memo }) };
 }

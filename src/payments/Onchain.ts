@@ -1,9 +1,8 @@
 import type { Rail } from '../contract/Quote.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import type { Logger } from '../log/Logger.js';
-import type { Database } from '../store/Database.js';
-import * as Ledger from '../store/Ledger.js';
-import * as Payments from '../store/Payments.js';
+import type { PaymentRow } from '../store/Payments.js';
+import type { Store } from '../store/Store.js';
 import type { Config } from '../config/Config.js';
 import * as Charging from './Charging.js';
 import type { Hold, Payment } from './Gate.js';
@@ -43,7 +42,7 @@ async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config:
  * `settle`, only once the answer is ready, or a credit of the wallet that signed it is spent instead.
  */
 export function payment(input: {
-  db: Database;
+  store: Store;
   config: Config;
   logger: Logger;
   rails: Rails;
@@ -51,7 +50,7 @@ export function payment(input: {
   terms: Terms;
   credential: InboundCredential | undefined;
 }): Payment {
-  const { db, config, logger, terms, credential } = input;
+  const { store, config, logger, terms, credential } = input;
   return {
     async authorize({ queryId, relevant }): Promise<Hold> {
       const rail = await input.rails.get(input.rail);
@@ -67,9 +66,9 @@ export function payment(input: {
       if (!rail.accepts(credential)) throw await refuse(`The credential sent is not one for the ${rail.rail} rail.`);
       let verified: Verified;
       try {
-        verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => Payments.bindCredential(db, { spendKey, rail: rail.rail, challengeId }) });
+        verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => store.payments.bindCredential({ spendKey, rail: rail.rail, challengeId }) });
       } catch (error) {
-        if (error instanceof PaidButRefused) throw await refuse(creditFor(error, queryId));
+        if (error instanceof PaidButRefused) throw await refuse(await creditFor(error, queryId));
         if (!(error instanceof CredentialRejected)) {
           logger.warn('payment rail unavailable while verifying a credential', { rail: rail.rail, error });
           throw error;
@@ -77,7 +76,7 @@ export function payment(input: {
         throw await refuse(`The payment credential was refused: ${error.message}`);
       }
       if (!relevant && !verified.paid) throw nothingRelevant(' Your payment was not settled.');
-      const reserved = Payments.reserve(db, {
+      const reserved = await store.payments.reserve({
         id: verified.challengeId,
         spendKey: verified.spendKey,
         transfer: verified.paid?.txHash,
@@ -91,10 +90,10 @@ export function payment(input: {
       if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
       // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
       // or a credit.
-      if (verified.paid) Payments.advance(db, verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
+      if (verified.paid) await store.payments.advance(verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
       if (!relevant) {
         // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
-        const creditId = Payments.grantCredit(db, Payments.get(db, verified.challengeId)!, 'no relevant content after the payer broadcast the payment');
+        const creditId = await store.payments.grantCredit((await store.payments.get(verified.challengeId))!, 'no relevant content after the payer broadcast the payment');
         throw new ServiceError(
           'no_relevant_content',
           `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: your next ${rail.rail} query signed by ${verified.wallet} (signed, not broadcast) spends it instead of a new transfer.`,
@@ -102,23 +101,23 @@ export function payment(input: {
         );
       }
       // A transfer the wallet signed but nobody sent yet can be left unsent: its oldest credit pays instead.
-      const credit = verified.paid ? undefined : Payments.openCredit(db, rail.rail, verified.wallet);
-      const usesCredit = credit !== undefined && Payments.consumeCredit(db, credit.id, verified.challengeId);
-      return hold({ db, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
+      const credit = verified.paid ? undefined : await store.payments.openCredit(rail.rail, verified.wallet);
+      const usesCredit = credit !== undefined && (await store.payments.consumeCredit(credit.id, verified.challengeId));
+      return hold({ store, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
     },
   };
 
   /** Records a transfer the payer sent for a credential that was then refused, as a credit; says so, or why not. */
-  function creditFor(error: PaidButRefused, queryId: string): string {
+  async function creditFor(error: PaidButRefused, queryId: string): Promise<string> {
     const { challengeId, txHash, wallet } = error.paid;
     const id = `${challengeId}:refused:${txHash}`;
     // A transfer another payment already accounts for (answered, credited, or this server's own broadcast) is not
     // credited again.
-    if (!Payments.reserve(db, { id, spendKey: txHash, transfer: txHash, rail: input.rail, wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents })) {
+    if (!(await store.payments.reserve({ id, spendKey: txHash, transfer: txHash, rail: input.rail, wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents }))) {
       return `The payment credential was refused (${error.message}), and its transfer ${txHash} was already used.`;
     }
-    Payments.advance(db, id, ['verified'], 'settled', { txHash });
-    const creditId = Payments.grantCredit(db, Payments.get(db, id)!, `transfer sent for a credential that was refused: ${error.message}`);
+    await store.payments.advance(id, ['verified'], 'settled', { txHash });
+    const creditId = await store.payments.grantCredit((await store.payments.get(id))!, `transfer sent for a credential that was refused: ${error.message}`);
     logger.warn('credited a wallet for a transfer whose credential was refused', { rail: input.rail, txHash, credit: creditId });
     return `The payment credential was refused (${error.message}), but its transfer ${txHash} reached this server and is kept as credit ${creditId}: your next ${input.rail} query signed by ${wallet} (signed, not broadcast) spends it.`;
   }
@@ -130,15 +129,15 @@ export const reconcileAfterMs = Charging.orphanAfterMs;
 /** USD micro-dollars (the ledger's unit) in one millicent. */
 const microsPerMillicent = 10;
 
-function hold(input: { db: Database; config: Config; logger: Logger; rail: PaymentRail; terms: Terms; verified: Verified; queryId: string; creditId: string | undefined }): Hold {
-  const { db, config, rail, terms, verified, creditId } = input;
+function hold(input: { store: Store; config: Config; logger: Logger; rail: PaymentRail; terms: Terms; verified: Verified; queryId: string; creditId: string | undefined }): Hold {
+  const { store, config, rail, terms, verified, creditId } = input;
   const id = verified.challengeId;
   let receipt: OutboundReceipt | undefined;
   return {
     charge: 'onchain',
     async settle() {
       if (creditId) {
-        Payments.advance(db, id, ['verified'], 'settled', { txHash: creditId, note: `paid with credit ${creditId}` });
+        await store.payments.advance(id, ['verified'], 'settled', { txHash: creditId, note: `paid with credit ${creditId}` });
         receipt = rail.receipt({ txHash: creditId, receipt: { credit: creditId } }, terms);
       } else if (verified.paid) {
         // Settled when it was reserved: the payer broadcast it.
@@ -146,18 +145,18 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
       } else {
         // From here until `settled`, money may be moving: a crash now is resolved by asking the chain, by the hash
         // kept before the transfer leaves (or the authorization it spends), until it can no longer land.
-        Payments.advance(db, id, ['verified'], 'settling');
+        await store.payments.advance(id, ['verified'], 'settling');
         let settlement;
         try {
           settlement = await rail.settle(verified, terms, {
-            sending: (txHash) => {
-              if (!Payments.recordTransfer(db, id, txHash)) throw new CredentialRejected('the payment was resolved while it was being settled');
+            sending: async (txHash) => {
+              if (!(await store.payments.recordTransfer(id, txHash))) throw new CredentialRejected('the payment was resolved while it was being settled');
               crashPoint(config, 'before_broadcast');
             },
           });
         } catch (error) {
           if (error instanceof CredentialRejected) {
-            Payments.advance(db, id, ['settling'], 'released', { note: `settlement refused: ${error.message}` });
+            await store.payments.advance(id, ['settling'], 'released', { note: `settlement refused: ${error.message}` });
             throw await paymentRequired({ rail, terms, config, reason: `The payment could not be settled: ${error.message}` });
           }
           // Nobody said no, and nobody said yes: the payment stays "settling" until reconciliation looks it up.
@@ -169,17 +168,17 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
           );
         }
         receipt = rail.receipt(settlement, terms);
-        Payments.advance(db, id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) });
+        await store.payments.advance(id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) });
       }
       crashPoint(config, 'after_settle');
       return receipt;
     },
-    capture() {
-      if (!Payments.advance(db, id, ['settled'], 'answered')) {
+    async capture(tx) {
+      if (!(await tx.payments.advance(id, ['settled'], 'answered'))) {
         throw new ServiceError('service_unavailable', 'This payment was already turned into a credit while the answer was prepared; the next payment its wallet signs spends it.');
       }
       // The operator's ledger shows the revenue beside the creators' earnings for the same query.
-      Ledger.append(db, {
+      await tx.ledger.append({
         kind: creditId ? 'onchain_credit_spent' : 'onchain_payment',
         usdMicros: terms.amountMillicents * microsPerMillicent,
         queryId: input.queryId,
@@ -187,19 +186,19 @@ function hold(input: { db: Database; config: Config; logger: Logger; rail: Payme
         memo: `${rail.rail} from ${verified.wallet}`,
       });
     },
-    release(reason) {
-      const row = Payments.get(db, id);
+    async release(reason) {
+      const row = await store.payments.get(id);
       if (!row) return;
       if (row.state === 'verified') {
-        Payments.advance(db, id, ['verified'], 'released', { note: reason });
-        if (creditId) Payments.restoreCredit(db, creditId, id);
+        await store.payments.advance(id, ['verified'], 'released', { note: reason });
+        if (creditId) await store.payments.restoreCredit(creditId, id);
       } else if (row.state === 'settled') {
         if (creditId) {
-          Payments.advance(db, id, ['settled'], 'released', { note: reason });
-          Payments.restoreCredit(db, creditId, id);
+          await store.payments.advance(id, ['settled'], 'released', { note: reason });
+          await store.payments.restoreCredit(creditId, id);
         } else {
           // The money moved and no answer went out: the wallet is owed one.
-          const credit = Payments.grantCredit(db, row, `${reason} after payment ${row.txHash ?? ''}`.trim());
+          const credit = await store.payments.grantCredit(row, `${reason} after payment ${row.txHash ?? ''}`.trim());
           input.logger.warn('paid query not answered: credited the wallet', { queryId: row.queryId, rail: row.rail, credit });
         }
       }
@@ -218,26 +217,26 @@ const bindingLifetimeMs = 2 * 86_400_000;
  * (released, or answered by a credit), once they can no longer land, are looked up: one that someone else sent moved
  * the wallet's money with no answer of its own, and becomes a credit. Returns how many were released, credited and left.
  */
-export async function reconcile(db: Database, rails: Rails, options: { olderThanMs: number; now?: number }): Promise<{ released: number; credited: number; pending: number }> {
+export async function reconcile(store: Store, rails: Rails, options: { olderThanMs: number; now?: number }): Promise<{ released: number; credited: number; pending: number }> {
   const now = options.now ?? Date.now();
   const cutoff = now - options.olderThanMs;
   let released = 0;
   let credited = 0;
   let pending = 0;
-  const landedFor = async (row: Payments.PaymentRow, txHash: string | null) => {
+  const landedFor = async (row: PaymentRow, txHash: string | null) => {
     const rail = await rails.get(row.rail);
     return rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash, settleBy: row.settleBy }, { now }).catch(() => undefined) : undefined;
   };
-  for (const row of Payments.unfinished(db, cutoff)) {
+  for (const row of await store.payments.unfinished(cutoff)) {
     if (row.state === 'verified') {
-      if (Payments.advance(db, row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) released += 1;
-      if (row.creditId) Payments.restoreCredit(db, row.creditId, row.id);
+      if (await store.payments.advance(row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) released += 1;
+      if (row.creditId) await store.payments.restoreCredit(row.creditId, row.id);
       continue;
     }
     if (row.state === 'settling') {
       const landed = await landedFor(row, row.txHash);
       if (landed === null) {
-        if (Payments.advance(db, row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) released += 1;
+        if (await store.payments.advance(row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) released += 1;
         continue;
       }
       // Payments from before transfers were kept (no settleBy) cannot be told, as then: the wallet is credited.
@@ -245,28 +244,28 @@ export async function reconcile(db: Database, rails: Rails, options: { olderThan
         pending += 1;
         continue;
       }
-      Payments.advance(db, row.id, ['settling'], 'settled', { txHash: landed?.txHash ?? row.txHash ?? row.spendKey });
+      await store.payments.advance(row.id, ['settling'], 'settled', { txHash: landed?.txHash ?? row.txHash ?? row.spendKey });
     }
     if (row.creditId) {
       // A credit was spent on an answer that never went out: it is the wallet's again.
-      Payments.advance(db, row.id, ['settled'], 'released', { note: 'reconciled: answer not delivered' });
-      Payments.restoreCredit(db, row.creditId, row.id);
+      await store.payments.advance(row.id, ['settled'], 'released', { note: 'reconciled: answer not delivered' });
+      await store.payments.restoreCredit(row.creditId, row.id);
       released += 1;
       continue;
     }
-    Payments.grantCredit(db, Payments.get(db, row.id)!, 'reconciled: paid, but the answer was not delivered (the server stopped, or the outcome was lost)');
+    await store.payments.grantCredit((await store.payments.get(row.id))!, 'reconciled: paid, but the answer was not delivered (the server stopped, or the outcome was lost)');
     credited += 1;
   }
-  for (const row of Payments.lapsed(db, now - landingMarginMs)) {
+  for (const row of await store.payments.lapsed(now - landingMarginMs)) {
     // A credit's id stands where a transaction hash would: only a hash this server broadcast is looked up.
     const landed = await landedFor(row, row.creditId ? null : row.txHash);
     if (landed === undefined) continue;
     if (landed) {
-      Payments.grantCredit(db, row, `its signed transfer was sent by someone else (${landed.txHash}) after this server ${row.creditId ? 'spent a credit instead' : 'let it go unsettled'}`);
+      await store.payments.grantCredit(row, `its signed transfer was sent by someone else (${landed.txHash}) after this server ${row.creditId ? 'spent a credit instead' : 'let it go unsettled'}`);
       credited += 1;
     }
-    Payments.stopWatching(db, row.id);
+    await store.payments.stopWatching(row.id);
   }
-  Payments.pruneBindings(db, now - bindingLifetimeMs);
+  await store.payments.pruneBindings(now - bindingLifetimeMs);
   return { released, credited, pending };
 }

@@ -1,6 +1,5 @@
 import type { Caller } from '../auth/Caller.js';
-import type { Database } from '../store/Database.js';
-import * as Profiles from '../store/Profiles.js';
+import type { Store } from '../store/Store.js';
 import type { Profile } from '../store/Profiles.js';
 
 /**
@@ -8,8 +7,8 @@ import type { Profile } from '../store/Profiles.js';
  * token's account when it owns the profile or is on its team (their own profile, charged to them). Undefined when
  * nobody with an account pays.
  */
-export function accountOf(db: Database, caller: Caller, profile: Profile | undefined): string | undefined {
+export async function accountOf(store: Store, caller: Caller, profile: Profile | undefined): Promise<string | undefined> {
   if (caller.apiKey) return caller.apiKey.accountId;
-  if (caller.bearer && profile && Profiles.isTeam(db, profile, caller.bearer.accountId)) return caller.bearer.accountId;
+  if (caller.bearer && profile && (await store.profiles.isTeam(profile, caller.bearer.accountId))) return caller.bearer.accountId;
   return undefined;
 }

@@ -87,13 +87,13 @@ export type VerifyOptions = {
    * Binds a transfer (its spend key) to the challenge it is presented with, the first time it is seen; returns the
    * challenge it is bound to. Called once the challenge is known to be this server's, before any other check.
    */
-  bind(spendKey: string, challengeId: string): string;
+  bind(spendKey: string, challengeId: string): Promise<string>;
 };
 
 /** What a rail tells the payment while it settles. */
 export type SettleHooks = {
   /** The hash of the transfer about to be broadcast, before it leaves: kept, so a crash after it can be looked up. */
-  sending(txHash: string): void;
+  sending(txHash: string): Promise<void>;
 };
 
 /** A payment a crash left settling, as reconciliation asks its rail about it. */

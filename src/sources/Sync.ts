@@ -3,7 +3,8 @@ import os from 'node:os';
 import * as Chunker from '../ingest/Chunker.js';
 import type { Logger } from '../log/Logger.js';
 import type { Embedder } from '../retrieval/Embedder.js';
-import * as Channels from '../store/Channels.js';
+import type { Lease, StoredChannel } from '../store/Channels.js';
+import type { Store } from '../store/Store.js';
 import type { Database } from '../store/Database.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
@@ -25,7 +26,7 @@ const hungMs = 10 * 60_000;
  * a crash, a closed terminal), the lease ends at once; still running, only a long silence ends it, since a busy
  * process (a long synchronous step) misses beats without being dead. A holder elsewhere is judged by its heartbeat.
  */
-export function leaseExpired(lease: Channels.Lease, options: { now: number; staleMs: number }): boolean {
+export function leaseExpired(lease: Lease, options: { now: number; staleMs: number }): boolean {
   const silent = options.now - lease.heartbeatAt;
   if (lease.host === processHost && lease.pid !== undefined) return processGone(lease.pid) || silent > Math.max(hungMs, options.staleMs);
   return silent > options.staleMs;
@@ -55,6 +56,7 @@ function processGone(pid: number): boolean {
 }
 
 export type SyncDependencies = {
+  store: Store;
   db: Database;
   fetcher: Fetcher;
   connectors: Partial<Record<Connector['kind'], Connector>>;
@@ -87,6 +89,7 @@ export type Pending = { reason: string; attempts: number; since: number; next: n
 
 /** What a sync needs, from the process's services. */
 export const dependencies = (services: Services): SyncDependencies => ({
+  store: services.store,
   db: services.db,
   fetcher: services.fetcher,
   connectors: services.connectors,
@@ -141,7 +144,7 @@ export async function syncChannel(
   } = {},
 ): Promise<SyncReport> {
   const now = deps.now ?? Date.now;
-  const found = Channels.get(deps.db, channelId);
+  const found = await deps.store.channels.get(channelId);
   if (found.status === 'paused') return emptyReport(channelId, 'skipped', 'paused');
   const connector = deps.connectors[found.kind];
   const isImport = options.listing !== undefined;
@@ -151,7 +154,7 @@ export async function syncChannel(
   }
   const staleMs = deps.staleMs ?? defaultStaleMs;
   const started = now();
-  const hold = Channels.claimSync(deps.db, channelId, {
+  const hold = await deps.store.channels.claimSync(channelId, {
     now: started,
     expired: (lease) => leaseExpired(lease, { now: started, staleMs }),
     process: { host: processHost, pid: process.pid },
@@ -162,14 +165,14 @@ export async function syncChannel(
   // The heartbeat runs on a timer for the whole sync, listing included, so a slow source never looks dead. A busy
   // database (another process writing) only delays a beat; the hold is lost only when another sync took it.
   let lost = false;
-  const beat = () => {
+  const beat = async (): Promise<void> => {
     try {
-      if (!Channels.heartbeat(deps.db, channelId, holder, now())) lost = true;
+      if (!(await deps.store.channels.heartbeat(channelId, holder, now()))) lost = true;
     } catch (error) {
       deps.logger.warn('sync heartbeat delayed', { channelId, error: message(error) });
     }
   };
-  const timer = setInterval(beat, Math.max(1_000, staleMs / 4));
+  const timer = setInterval(() => void beat(), Math.max(1_000, staleMs / 4));
   timer.unref();
   try {
     return await run({ deps, channel, holder, isImport, connector, listing: options.listing, onProgress: options.onProgress, signal: options.signal, beat, isLost: () => lost });
@@ -178,7 +181,7 @@ export async function syncChannel(
     const reason = `sync stopped: ${message(error)}`;
     deps.logger.error('sync crashed', { channelId, error: message(error) });
     try {
-      Channels.finishSync(deps.db, channelId, holder, { now: now(), error: reason, import: isImport });
+      await deps.store.channels.finishSync(channelId, holder, { now: now(), error: reason, import: isImport });
     } catch {
       // The stale hold is taken over after `staleMs`.
     }
@@ -190,22 +193,22 @@ export async function syncChannel(
 
 async function run(ctx: {
   deps: SyncDependencies;
-  channel: Channels.StoredChannel;
+  channel: StoredChannel;
   holder: string;
   isImport: boolean;
   connector: Connector | undefined;
   listing: Listing | undefined;
   onProgress: Progress | undefined;
   signal: AbortSignal | undefined;
-  beat(): void;
+  beat(): Promise<void>;
   isLost(): boolean;
 }): Promise<SyncReport> {
   const { deps, channel, holder } = ctx;
   const channelId = channel.id;
   const now = deps.now ?? Date.now;
   const log = deps.logger;
-  const finish = (outcome: { source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string; empty?: Record<string, string> }) =>
-    Channels.finishSync(deps.db, channelId, holder, { now: now(), import: ctx.isImport, ...outcome });
+  const finish = async (outcome: { source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string; empty?: Record<string, string> }) =>
+    await deps.store.channels.finishSync(channelId, holder, { now: now(), import: ctx.isImport, ...outcome });
   log.info(ctx.isImport ? 'import started' : 'sync started', { channelId, kind: channel.kind });
   const sourceState = (channel.syncState.source as Record<string, unknown>) ?? {};
   let listing: Listing;
@@ -220,12 +223,12 @@ async function run(ctx: {
       : await ctx.connector!.list({ channel, source: channel.sourceUrl!, fetcher: deps.fetcher, state: sourceState, logger: log, stored });
   } catch (error) {
     const reason = message(error);
-    finish({ error: reason });
+    await finish({ error: reason });
     log.warn('sync failed', { channelId, error: reason });
     return emptyReport(channelId, 'failed', reason);
   }
   if (listing.unchanged) {
-    finish({ source: listing.state });
+    await finish({ source: listing.state });
     log.info('sync finished: source unchanged', { channelId });
     return emptyReport(channelId, 'unchanged');
   }
@@ -268,7 +271,7 @@ async function run(ctx: {
           }
         }
         pending[i] = undefined;
-        ctx.beat();
+        await ctx.beat();
         done += 1;
         continue;
       }
@@ -290,13 +293,13 @@ async function run(ctx: {
       log.warn('item failed', { channelId, externalId: entry.externalId, error: message(error) });
     }
     pending[i] = undefined;
-    ctx.beat();
+    await ctx.beat();
     done += 1;
   }
   if (ctx.isLost()) {
     // Paused by an operator mid-sync: the items written so far stay, and the channel stays paused.
-    if (Channels.get(deps.db, channelId).status === 'paused') {
-      finish({});
+    if ((await deps.store.channels.get(channelId)).status === 'paused') {
+      await finish({});
       log.info('sync stopped: the channel was paused', { channelId });
       return { ...report, outcome: 'skipped', reason: 'paused during the sync' };
     }
@@ -307,13 +310,13 @@ async function run(ctx: {
   if (ctx.signal?.aborted) {
     // Stopped by the operator: what was written stays; nothing is removed, and the next sync resumes.
     const reason = `stopped after ${done} of ${entries.length} items`;
-    finish({ error: reason });
+    await finish({ error: reason });
     log.info('sync stopped by the operator', { channelId, done, total: entries.length });
     return { ...report, outcome: 'failed', reason };
   }
   ctx.onProgress?.({ channelId, done, total: entries.length });
   const origin = ctx.isImport ? 'import' : 'source';
-  const previous = Channels.lastListed(deps.db, channelId, origin);
+  const previous = await deps.store.channels.lastListed(channelId, origin);
   report.removed += removeGone(deps.db, channelId, { entries, coverage: listing.coverage, previous }, log);
 
   // With failed items the listing's validators are not kept, so the next sync lists again and retries them. A
@@ -330,9 +333,9 @@ async function run(ctx: {
   // being saved, so the next sync lists again and retries those items.
   const standIns = report.provisional > 0 ? `${report.provisional} new items indexed from stand-in text for now, their real text retried with backoff; first: ${report.errors[0]}` : undefined;
   const empty = Object.fromEntries(emptyNow);
-  if (failures) finish({ error: [failures, warning].filter(Boolean).join('; '), listed, empty });
-  else if (standIns) finish({ listed, warning: [standIns, warning].filter(Boolean).join('; '), empty });
-  else finish({ source: listing.state, listed, empty, ...(warning && { warning }) });
+  if (failures) await finish({ error: [failures, warning].filter(Boolean).join('; '), listed, empty });
+  else if (standIns) await finish({ listed, warning: [standIns, warning].filter(Boolean).join('; '), empty });
+  else await finish({ source: listing.state, listed, empty, ...(warning && { warning }) });
   log.info('sync finished', { channelId, created: report.created, updated: report.updated, unchanged: report.unchanged, removed: report.removed, failed: report.failed });
   return report;
 }

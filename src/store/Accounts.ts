@@ -1,5 +1,5 @@
-import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
+import { Conflict, type Sql } from './Sql.js';
 import { ServiceError } from '../errors/ServiceError.js';
 
 export type Account = {
@@ -16,28 +16,32 @@ const columns = `id, name, email, unlock_balance AS unlockBalance, credit_balanc
 export const namePattern = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 /** Creates an account with zero balances. */
-export function create(db: Database, input: { name: string; email?: string | undefined }): Account {
+export async function create(sql: Sql, input: { name: string; email?: string | undefined }): Promise<Account> {
   if (!namePattern.test(input.name)) {
     throw new ServiceError('invalid_request', `account name "${input.name}" must be lowercase letters, digits, ".", "_" or "-"`);
   }
-  if (find(db, input.name)) throw new ServiceError('conflict', `account "${input.name}" already exists`);
   const id = Ids.random('acct');
-  db.prepare('INSERT INTO accounts (id, name, email, created_at) VALUES (?, ?, ?, ?)').run(id, input.name, input.email ?? null, Date.now());
-  return get(db, id);
+  try {
+    await sql.run('INSERT INTO accounts (id, name, email, created_at) VALUES (?, ?, ?, ?)', [id, input.name, input.email ?? null, Date.now()]);
+  } catch (error) {
+    if (error instanceof Conflict) throw new ServiceError('conflict', `account "${input.name}" already exists`);
+    throw error;
+  }
+  return get(sql, id);
 }
 
 /** An account by id or by name. */
-export function find(db: Database, idOrName: string): Account | undefined {
-  return db.prepare(`SELECT ${columns} FROM accounts WHERE id = ? OR name = ?`).get(idOrName, idOrName) as Account | undefined;
+export async function find(sql: Sql, idOrName: string): Promise<Account | undefined> {
+  return sql.get<Account>(`SELECT ${columns} FROM accounts WHERE id = ? OR name = ?`, [idOrName, idOrName]);
 }
 
 /** An account that must exist. */
-export function get(db: Database, idOrName: string): Account {
-  const account = find(db, idOrName);
+export async function get(sql: Sql, idOrName: string): Promise<Account> {
+  const account = await find(sql, idOrName);
   if (!account) throw new ServiceError('not_found', `no account "${idOrName}"`);
   return account;
 }
 
-export function list(db: Database): Account[] {
-  return db.prepare(`SELECT ${columns} FROM accounts ORDER BY name`).all() as Account[];
+export async function list(sql: Sql): Promise<Account[]> {
+  return sql.all<Account>(`SELECT ${columns} FROM accounts ORDER BY name`);
 }

@@ -1,6 +1,6 @@
-import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
 import { ServiceError } from '../errors/ServiceError.js';
+import { Conflict, type Sql } from './Sql.js';
 import type { AccessLevel, ChannelKind, ChannelStatus } from '../contract/Channel.js';
 
 /** A channel as stored: the contract's Channel plus its owner, source settings and sync state. */
@@ -44,52 +44,64 @@ export type NewChannel = {
 };
 
 /** Creates a channel on a profile. */
-export function create(db: Database, input: NewChannel): StoredChannel {
+export async function create(sql: Sql, input: NewChannel): Promise<StoredChannel> {
   const id = input.id ?? Ids.random('ch');
   if (!idPattern.test(id)) throw new ServiceError('invalid_request', `channel id "${id}" must match ${idPattern}`);
-  if (find(db, id)) throw new ServiceError('conflict', `channel "${id}" already exists`);
   if (input.label.trim() === '') throw new ServiceError('invalid_request', 'a channel needs a label');
   if (!Number.isFinite(input.ratePerMillionTokens) || input.ratePerMillionTokens < 0) {
     throw new ServiceError('invalid_request', 'ratePerMillionTokens must be a number >= 0');
   }
-  db.prepare(
-    `INSERT INTO channels (id, profile_id, kind, label, access_level, rate_per_million_tokens, status, source_url, settings, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    id,
-    input.profileId,
-    input.kind,
-    input.label.trim(),
-    input.accessLevel,
-    input.ratePerMillionTokens,
-    input.status ?? 'live',
-    input.sourceUrl ?? null,
-    JSON.stringify(input.settings ?? {}),
-    Date.now(),
-  );
-  return find(db, id)!;
+  try {
+    await sql.run(
+      `INSERT INTO channels (id, profile_id, kind, label, access_level, rate_per_million_tokens, status, source_url, settings, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        id,
+        input.profileId,
+        input.kind,
+        input.label.trim(),
+        input.accessLevel,
+        input.ratePerMillionTokens,
+        input.status ?? 'live',
+        input.sourceUrl ?? null,
+        JSON.stringify(input.settings ?? {}),
+        Date.now(),
+      ],
+    );
+  } catch (error) {
+    if (error instanceof Conflict) throw new ServiceError('conflict', `channel "${id}" already exists`);
+    throw error;
+  }
+  return (await find(sql, id))!;
 }
 
-export function find(db: Database, id: string): StoredChannel | undefined {
-  const row = db.prepare(`SELECT ${columns} FROM channels WHERE id = ?`).get(id) as Row | undefined;
+export async function find(sql: Sql, id: string): Promise<StoredChannel | undefined> {
+  const row = await sql.get<Row>(`SELECT ${columns} FROM channels WHERE id = ?`, [id]);
   return row && toChannel(row);
 }
 
-export function get(db: Database, id: string): StoredChannel {
-  const channel = find(db, id);
+export async function get(sql: Sql, id: string): Promise<StoredChannel> {
+  const channel = await find(sql, id);
   if (!channel) throw new ServiceError('not_found', `no channel "${id}"`);
   return channel;
 }
 
+/** A channel read inside a transaction that will write it: on PostgreSQL the row stays locked until the end. */
+async function locked(tx: Sql, id: string): Promise<StoredChannel> {
+  const row = await tx.get<Row>(`SELECT ${columns} FROM channels WHERE id = ?${tx.dialect === 'postgres' ? ' FOR UPDATE' : ''}`, [id]);
+  if (!row) throw new ServiceError('not_found', `no channel "${id}"`);
+  return toChannel(row);
+}
+
 /** The channels of a profile in creation order. */
-export function byProfile(db: Database, profileId: string): StoredChannel[] {
-  return (db.prepare(`SELECT ${columns} FROM channels WHERE profile_id = ? ORDER BY created_at, id`).all(profileId) as Row[]).map(toChannel);
+export async function byProfile(sql: Sql, profileId: string): Promise<StoredChannel[]> {
+  return (await sql.all<Row>(`SELECT ${columns} FROM channels WHERE profile_id = ? ORDER BY created_at, id`, [profileId])).map(toChannel);
 }
 
 /** Every channel, grouped by profile id: one query for scopes that span many profiles. */
-export function byProfiles(db: Database): Map<string, StoredChannel[]> {
+export async function byProfiles(sql: Sql): Promise<Map<string, StoredChannel[]>> {
   const grouped = new Map<string, StoredChannel[]>();
-  for (const row of db.prepare(`SELECT ${columns} FROM channels ORDER BY created_at, id`).all() as Row[]) {
+  for (const row of await sql.all<Row>(`SELECT ${columns} FROM channels ORDER BY created_at, id`)) {
     const channel = toChannel(row);
     grouped.set(channel.profileId, [...(grouped.get(channel.profileId) ?? []), channel]);
   }
@@ -97,44 +109,50 @@ export function byProfiles(db: Database): Map<string, StoredChannel[]> {
 }
 
 /** How many channels exist. */
-export function count(db: Database): number {
-  return db.prepare('SELECT count(*) FROM channels').pluck().get() as number;
+export async function count(sql: Sql): Promise<number> {
+  return (await sql.get<{ n: number }>('SELECT count(*) AS n FROM channels'))!.n;
 }
 
 /** Changes what an operator may change about a channel. */
-export function update(
-  db: Database,
+export async function update(
+  sql: Sql,
   id: string,
   changes: { label?: string; accessLevel?: AccessLevel; ratePerMillionTokens?: number; status?: ChannelStatus },
-): StoredChannel {
-  const current = get(db, id);
-  const next = { ...current, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
-  if (!Number.isFinite(next.ratePerMillionTokens) || next.ratePerMillionTokens < 0) {
-    throw new ServiceError('invalid_request', 'ratePerMillionTokens must be a number >= 0');
-  }
-  db.prepare('UPDATE channels SET label = ?, access_level = ?, rate_per_million_tokens = ?, status = ? WHERE id = ?').run(
-    next.label,
-    next.accessLevel,
-    next.ratePerMillionTokens,
-    next.status,
-    id,
-  );
-  return get(db, id);
+): Promise<StoredChannel> {
+  return sql.transaction(async (tx) => {
+    const current = await locked(tx, id);
+    const next = { ...current, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
+    if (!Number.isFinite(next.ratePerMillionTokens) || next.ratePerMillionTokens < 0) {
+      throw new ServiceError('invalid_request', 'ratePerMillionTokens must be a number >= 0');
+    }
+    await tx.run('UPDATE channels SET label = ?, access_level = ?, rate_per_million_tokens = ?, status = ? WHERE id = ?', [
+      next.label,
+      next.accessLevel,
+      next.ratePerMillionTokens,
+      next.status,
+      id,
+    ]);
+    return get(tx, id);
+  });
 }
 
 /** Points a channel at its source (a feed, a channel page, a workspace) or clears it. */
-export function setSource(db: Database, id: string, source: { sourceUrl?: string | null; settings?: Record<string, unknown> }): StoredChannel {
-  const current = get(db, id);
-  const sourceUrl = source.sourceUrl === undefined ? current.sourceUrl : source.sourceUrl;
-  // A new source starts afresh: the old one's validators and listing say nothing about it.
-  const { source: _old, ...kept } = current.syncState;
-  const changed = sourceUrl !== current.sourceUrl;
-  db.transaction(() => {
-    db.prepare('UPDATE channels SET source_url = ?, settings = ?, sync_state = ? WHERE id = ?').run(
-      sourceUrl, JSON.stringify(source.settings ?? current.settings), JSON.stringify(changed ? kept : current.syncState), id);
-    if (changed) db.prepare(`DELETE FROM channel_listings WHERE channel_id = ? AND origin = 'source'`).run(id);
-  })();
-  return get(db, id);
+export async function setSource(sql: Sql, id: string, source: { sourceUrl?: string | null; settings?: Record<string, unknown> }): Promise<StoredChannel> {
+  return sql.transaction(async (tx) => {
+    const current = await locked(tx, id);
+    const sourceUrl = source.sourceUrl === undefined ? current.sourceUrl : source.sourceUrl;
+    // A new source starts afresh: the old one's validators and listing say nothing about it.
+    const { source: _old, ...kept } = current.syncState;
+    const changed = sourceUrl !== current.sourceUrl;
+    await tx.run('UPDATE channels SET source_url = ?, settings = ?, sync_state = ? WHERE id = ?', [
+      sourceUrl,
+      JSON.stringify(source.settings ?? current.settings),
+      JSON.stringify(changed ? kept : current.syncState),
+      id,
+    ]);
+    if (changed) await tx.run(`DELETE FROM channel_listings WHERE channel_id = ? AND origin = 'source'`, [id]);
+    return get(tx, id);
+  });
 }
 
 /** What a sync keeps between runs beside the connector's own state: who holds the channel, and its last listing. */
@@ -153,30 +171,32 @@ export type Hold = { channel: StoredChannel; holder: string };
  * Marks a live channel as syncing and returns the hold, or undefined: paused, or held by another sync. A hold is a
  * lease, taken over (and the sync resumed) once `expired` says so of it; the new one records where this process runs.
  */
-export function claimSync(
-  db: Database,
+export async function claimSync(
+  sql: Sql,
   id: string,
   options: { now: number; expired: (lease: Lease) => boolean; process?: { host: string; pid: number } },
-): Hold | undefined {
-  return db.transaction(() => {
-    const channel = get(db, id);
+): Promise<Hold | undefined> {
+  return sql.transaction(async (tx) => {
+    const channel = await locked(tx, id);
     const { host, pid, heartbeatAt, ...kept } = channel.syncState as SyncHold & Record<string, unknown>;
     const stale = channel.status === 'syncing' && options.expired({ heartbeatAt: heartbeatAt ?? 0, host, pid });
     if (channel.status !== 'live' && !stale) return undefined;
     const holder = Ids.random('sync');
     const state = { ...kept, holder, syncingSince: options.now, heartbeatAt: options.now, ...options.process };
-    db.prepare(`UPDATE channels SET status = 'syncing', sync_state = ? WHERE id = ?`).run(JSON.stringify(state), id);
-    return { channel: get(db, id), holder };
-  }).immediate();
+    await tx.run(`UPDATE channels SET status = 'syncing', sync_state = ? WHERE id = ?`, [JSON.stringify(state), id]);
+    return { channel: await get(tx, id), holder };
+  });
 }
 
+const heartbeats = {
+  sqlite: `UPDATE channels SET sync_state = json_set(sync_state, '$.heartbeatAt', ?) WHERE id = ? AND status = 'syncing' AND json_extract(sync_state, '$.holder') = ?`,
+  postgres: `UPDATE channels SET sync_state = (sync_state::jsonb || jsonb_build_object('heartbeatAt', CAST(? AS BIGINT)))::text
+    WHERE id = ? AND status = 'syncing' AND sync_state::jsonb ->> 'holder' = ?`,
+};
+
 /** Tells other processes the sync holding a channel is alive; false when the hold was taken over. */
-export function heartbeat(db: Database, id: string, holder: string, now: number): boolean {
-  return (
-    db
-      .prepare(`UPDATE channels SET sync_state = json_set(sync_state, '$.heartbeatAt', ?) WHERE id = ? AND status = 'syncing' AND json_extract(sync_state, '$.holder') = ?`)
-      .run(now, id, holder).changes > 0
-  );
+export async function heartbeat(sql: Sql, id: string, holder: string, now: number): Promise<boolean> {
+  return (await sql.run(heartbeats[sql.dialect], [now, id, holder])) > 0;
 }
 
 /**
@@ -187,39 +207,45 @@ export function heartbeat(db: Database, id: string, holder: string, now: number)
  * - A failure records its reason with its time, and keeps the previous state and content.
  * - An import (a file, not the source) leaves the sync record alone; its listing is kept apart from the source's.
  */
-export function finishSync(
-  db: Database,
+export async function finishSync(
+  sql: Sql,
   id: string,
   holder: string,
   outcome: { now: number; source?: Record<string, unknown>; listed?: string[]; error?: string; warning?: string; import?: boolean; empty?: Record<string, string> },
-): StoredChannel {
-  db.transaction(() => {
-    const channel = get(db, id);
+): Promise<StoredChannel> {
+  return sql.transaction(async (tx) => {
+    const channel = await locked(tx, id);
     const { holder: current, syncingSince: _since, heartbeatAt: _beat, host: _host, pid: _pid, ...rest } = channel.syncState as SyncHold & Record<string, unknown>;
-    if (current !== holder) return;
+    if (current !== holder) return channel;
     const state = { ...rest, ...(outcome.source !== undefined && { source: outcome.source }), ...(outcome.empty !== undefined && { empty: outcome.empty }) };
     const status = channel.status === 'syncing' ? 'live' : channel.status;
     if (outcome.listed !== undefined) {
-      db.prepare(
+      await tx.run(
         `INSERT INTO channel_listings (channel_id, origin, ids, listed_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (channel_id, origin) DO UPDATE SET ids = excluded.ids, listed_at = excluded.listed_at`,
-      ).run(id, outcome.import ? 'import' : 'source', JSON.stringify(outcome.listed), outcome.now);
+        [id, outcome.import ? 'import' : 'source', JSON.stringify(outcome.listed), outcome.now],
+      );
     }
     if (outcome.import) {
-      db.prepare('UPDATE channels SET status = ?, sync_state = ? WHERE id = ?').run(status, JSON.stringify(state), id);
+      await tx.run('UPDATE channels SET status = ?, sync_state = ? WHERE id = ?', [status, JSON.stringify(state), id]);
     } else if (outcome.error === undefined) {
-      db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_synced_at = ?, last_error = ?, last_error_at = ? WHERE id = ?').run(
-        status, JSON.stringify(state), outcome.now, outcome.warning ?? null, outcome.warning === undefined ? null : outcome.now, id);
+      await tx.run('UPDATE channels SET status = ?, sync_state = ?, last_synced_at = ?, last_error = ?, last_error_at = ? WHERE id = ?', [
+        status,
+        JSON.stringify(state),
+        outcome.now,
+        outcome.warning ?? null,
+        outcome.warning === undefined ? null : outcome.now,
+        id,
+      ]);
     } else {
-      db.prepare('UPDATE channels SET status = ?, sync_state = ?, last_error = ?, last_error_at = ? WHERE id = ?').run(
-        status, JSON.stringify(state), outcome.error, outcome.now, id);
+      await tx.run('UPDATE channels SET status = ?, sync_state = ?, last_error = ?, last_error_at = ? WHERE id = ?', [status, JSON.stringify(state), outcome.error, outcome.now, id]);
     }
-  }).immediate();
-  return get(db, id);
+    return get(tx, id);
+  });
 }
 
 /** The ids a channel's last listing of this origin gave, in its order. */
-export function lastListed(db: Database, id: string, origin: ListingOrigin): string[] | undefined {
-  const raw = db.prepare('SELECT ids FROM channel_listings WHERE channel_id = ? AND origin = ?').pluck().get(id, origin) as string | undefined;
-  return raw === undefined ? undefined : (JSON.parse(raw) as string[]);
+export async function lastListed(sql: Sql, id: string, origin: ListingOrigin): Promise<string[] | undefined> {
+  const row = await sql.get<{ ids: string }>('SELECT ids FROM channel_listings WHERE channel_id = ? AND origin = ?', [id, origin]);
+  return row === undefined ? undefined : (JSON.parse(row.ids) as string[]);
 }

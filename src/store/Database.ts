@@ -1,28 +1,17 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
-import { migrate } from './Migrations.js';
+import * as Sqlite from './engines/Sqlite.js';
+import { migrateSqlite } from './Migrations.js';
 
 export type Database = Db;
 
 /**
- * Opens (creating if needed) the embedded store: WAL mode, foreign keys on, sqlite-vec loaded, migrations applied.
- * This module and its siblings in `store/` are the only importers of better-sqlite3 and sqlite-vec.
+ * Opens (creating if needed) the embedded store and migrates it, handing out the connection itself: for the code not
+ * yet on the Store (Store.ts), which shares this connection through `Store.overSqlite`.
  */
 export function open(file: string): { db: Database; created: boolean } {
-  const memory = file === ':memory:';
-  const created = memory || !fs.existsSync(file);
-  if (!memory) fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new BetterSqlite3(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  sqliteVec.load(db);
-  migrate(db);
-  return { db, created };
+  const { engine, created } = Sqlite.open(file);
+  migrateSqlite(engine.db);
+  return { db: engine.db, created };
 }
 
 /** Versions of the embedded engines, for diagnostics. */

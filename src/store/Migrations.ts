@@ -1,4 +1,6 @@
 import type { Database } from 'better-sqlite3';
+import type { Engine } from './Engine.js';
+import type { Dialect } from './Sql.js';
 import { foundation } from './migrations/001_foundation.js';
 import { pages } from './migrations/002_pages.js';
 import { listings } from './migrations/003_listings.js';
@@ -7,34 +9,61 @@ import { onchainPayments } from './migrations/005_onchain_payments.js';
 import { cueOffsets } from './migrations/006_cue_offsets.js';
 import { searchIndex } from './migrations/007_search_index.js';
 import { paymentBindings } from './migrations/008_payment_bindings.js';
+import * as Postgres from './migrations/postgres/Schema.js';
 
-/** Numbered schema migrations; a later issue appends, never edits an applied one. */
-export const migrations: readonly { version: number; name: string; sql: string }[] = [
-  { version: 1, name: 'foundation', sql: foundation },
-  { version: 2, name: 'pages', sql: pages },
-  { version: 3, name: 'listings', sql: listings },
-  { version: 4, name: 'answer_markers', sql: answerMarkers },
-  { version: 5, name: 'onchain_payments', sql: onchainPayments },
-  { version: 6, name: 'cue_offsets', sql: cueOffsets },
-  { version: 7, name: 'search_index', sql: searchIndex },
-  { version: 8, name: 'payment_bindings', sql: paymentBindings },
+export type Migration = { version: number; name: string } & Record<Dialect, string>;
+
+/** Numbered schema migrations, one text per engine; a later issue appends, never edits an applied one. */
+export const migrations: readonly Migration[] = [
+  { version: 1, name: 'foundation', sqlite: foundation, postgres: Postgres.foundation },
+  { version: 2, name: 'pages', sqlite: pages, postgres: Postgres.pages },
+  { version: 3, name: 'listings', sqlite: listings, postgres: Postgres.listings },
+  { version: 4, name: 'answer_markers', sqlite: answerMarkers, postgres: Postgres.answerMarkers },
+  { version: 5, name: 'onchain_payments', sqlite: onchainPayments, postgres: Postgres.onchainPayments },
+  { version: 6, name: 'cue_offsets', sqlite: cueOffsets, postgres: Postgres.cueOffsets },
+  { version: 7, name: 'search_index', sqlite: searchIndex, postgres: Postgres.searchIndex },
+  { version: 8, name: 'payment_bindings', sqlite: paymentBindings, postgres: Postgres.paymentBindings },
 ];
 
-/** Applies every migration newer than the database, each in its own transaction. Returns the versions applied. */
-export function migrate(db: Database): number[] {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
-  const applied = new Set(
-    db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
-  );
+const ledgerTable: Record<Dialect, string> = {
+  sqlite: 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+  postgres: 'CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+};
+
+/**
+ * Applies every migration newer than the database, each in its own transaction, under the engine's migration lock:
+ * several processes starting together apply each once. Returns the versions this call applied.
+ */
+export async function migrate(engine: Engine): Promise<number[]> {
+  return engine.migrating(async (sql) => {
+    await sql.script(ledgerTable[sql.dialect]);
+    const done: number[] = [];
+    for (const m of migrations) {
+      const applied = await sql.transaction(async (tx) => {
+        // Read inside the transaction: a process that migrated while this one waited is seen.
+        if (await tx.get('SELECT 1 AS applied FROM schema_migrations WHERE version = ?', [m.version])) return false;
+        await tx.script(m[tx.dialect]);
+        await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, Date.now()]);
+        return true;
+      });
+      if (applied) done.push(m.version);
+    }
+    return done;
+  });
+}
+
+/** The same, synchronously, on a bare SQLite connection (the handle that code not yet on the Store still opens). */
+export function migrateSqlite(db: Database): number[] {
+  db.exec(ledgerTable.sqlite);
   const done: number[] = [];
   for (const m of migrations) {
-    if (applied.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
+    const applied = db.transaction(() => {
+      if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return false;
+      db.exec(m.sqlite);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-    })();
-    done.push(m.version);
+      return true;
+    }).immediate();
+    if (applied) done.push(m.version);
   }
   return done;
 }

@@ -1,6 +1,6 @@
-import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
 import { ServiceError } from '../errors/ServiceError.js';
+import { Conflict, type Sql } from './Sql.js';
 
 export type Visibility = 'public' | 'unlisted' | 'private';
 
@@ -28,132 +28,158 @@ const columns = `p.id, p.slug, p.name, p.description, p.visibility, p.directory_
 
 const toProfile = (row: Row | undefined): Profile | undefined => row && { ...row, directory: row.directory === 1 };
 
-function checkHandle(db: Database, handle: string): void {
+function checkHandle(handle: string): void {
   if (!handlePattern.test(handle) || handle.includes('--')) {
     throw new ServiceError('invalid_request', `"${handle}" is not a valid handle: use lowercase letters, digits and single hyphens`);
   }
   if (reservedHandles.has(handle)) throw new ServiceError('invalid_request', `"${handle}" is reserved`);
-  if (db.prepare('SELECT 1 FROM handles WHERE handle = ?').get(handle)) {
-    throw new ServiceError('conflict', `handle "${handle}" is taken`);
+}
+
+/** Inserts a handle; one already taken, by any profile, is a conflict. */
+async function claimHandle(sql: Sql, handle: string, profileId: string): Promise<void> {
+  try {
+    await sql.run('INSERT INTO handles (handle, profile_id) VALUES (?, ?)', [handle, profileId]);
+  } catch (error) {
+    if (error instanceof Conflict) throw new ServiceError('conflict', `handle "${handle}" is taken`);
+    throw error;
   }
 }
 
 /** Creates a profile; its slug becomes its first handle. */
-export function create(
-  db: Database,
+export async function create(
+  sql: Sql,
   input: { slug: string; name: string; description?: string; visibility: Visibility; directory?: boolean; ownerAccountId?: string | null },
-): Profile {
+): Promise<Profile> {
   if (input.name.trim() === '') throw new ServiceError('invalid_request', 'a profile needs a name');
   if (input.directory && input.visibility !== 'public') throw new ServiceError('invalid_request', 'only public profiles can be listed in the directory');
+  checkHandle(input.slug);
   const id = Ids.random('prof');
-  db.transaction(() => {
-    checkHandle(db, input.slug);
-    db.prepare(
-      `INSERT INTO profiles (id, slug, name, description, visibility, directory_opt_in, owner_account_id, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(id, input.slug, input.name.trim(), input.description ?? '', input.visibility, input.directory ? 1 : 0, input.ownerAccountId ?? null, Date.now());
-    db.prepare('INSERT INTO handles (handle, profile_id) VALUES (?, ?)').run(input.slug, id);
-  })();
-  return byId(db, id)!;
+  await sql.transaction(async (tx) => {
+    // The handle first: a slug taken as another profile's alias is refused before the profile exists.
+    if (await tx.get('SELECT 1 AS taken FROM handles WHERE handle = ?', [input.slug])) throw new ServiceError('conflict', `handle "${input.slug}" is taken`);
+    try {
+      await tx.run(
+        `INSERT INTO profiles (id, slug, name, description, visibility, directory_opt_in, owner_account_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, input.slug, input.name.trim(), input.description ?? '', input.visibility, input.directory ? 1 : 0, input.ownerAccountId ?? null, Date.now()],
+      );
+    } catch (error) {
+      if (error instanceof Conflict) throw new ServiceError('conflict', `handle "${input.slug}" is taken`);
+      throw error;
+    }
+    await claimHandle(tx, input.slug, id);
+  });
+  return (await byId(sql, id))!;
 }
 
 /** Adds an alias handle that resolves to the profile. */
-export function addAlias(db: Database, profileId: string, handle: string): void {
-  db.transaction(() => {
-    checkHandle(db, handle);
-    db.prepare('INSERT INTO handles (handle, profile_id) VALUES (?, ?)').run(handle, profileId);
-  })();
+export async function addAlias(sql: Sql, profileId: string, handle: string): Promise<void> {
+  checkHandle(handle);
+  await claimHandle(sql, handle, profileId);
 }
 
-export function byId(db: Database, id: string): Profile | undefined {
-  return toProfile(db.prepare(`SELECT ${columns} FROM profiles p WHERE p.id = ?`).get(id) as Row | undefined);
+export async function byId(sql: Sql, id: string): Promise<Profile | undefined> {
+  return toProfile(await sql.get<Row>(`SELECT ${columns} FROM profiles p WHERE p.id = ?`, [id]));
 }
 
 /** A profile by its slug or any alias handle (case-insensitive); no access check. */
-export function byHandle(db: Database, handle: string): Profile | undefined {
+export async function byHandle(sql: Sql, handle: string): Promise<Profile | undefined> {
   // One row whether the handle names a profile or not (its columns null when not), read and built the same way:
   // how long a lookup takes does not tell which handles exist.
-  const row = db
-    .prepare(`SELECT ${columns} FROM (SELECT ? AS handle) q LEFT JOIN handles h ON h.handle = q.handle LEFT JOIN profiles p ON p.id = h.profile_id`)
-    .get(handle.length > 64 ? '' : handle.toLowerCase()) as Row | { id: null };
+  const row = (await sql.get<Row | { id: null }>(
+    `SELECT ${columns} FROM (SELECT CAST(? AS TEXT) AS handle) q LEFT JOIN handles h ON h.handle = q.handle LEFT JOIN profiles p ON p.id = h.profile_id`,
+    [handle.length > 64 ? '' : handle.toLowerCase()],
+  ))!;
   const profile = toProfile(row as Row);
   return row.id === null ? undefined : profile;
 }
 
 /** A profile that must exist, for operator commands. */
-export function get(db: Database, handle: string): Profile {
-  const profile = byHandle(db, handle) ?? byId(db, handle);
+export async function get(sql: Sql, handle: string): Promise<Profile> {
+  const profile = (await byHandle(sql, handle)) ?? (await byId(sql, handle));
   if (!profile) throw new ServiceError('not_found', `no profile "${handle}"`);
   return profile;
 }
 
-export function aliases(db: Database, profileId: string): string[] {
-  return db.prepare('SELECT handle FROM handles WHERE profile_id = ? AND handle <> (SELECT slug FROM profiles WHERE id = ?) ORDER BY handle')
-    .pluck()
-    .all(profileId, profileId) as string[];
+export async function aliases(sql: Sql, profileId: string): Promise<string[]> {
+  const rows = await sql.all<{ handle: string }>(
+    'SELECT handle FROM handles WHERE profile_id = ? AND handle <> (SELECT slug FROM profiles WHERE id = ?) ORDER BY handle',
+    [profileId, profileId],
+  );
+  return rows.map((r) => r.handle);
 }
 
 /** One page of public, opted-in profiles in slug order. */
-export function directoryPage(db: Database, page: { offset: number; limit: number }): { profiles: Profile[]; more: boolean } {
-  const rows = db
-    .prepare(`SELECT ${columns} FROM profiles p WHERE p.visibility = 'public' AND p.directory_opt_in = 1 ORDER BY p.slug LIMIT ? OFFSET ?`)
-    .all(page.limit + 1, page.offset) as Row[];
+export async function directoryPage(sql: Sql, page: { offset: number; limit: number }): Promise<{ profiles: Profile[]; more: boolean }> {
+  const rows = await sql.all<Row>(
+    `SELECT ${columns} FROM profiles p WHERE p.visibility = 'public' AND p.directory_opt_in = 1 ORDER BY p.slug LIMIT ? OFFSET ?`,
+    [page.limit + 1, page.offset],
+  );
   return { profiles: rows.slice(0, page.limit).map((r) => toProfile(r)!), more: rows.length > page.limit };
 }
 
-export function list(db: Database): Profile[] {
-  return (db.prepare(`SELECT ${columns} FROM profiles p ORDER BY p.slug`).all() as Row[]).map((r) => toProfile(r)!);
+export async function list(sql: Sql): Promise<Profile[]> {
+  return (await sql.all<Row>(`SELECT ${columns} FROM profiles p ORDER BY p.slug`)).map((r) => toProfile(r)!);
 }
 
 /** Changes who may see a profile and whether it is listed. */
-export function update(
-  db: Database,
+export async function update(
+  sql: Sql,
   profileId: string,
   changes: { name?: string; description?: string; visibility?: Visibility; directory?: boolean; ownerAccountId?: string | null },
-): Profile {
-  const current = byId(db, profileId);
-  if (!current) throw new ServiceError('not_found', `no profile "${profileId}"`);
-  const next = { ...current, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
-  if (next.directory && next.visibility !== 'public') throw new ServiceError('invalid_request', 'only public profiles can be listed in the directory');
-  db.prepare(
-    'UPDATE profiles SET name = ?, description = ?, visibility = ?, directory_opt_in = ?, owner_account_id = ? WHERE id = ?',
-  ).run(next.name, next.description, next.visibility, next.directory ? 1 : 0, next.ownerAccountId, profileId);
-  return byId(db, profileId)!;
+): Promise<Profile> {
+  return sql.transaction(async (tx) => {
+    const current = await byId(tx, profileId);
+    if (!current) throw new ServiceError('not_found', `no profile "${profileId}"`);
+    const next = { ...current, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
+    if (next.directory && next.visibility !== 'public') throw new ServiceError('invalid_request', 'only public profiles can be listed in the directory');
+    await tx.run('UPDATE profiles SET name = ?, description = ?, visibility = ?, directory_opt_in = ?, owner_account_id = ? WHERE id = ?', [
+      next.name,
+      next.description,
+      next.visibility,
+      next.directory ? 1 : 0,
+      next.ownerAccountId,
+      profileId,
+    ]);
+    return (await byId(tx, profileId))!;
+  });
 }
 
 /** Adds a team member: their bearer tokens and API keys may read the profile when it is private. */
-export function addMember(db: Database, profileId: string, accountId: string): void {
-  db.prepare('INSERT OR IGNORE INTO profile_members (profile_id, account_id, created_at) VALUES (?, ?, ?)').run(profileId, accountId, Date.now());
+export async function addMember(sql: Sql, profileId: string, accountId: string): Promise<void> {
+  await sql.run('INSERT INTO profile_members (profile_id, account_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [profileId, accountId, Date.now()]);
 }
 
-export function removeMember(db: Database, profileId: string, accountId: string): boolean {
-  return db.prepare('DELETE FROM profile_members WHERE profile_id = ? AND account_id = ?').run(profileId, accountId).changes > 0;
+export async function removeMember(sql: Sql, profileId: string, accountId: string): Promise<boolean> {
+  return (await sql.run('DELETE FROM profile_members WHERE profile_id = ? AND account_id = ?', [profileId, accountId])) > 0;
 }
 
-export function members(db: Database, profileId: string): string[] {
-  return db.prepare('SELECT account_id FROM profile_members WHERE profile_id = ? ORDER BY created_at').pluck().all(profileId) as string[];
+export async function members(sql: Sql, profileId: string): Promise<string[]> {
+  const rows = await sql.all<{ accountId: string }>('SELECT account_id AS accountId FROM profile_members WHERE profile_id = ? ORDER BY created_at, account_id', [profileId]);
+  return rows.map((r) => r.accountId);
 }
 
 /** Authorizes another account's API keys to read the profile. */
-export function grantAccess(db: Database, profileId: string, accountId: string): void {
-  db.prepare('INSERT OR IGNORE INTO profile_grants (profile_id, account_id, created_at) VALUES (?, ?, ?)').run(profileId, accountId, Date.now());
+export async function grantAccess(sql: Sql, profileId: string, accountId: string): Promise<void> {
+  await sql.run('INSERT INTO profile_grants (profile_id, account_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [profileId, accountId, Date.now()]);
 }
 
-export function revokeAccess(db: Database, profileId: string, accountId: string): boolean {
-  return db.prepare('DELETE FROM profile_grants WHERE profile_id = ? AND account_id = ?').run(profileId, accountId).changes > 0;
+export async function revokeAccess(sql: Sql, profileId: string, accountId: string): Promise<boolean> {
+  return (await sql.run('DELETE FROM profile_grants WHERE profile_id = ? AND account_id = ?', [profileId, accountId])) > 0;
 }
 
-export function grants(db: Database, profileId: string): string[] {
-  return db.prepare('SELECT account_id FROM profile_grants WHERE profile_id = ? ORDER BY created_at').pluck().all(profileId) as string[];
+export async function grants(sql: Sql, profileId: string): Promise<string[]> {
+  const rows = await sql.all<{ accountId: string }>('SELECT account_id AS accountId FROM profile_grants WHERE profile_id = ? ORDER BY created_at, account_id', [profileId]);
+  return rows.map((r) => r.accountId);
 }
 
 /** True when the account is the profile's owner or a team member. */
-export function isTeam(db: Database, profile: Profile, accountId: string): boolean {
+export async function isTeam(sql: Sql, profile: Profile, accountId: string): Promise<boolean> {
   if (profile.ownerAccountId === accountId) return true;
-  return db.prepare('SELECT 1 FROM profile_members WHERE profile_id = ? AND account_id = ?').get(profile.id, accountId) !== undefined;
+  return (await sql.get('SELECT 1 AS member FROM profile_members WHERE profile_id = ? AND account_id = ?', [profile.id, accountId])) !== undefined;
 }
 
 /** True when the owner authorized the account's API keys. */
-export function isGranted(db: Database, profile: Profile, accountId: string): boolean {
-  return db.prepare('SELECT 1 FROM profile_grants WHERE profile_id = ? AND account_id = ?').get(profile.id, accountId) !== undefined;
+export async function isGranted(sql: Sql, profile: Profile, accountId: string): Promise<boolean> {
+  return (await sql.get('SELECT 1 AS granted FROM profile_grants WHERE profile_id = ? AND account_id = ?', [profile.id, accountId])) !== undefined;
 }

@@ -6,10 +6,7 @@ import type { Server } from 'node:http';
 import * as Config from '../../src/config/Config.js';
 import * as Demo from '../../src/demo/Demo.js';
 import * as Services from '../../src/Services.js';
-import * as Accounts from '../../src/store/Accounts.js';
-import * as Credentials from '../../src/store/Credentials.js';
-import * as Ledger from '../../src/store/Ledger.js';
-import * as Profiles from '../../src/store/Profiles.js';
+import * as Issuing from '../../src/auth/Keys.js';
 import * as HttpServer from '../../src/transport/http/Server.js';
 
 /** Receiving addresses used by tests; never real wallets. */
@@ -64,29 +61,29 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
   };
   const config = Config.load(env);
   const services = Services.create(config);
-  const db = services.db;
-  await Demo.load(db, { chunkTargetTokens: config.chunkTargetTokens });
+  const { db, store } = services;
+  await Demo.load({ store, db }, { chunkTargetTokens: config.chunkTargetTokens });
 
-  const account = (name: string) => Accounts.find(db, name) ?? Accounts.create(db, { name });
-  const key = (name: string) => Credentials.issue(db, { kind: 'api_key', accountId: account(name).id }).token;
-  const bearer = (name: string) => Credentials.issue(db, { kind: 'bearer_token', accountId: account(name).id }).token;
-  const partner = account('partner');
-  Profiles.grantAccess(db, Profiles.get(db, 'sunniva-bratt').id, partner.id);
-  const revoked = Credentials.issue(db, { kind: 'api_key', accountId: account('caller').id });
-  Credentials.revoke(db, 'api_key', revoked.credential.id);
+  const account = async (name: string) => (await store.accounts.find(name)) ?? (await store.accounts.create({ name }));
+  const key = async (name: string) => (await Issuing.issue(store, { kind: 'api_key', accountId: (await account(name)).id })).token;
+  const bearer = async (name: string) => (await Issuing.issue(store, { kind: 'bearer_token', accountId: (await account(name)).id })).token;
+  const partner = await account('partner');
+  await store.profiles.grantAccess((await store.profiles.get('sunniva-bratt')).id, partner.id);
+  const revoked = await Issuing.issue(store, { kind: 'api_key', accountId: (await account('caller')).id });
+  await store.credentials.revoke('api_key', revoked.credential.id);
 
   // Balances for paid queries; the "broke" account has none.
-  for (const name of ['caller', 'partner', 'owen', 'sunniva']) Ledger.move(db, { accountId: account(name).id, kind: 'grant', unlocksDelta: 1000, creditsDelta: 100_000 });
+  for (const name of ['caller', 'partner', 'owen', 'sunniva']) await store.ledger.move({ accountId: (await account(name)).id, kind: 'grant', unlocksDelta: 1000, creditsDelta: 100_000 });
   const keys: Keys = {
-    callerKey: key('caller'),
-    brokeKey: key('broke'),
-    owenKey: key('owen'),
-    sunnivaBearer: bearer('sunniva'),
-    sunnivaKey: key('sunniva'),
-    kaiBearer: bearer('kai'),
-    owenBearer: bearer('owen'),
-    outsiderBearer: bearer('outsider'),
-    partnerKey: key('partner'),
+    callerKey: await key('caller'),
+    brokeKey: await key('broke'),
+    owenKey: await key('owen'),
+    sunnivaBearer: await bearer('sunniva'),
+    sunnivaKey: await key('sunniva'),
+    kaiBearer: await bearer('kai'),
+    owenBearer: await bearer('owen'),
+    outsiderBearer: await bearer('outsider'),
+    partnerKey: await key('partner'),
     revokedKey: revoked.token,
   };
   return {

@@ -7,7 +7,7 @@ import * as Fetcher from '../../src/sources/Fetcher.js';
 import type { SyncDependencies } from '../../src/sources/Sync.js';
 import * as Store from '../../src/store/Database.js';
 import type { Database } from '../../src/store/Database.js';
-import * as Profiles from '../../src/store/Profiles.js';
+import * as Stores from '../../src/store/Store.js';
 
 /** A fetcher for tests: loopback allowed, short deadlines, no retries unless asked. */
 export const fetcher = (policy: Partial<Fetcher.Policy> = {}): Fetcher.Fetcher =>
@@ -27,16 +27,26 @@ export function loopbackOnly(inner: Fetcher.Fetcher = fetcher()): Fetcher.Fetche
 }
 
 /** A temporary store with one public profile, for sync tests. */
-export function store(prefix: string): { db: Database; profileId: string; logLines: string[]; deps(overrides?: Partial<SyncDependencies>): SyncDependencies; close(): void } {
+export async function store(prefix: string): Promise<{
+  db: Database;
+  store: Stores.Store;
+  profileId: string;
+  logLines: string[];
+  deps(overrides?: Partial<SyncDependencies>): SyncDependencies;
+  close(): void;
+}> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), `profile-edge-${prefix}-`));
   const db = Store.open(path.join(directory, 'sync.db')).db;
-  const profileId = Profiles.create(db, { slug: 'writer', name: 'Wren Writer', visibility: 'public' }).id;
+  const store = Stores.overSqlite(db);
+  const profileId = (await store.profiles.create({ slug: 'writer', name: 'Wren Writer', visibility: 'public' })).id;
   const logLines: string[] = [];
   return {
     db,
+    store,
     profileId,
     logLines,
     deps: (overrides = {}) => ({
+      store,
       db,
       fetcher: fetcher(),
       connectors: Connectors.create(),

@@ -1,6 +1,4 @@
-import * as Accounts from '../../store/Accounts.js';
-import * as Credentials from '../../store/Credentials.js';
-import * as Ledger from '../../store/Ledger.js';
+import * as Keys from '../../auth/Keys.js';
 import type { SecretKind } from '../../auth/Secret.js';
 import { ServiceError } from '../../errors/ServiceError.js';
 import { type Command, UsageError, type Values, jsonOption, number, required, text } from '../Command.js';
@@ -11,8 +9,8 @@ export const accountsCreate: Command = {
   usage: 'accounts create NAME [--email EMAIL]',
   options: { email: { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 1 },
-  run({ services, out }, { values, positionals }) {
-    const account = Accounts.create(services().db, { name: positionals[0]!, email: text(values, 'email') });
+  async run({ services, out }, { values, positionals }) {
+    const account = await services().store.accounts.create({ name: positionals[0]!, email: text(values, 'email') });
     if (values.json) out.json(account);
     else out.line(`created account ${account.name} (${account.id})`);
   },
@@ -23,8 +21,8 @@ export const accountsList: Command = {
   summary: 'List accounts with their unlock and credit balances.',
   usage: 'accounts list [--json]',
   options: jsonOption,
-  run({ services, out }, { values }) {
-    const rows = Accounts.list(services().db);
+  async run({ services, out }, { values }) {
+    const rows = await services().store.accounts.list();
     if (values.json) out.json(rows);
     else out.table(rows.map((a) => ({ id: a.id, name: a.name, email: a.email, unlocks: a.unlockBalance, credits: a.creditBalance })));
   },
@@ -48,20 +46,22 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
           : `Create ${what} for an account; the secret is printed once and stored only as a hash.`,
       usage: kind === 'api_key' ? `${word} create --account NAME [--create] [--credits N] [--unlocks N] [--label LABEL] [--json]` : `${word} create --account NAME [--label LABEL] [--json]`,
       options: { account: { type: 'string' }, label: { type: 'string' }, ...(kind === 'api_key' && startingBalance), ...jsonOption },
-      run({ services, out }, { values }) {
-        const db = services().db;
+      async run({ services, out }, { values }) {
+        const { store } = services();
         const grant = kind === 'api_key' ? grantOf(values) : { unlocks: 0, credits: 0 };
         const name = required(values, 'account');
+        const label = text(values, 'label');
         // Account, key and starting balance land together or not at all.
-        const { account, credential, token } = db.transaction(() => {
-          const existing = Accounts.find(db, name);
+        const { account, credential, token } = await store.transaction(async (tx) => {
+          const existing = await tx.accounts.find(name);
           if (!existing && !values.create) throw new ServiceError('not_found', `no account "${name}"${kind === 'api_key' ? ' (add --create to make it)' : ''}`);
-          const holder = existing ?? Accounts.create(db, { name });
+          const holder = existing ?? (await tx.accounts.create({ name }));
           if (grant.unlocks !== 0 || grant.credits !== 0) {
-            Ledger.move(db, { accountId: holder.id, kind: 'grant', unlocksDelta: grant.unlocks, creditsDelta: grant.credits, memo: 'starting balance with a new key' });
+            await tx.ledger.move({ accountId: holder.id, kind: 'grant', unlocksDelta: grant.unlocks, creditsDelta: grant.credits, memo: 'starting balance with a new key' });
           }
-          return { account: Accounts.get(db, holder.id), ...Credentials.issue(db, { kind, accountId: holder.id, label: text(values, 'label') }) };
-        })();
+          const account = await tx.accounts.get(holder.id);
+          return { account, ...(await Keys.issue(tx, { kind, accountId: holder.id, label })) };
+        });
         if (values.json) out.json({ ...credential, token, account: { name: account.name, unlockBalance: account.unlockBalance, creditBalance: account.creditBalance } });
         else {
           out.line(`created ${what} ${credential.id} for ${account.name} (${account.unlockBalance} unlocks, ${account.creditBalance} credits). Shown once, store it now:`);
@@ -75,10 +75,10 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
       summary: `List ${what}s (never their secrets).`,
       usage: `${word} list [--account NAME] [--json]`,
       options: { account: { type: 'string' }, ...jsonOption },
-      run({ services, out }, { values }) {
-        const db = services().db;
+      async run({ services, out }, { values }) {
+        const { store } = services();
         const account = text(values, 'account');
-        const rows = Credentials.list(db, kind, account === undefined ? undefined : Accounts.get(db, account).id);
+        const rows = await store.credentials.list(kind, account === undefined ? undefined : (await store.accounts.get(account)).id);
         if (values.json) out.json(rows);
         else
           out.table(
@@ -98,8 +98,8 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
       summary: `Revoke ${what}; requests presenting it get 401 from then on.`,
       usage: `${word} revoke ID`,
       positionals: { min: 1, max: 1 },
-      run({ services, out }, { positionals }) {
-        const credential = Credentials.revoke(services().db, kind, positionals[0]!);
+      async run({ services, out }, { positionals }) {
+        const credential = await services().store.credentials.revoke(kind, positionals[0]!);
         out.line(`revoked ${what} ${credential.id}`);
       },
     },
@@ -115,18 +115,18 @@ export const creditsGrant: Command = {
   usage: 'credits grant ACCOUNT [--unlocks N] [--credits N] [--memo TEXT]',
   options: { unlocks: { type: 'string' }, credits: { type: 'string' }, memo: { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 1 },
-  run({ services, out }, { values, positionals }) {
-    const db = services().db;
+  async run({ services, out }, { values, positionals }) {
+    const { store } = services();
     const limit = { integer: true, min: -1_000_000_000, max: 1_000_000_000 };
     const unlocks = number(values, 'unlocks', limit) ?? 0;
     const credits = number(values, 'credits', limit) ?? 0;
     if (unlocks === 0 && credits === 0) throw new UsageError('give --unlocks and/or --credits');
-    const account = Accounts.get(db, positionals[0]!);
+    const account = await store.accounts.get(positionals[0]!);
     if (account.unlockBalance + unlocks < 0 || account.creditBalance + credits < 0) {
       throw new ServiceError('insufficient_balance', `cannot take that much: ${account.name} has ${account.unlockBalance} unlocks and ${account.creditBalance} credits`);
     }
-    const entry = Ledger.move(db, { accountId: account.id, kind: 'grant', unlocksDelta: unlocks, creditsDelta: credits, memo: text(values, 'memo') ?? '' });
-    const after = Accounts.get(db, account.id);
+    const entry = await store.ledger.move({ accountId: account.id, kind: 'grant', unlocksDelta: unlocks, creditsDelta: credits, memo: text(values, 'memo') ?? '' });
+    const after = await store.accounts.get(account.id);
     if (values.json) out.json({ ledgerId: entry, account: after });
     else out.line(`${after.name}: ${after.unlockBalance} unlocks, ${after.creditBalance} credits (ledger #${entry})`);
   },
@@ -137,11 +137,11 @@ export const ledger: Command = {
   summary: 'Show the newest ledger entries: grants, charges, reversals and creator earnings.',
   usage: 'ledger [--account NAME] [--limit N] [--json]',
   options: { account: { type: 'string' }, limit: { type: 'string' }, ...jsonOption },
-  run({ services, out }, { values }) {
-    const db = services().db;
+  async run({ services, out }, { values }) {
+    const { store } = services();
     const account = text(values, 'account');
-    const rows = Ledger.entries(db, {
-      accountId: account === undefined ? undefined : Accounts.get(db, account).id,
+    const rows = await store.ledger.entries({
+      accountId: account === undefined ? undefined : (await store.accounts.get(account)).id,
       limit: number(values, 'limit', { min: 1, integer: true }) ?? 50,
     });
     if (values.json) out.json(rows);

@@ -4,9 +4,7 @@ import { AccessLevel, ChannelKind, ChannelStatus } from '../../contract/Channel.
 import * as Demo from '../../demo/Demo.js';
 import * as Upload from '../../ingest/Upload.js';
 import { dateMs, httpUrl as asHttpUrl } from '../../ingest/Values.js';
-import * as Channels from '../../store/Channels.js';
 import * as Items from '../../store/Items.js';
-import * as Profiles from '../../store/Profiles.js';
 import { type Command, UsageError, type Values, jsonOption, number, oneOf, required, text } from '../Command.js';
 
 /** An http(s) URL option, checked. */
@@ -60,12 +58,12 @@ export const channelsCreate: Command = {
     'source-url': { type: 'string' },
     ...jsonOption,
   },
-  run({ services, out }, { values }) {
-    const db = services().db;
-    const profile = Profiles.get(db, required(values, 'profile'));
+  async run({ services, out }, { values }) {
+    const { store } = services();
+    const profile = await store.profiles.get(required(values, 'profile'));
     const kind = oneOf(values, 'kind', ChannelKind.options);
     if (!kind) throw new UsageError(`--kind is required: ${ChannelKind.options.join(', ')}`);
-    const channel = Channels.create(db, {
+    const channel = await store.channels.create({
       id: text(values, 'id'),
       profileId: profile.id,
       kind,
@@ -93,12 +91,12 @@ export const channelsUpdate: Command = {
     ...jsonOption,
   },
   positionals: { min: 1, max: 1 },
-  run({ services, out }, { values, positionals }) {
+  async run({ services, out }, { values, positionals }) {
     const status = oneOf(values, 'status', ChannelStatus.options);
     if (status === 'syncing') throw new UsageError('syncing is set by a running sync; use live or paused');
     const source = text(values, 'source-url');
-    const db = services().db;
-    const kind = Channels.get(db, positionals[0]!).kind;
+    const { store } = services();
+    const kind = (await store.channels.get(positionals[0]!)).kind;
     const sourceUrl = source === undefined ? undefined : source === 'none' ? null : sourceFor(kind, source);
     const changes = {
       label: text(values, 'label'),
@@ -108,15 +106,15 @@ export const channelsUpdate: Command = {
     };
     const settings = settingChanges(values.setting, kind);
     // All changes or none: a bad value for one leaves the channel as it was.
-    const channel = db.transaction(() => {
-      if (sourceUrl !== undefined) Channels.setSource(db, positionals[0]!, { sourceUrl });
+    const channel = await store.transaction(async (tx) => {
+      if (sourceUrl !== undefined) await tx.channels.setSource(positionals[0]!, { sourceUrl });
       if (settings) {
-        const current = Channels.get(db, positionals[0]!).settings;
+        const current = (await tx.channels.get(positionals[0]!)).settings;
         const next = Object.fromEntries(Object.entries({ ...current, ...settings }).filter(([, v]) => v !== ''));
-        Channels.setSource(db, positionals[0]!, { settings: next });
+        await tx.channels.setSource(positionals[0]!, { settings: next });
       }
-      return Channels.update(db, positionals[0]!, changes);
-    })();
+      return tx.channels.update(positionals[0]!, changes);
+    });
     if (values.json) out.json(channel);
     else {
       const source = channel.sourceUrl ? `, source ${channel.sourceUrl}` : '';
@@ -131,11 +129,14 @@ export const channelsList: Command = {
   summary: 'List channels with their item and chunk counts, sync state and last error.',
   usage: 'channels list [--profile SLUG] [--json]',
   options: { profile: { type: 'string' }, ...jsonOption },
-  run({ services, out }, { values }) {
-    const db = services().db;
+  async run({ services, out }, { values }) {
+    const { db, store } = services();
     const slug = text(values, 'profile');
-    const profiles = slug === undefined ? Profiles.list(db) : [Profiles.get(db, slug)];
-    const rows = profiles.flatMap((p) => Channels.byProfile(db, p.id).map((c) => ({ profile: p.slug, ...c, ...Items.counts(db, c.id) })));
+    const profiles = slug === undefined ? await store.profiles.list() : [await store.profiles.get(slug)];
+    const rows = [];
+    for (const p of profiles) {
+      for (const c of await store.channels.byProfile(p.id)) rows.push({ profile: p.slug, ...c, ...Items.counts(db, c.id) });
+    }
     if (values.json) out.json(rows);
     else
       out.table(
@@ -172,8 +173,8 @@ export const upload: Command = {
   },
   positionals: { min: 1, max: 10_000 },
   async run({ services, config, out }, { values, positionals }) {
-    const db = services().db;
-    const channel = Channels.get(db, required(values, 'channel'));
+    const { store } = services();
+    const channel = await store.channels.get(required(values, 'channel'));
     const perFile = ['title', 'source-url', 'external-id'].filter((k) => values[k] !== undefined);
     if (positionals.length > 1 && perFile.length > 0) throw new UsageError(`--${perFile[0]} applies to one file; upload files one at a time to set it`);
     // Everything that would fail every file is checked before any work: a usage error, nothing written.
@@ -189,7 +190,7 @@ export const upload: Command = {
     let failed = 0;
     for (const file of positionals) {
       try {
-        const result = await Upload.ingest(db, {
+        const result = await Upload.ingest(services(), {
           channelId: channel.id,
           file,
           metadata: {
@@ -223,9 +224,9 @@ export const itemsList: Command = {
   summary: 'List the items of a channel with their chunk counts.',
   usage: 'items list --channel ID [--json]',
   options: { channel: { type: 'string' }, ...jsonOption },
-  run({ services, out }, { values }) {
-    const db = services().db;
-    const channelId = Channels.get(db, required(values, 'channel')).id;
+  async run({ services, out }, { values }) {
+    const { db, store } = services();
+    const channelId = (await store.channels.get(required(values, 'channel'))).id;
     const items = Items.byChannel(db, channelId);
     // Items standing on stand-in text say so, with why and when their real text is tried next.
     const notes = Items.textNotes(db, channelId);
@@ -254,7 +255,7 @@ export const demoLoad: Command = {
     const manifest = await Demo.readManifest(directory);
     const total = manifest.profiles.reduce((n, p) => n + p.channels.reduce((m, c) => m + c.items.length, 0), 0);
     const progress = out.progress(total, 'demo');
-    const result = await Demo.load(services().db, { directory, chunkTargetTokens: config.chunkTargetTokens, onProgress: (e) => progress.tick(e.file) });
+    const result = await Demo.load(services(), { directory, chunkTargetTokens: config.chunkTargetTokens, onProgress: (e) => progress.tick(e.file) });
     progress.stop();
     if (values.json) out.json(result);
     else out.line(`demo: ${result.profiles} profiles, ${result.channels} channels, ${result.items} items (${result.created} new, ${result.updated} updated, ${result.unchanged} unchanged), ${result.chunks} chunks`);

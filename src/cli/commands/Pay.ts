@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Rail } from '../../contract/Quote.js';
-import * as Payments from '../../store/Payments.js';
 import { type Command, UsageError, jsonOption, number, oneOf, required, text, untilSignal } from '../Command.js';
 import type { Output } from '../Output.js';
 
@@ -164,8 +163,8 @@ export const payments: Command = {
   summary: 'Show the newest on-chain payments: rail, wallet, state (answered, released, credited...), transaction and credit.',
   usage: 'payments [--wallet ADDRESS] [--limit N] [--json]',
   options: { wallet: { type: 'string' }, limit: { type: 'string' }, ...jsonOption },
-  run({ services, out }, { values }) {
-    const rows = Payments.recent(services().db, { wallet: text(values, 'wallet'), limit: number(values, 'limit', { min: 1, integer: true }) ?? 50 });
+  async run({ services, out }, { values }) {
+    const rows = await services().store.payments.recent({ wallet: text(values, 'wallet'), limit: number(values, 'limit', { min: 1, integer: true }) ?? 50 });
     if (values.json) {
       out.json(rows.map(({ receipt, ...row }) => ({ ...row, receipt: receipt === null ? null : JSON.parse(receipt) })));
       return;

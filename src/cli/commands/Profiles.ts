@@ -1,9 +1,5 @@
-import * as Accounts from '../../store/Accounts.js';
-import * as Channels from '../../store/Channels.js';
-import * as Collections from '../../store/Collections.js';
-import * as Profiles from '../../store/Profiles.js';
 import type { Visibility } from '../../store/Profiles.js';
-import { type Command, UsageError, jsonOption, oneOf, required, text } from '../Command.js';
+import { type Command, type CommandContext, UsageError, jsonOption, oneOf, required, text } from '../Command.js';
 
 const visibilities = ['public', 'unlisted', 'private'] as const;
 
@@ -20,18 +16,18 @@ export const profilesCreate: Command = {
     ...jsonOption,
   },
   positionals: { min: 1, max: 1 },
-  run({ services, out }, { values, positionals }) {
-    const db = services().db;
+  async run({ services, out }, { values, positionals }) {
+    const { store } = services();
     const visibility: Visibility = oneOf(values, 'visibility', visibilities) ?? 'public';
     if (values.directory && visibility !== 'public') throw new UsageError('only public profiles can be listed in the directory');
     const owner = text(values, 'owner');
-    const profile = Profiles.create(db, {
+    const profile = await store.profiles.create({
       slug: positionals[0]!,
       name: required(values, 'name'),
       description: text(values, 'description') ?? '',
       visibility,
       directory: values.directory === true,
-      ownerAccountId: owner === undefined ? null : Accounts.get(db, owner).id,
+      ownerAccountId: owner === undefined ? null : (await store.accounts.get(owner)).id,
     });
     if (values.json) out.json(profile);
     else out.line(`created ${profile.visibility} profile ${profile.slug}${profile.directory ? ' (listed in the directory)' : ''}`);
@@ -52,9 +48,9 @@ export const profilesUpdate: Command = {
     ...jsonOption,
   },
   positionals: { min: 1, max: 1 },
-  run({ services, out }, { values, positionals }) {
-    const db = services().db;
-    const profile = Profiles.get(db, positionals[0]!);
+  async run({ services, out }, { values, positionals }) {
+    const { store } = services();
+    const profile = await store.profiles.get(positionals[0]!);
     if (values.directory && values['no-directory']) throw new UsageError('give --directory or --no-directory, not both');
     const directory = values.directory ? true : values['no-directory'] ? false : undefined;
     const visibility = oneOf(values, 'visibility', visibilities);
@@ -62,12 +58,12 @@ export const profilesUpdate: Command = {
       throw new UsageError('only public profiles can be listed in the directory (add --no-directory)');
     }
     const owner = text(values, 'owner');
-    const updated = Profiles.update(db, profile.id, {
+    const updated = await store.profiles.update(profile.id, {
       name: text(values, 'name'),
       description: text(values, 'description'),
       visibility,
       directory,
-      ownerAccountId: owner === undefined ? undefined : Accounts.get(db, owner).id,
+      ownerAccountId: owner === undefined ? undefined : (await store.accounts.get(owner)).id,
     });
     if (values.json) out.json(updated);
     else out.line(`updated ${updated.slug}: ${updated.visibility}${updated.directory ? ', listed' : ', not listed'}`);
@@ -79,18 +75,21 @@ export const profilesList: Command = {
   summary: 'List every profile with its visibility, owner, team and channel count.',
   usage: 'profiles list [--json]',
   options: jsonOption,
-  run({ services, out }, { values }) {
-    const db = services().db;
-    const names = new Map(Accounts.list(db).map((a) => [a.id, a.name]));
-    const rows = Profiles.list(db).map((p) => ({
-      ...p,
-      owner: p.ownerAccountId === null ? null : names.get(p.ownerAccountId),
-      aliases: Profiles.aliases(db, p.id),
-      members: Profiles.members(db, p.id).map((id) => names.get(id)),
-      grants: Profiles.grants(db, p.id).map((id) => names.get(id)),
-      channels: Channels.byProfile(db, p.id).length,
-      collections: Collections.byProfile(db, p.id).map((c) => c.slug),
-    }));
+  async run({ services, out }, { values }) {
+    const { store } = services();
+    const names = new Map((await store.accounts.list()).map((a) => [a.id, a.name]));
+    const rows = [];
+    for (const p of await store.profiles.list()) {
+      rows.push({
+        ...p,
+        owner: p.ownerAccountId === null ? null : names.get(p.ownerAccountId),
+        aliases: await store.profiles.aliases(p.id),
+        members: (await store.profiles.members(p.id)).map((id) => names.get(id)),
+        grants: (await store.profiles.grants(p.id)).map((id) => names.get(id)),
+        channels: (await store.channels.byProfile(p.id)).length,
+        collections: (await store.collections.byProfile(p.id)).map((c) => c.slug),
+      });
+    }
     if (values.json) out.json(rows);
     else
       out.table(
@@ -104,17 +103,17 @@ export const profilesAlias: Command = {
   summary: 'Add another handle that resolves to a profile (for @mentions and paths).',
   usage: 'profiles alias SLUG HANDLE',
   positionals: { min: 2, max: 2 },
-  run({ services, out }, { positionals }) {
-    const db = services().db;
-    const profile = Profiles.get(db, positionals[0]!);
-    Profiles.addAlias(db, profile.id, positionals[1]!);
+  async run({ services, out }, { positionals }) {
+    const { store } = services();
+    const profile = await store.profiles.get(positionals[0]!);
+    await store.profiles.addAlias(profile.id, positionals[1]!);
     out.line(`@${positionals[1]} now resolves to ${profile.slug}`);
   },
 };
 
-const pair = (services: () => { db: Parameters<typeof Profiles.get>[0] }, positionals: string[]) => {
-  const db = services().db;
-  return { db, profile: Profiles.get(db, positionals[0]!), account: Accounts.get(db, positionals[1]!) };
+const pair = async (services: CommandContext['services'], positionals: string[]) => {
+  const { store } = services();
+  return { store, profile: await store.profiles.get(positionals[0]!), account: await store.accounts.get(positionals[1]!) };
 };
 
 export const membersAdd: Command = {
@@ -122,9 +121,9 @@ export const membersAdd: Command = {
   summary: "Add a team member: their bearer tokens and API keys may read the profile when it is private.",
   usage: 'members add SLUG ACCOUNT',
   positionals: { min: 2, max: 2 },
-  run({ services, out }, { positionals }) {
-    const { db, profile, account } = pair(services, positionals);
-    Profiles.addMember(db, profile.id, account.id);
+  async run({ services, out }, { positionals }) {
+    const { store, profile, account } = await pair(services, positionals);
+    await store.profiles.addMember(profile.id, account.id);
     out.line(`${account.name} is a team member of ${profile.slug}`);
   },
 };
@@ -134,9 +133,9 @@ export const membersRemove: Command = {
   summary: 'Remove a team member.',
   usage: 'members remove SLUG ACCOUNT',
   positionals: { min: 2, max: 2 },
-  run({ services, out }, { positionals }) {
-    const { db, profile, account } = pair(services, positionals);
-    if (!Profiles.removeMember(db, profile.id, account.id)) throw new UsageError(`${account.name} is not a member of ${profile.slug}`);
+  async run({ services, out }, { positionals }) {
+    const { store, profile, account } = await pair(services, positionals);
+    if (!(await store.profiles.removeMember(profile.id, account.id))) throw new UsageError(`${account.name} is not a member of ${profile.slug}`);
     out.line(`${account.name} removed from ${profile.slug}`);
   },
 };
@@ -146,9 +145,9 @@ export const accessGrant: Command = {
   summary: "Authorize another account's API keys to read a private profile (as its owner would).",
   usage: 'access grant SLUG ACCOUNT',
   positionals: { min: 2, max: 2 },
-  run({ services, out }, { positionals }) {
-    const { db, profile, account } = pair(services, positionals);
-    Profiles.grantAccess(db, profile.id, account.id);
+  async run({ services, out }, { positionals }) {
+    const { store, profile, account } = await pair(services, positionals);
+    await store.profiles.grantAccess(profile.id, account.id);
     out.line(`API keys of ${account.name} may read ${profile.slug}`);
   },
 };
@@ -158,9 +157,9 @@ export const accessRevoke: Command = {
   summary: 'Withdraw an account’s authorization to read a private profile.',
   usage: 'access revoke SLUG ACCOUNT',
   positionals: { min: 2, max: 2 },
-  run({ services, out }, { positionals }) {
-    const { db, profile, account } = pair(services, positionals);
-    if (!Profiles.revokeAccess(db, profile.id, account.id)) throw new UsageError(`${account.name} had no access grant on ${profile.slug}`);
+  async run({ services, out }, { positionals }) {
+    const { store, profile, account } = await pair(services, positionals);
+    if (!(await store.profiles.revokeAccess(profile.id, account.id))) throw new UsageError(`${account.name} had no access grant on ${profile.slug}`);
     out.line(`API keys of ${account.name} may no longer read ${profile.slug}`);
   },
 };
@@ -171,12 +170,12 @@ export const collectionsCreate: Command = {
   usage: 'collections create CREATOR COLLECTION --name NAME --channel ID [--channel ID ...] [--description TEXT]',
   options: { name: { type: 'string' }, description: { type: 'string' }, channel: { type: 'string', multiple: true }, ...jsonOption },
   positionals: { min: 2, max: 2 },
-  run({ services, out }, { values, positionals }) {
-    const db = services().db;
-    const creator = Profiles.get(db, positionals[0]!);
+  async run({ services, out }, { values, positionals }) {
+    const { store } = services();
+    const creator = await store.profiles.get(positionals[0]!);
     const channelIds = (values.channel as string[] | undefined) ?? [];
     if (channelIds.length === 0) throw new UsageError('give at least one --channel');
-    const collection = Collections.create(db, {
+    const collection = await store.collections.create({
       profileId: creator.id,
       slug: positionals[1]!,
       name: required(values, 'name'),
@@ -193,11 +192,14 @@ export const collectionsList: Command = {
   summary: 'List collections, optionally of one creator.',
   usage: 'collections list [--profile SLUG] [--json]',
   options: { profile: { type: 'string' }, ...jsonOption },
-  run({ services, out }, { values }) {
-    const db = services().db;
+  async run({ services, out }, { values }) {
+    const { store } = services();
     const slug = text(values, 'profile');
-    const profiles = slug === undefined ? Profiles.list(db) : [Profiles.get(db, slug)];
-    const rows = profiles.flatMap((p) => Collections.byProfile(db, p.id).map((c) => ({ handle: `@${p.slug}/${c.slug}`, ...c })));
+    const profiles = slug === undefined ? await store.profiles.list() : [await store.profiles.get(slug)];
+    const rows = [];
+    for (const p of profiles) {
+      for (const c of await store.collections.byProfile(p.id)) rows.push({ handle: `@${p.slug}/${c.slug}`, ...c });
+    }
     if (values.json) out.json(rows);
     else out.table(rows.map((c) => ({ handle: c.handle, name: c.name, channels: c.channelIds.join(',') })));
   },

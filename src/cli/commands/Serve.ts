@@ -5,7 +5,6 @@ import * as Charging from '../../payments/Charging.js';
 import * as Onchain from '../../payments/Onchain.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import type { Services } from '../../Services.js';
-import * as Profiles from '../../store/Profiles.js';
 import * as Access from '../../auth/Access.js';
 import * as Caller from '../../auth/Caller.js';
 import * as Scheduler from '../../sources/Scheduler.js';
@@ -68,7 +67,7 @@ export const serve: Command = {
     const services = open();
     await reconcile(services);
     if (config.demoData) {
-      const loaded = await Demo.loadOnFirstStart(services.db, { chunkTargetTokens: config.chunkTargetTokens });
+      const loaded = await Demo.loadOnFirstStart(services, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
     }
     // A small store gets its term model (re)built now; a large one folds in what is new and waits for a rebuild.
@@ -109,9 +108,9 @@ export const serve: Command = {
  */
 async function reconcile(services: Services): Promise<void> {
   try {
-    const reversed = Charging.reconcile(services.db);
+    const reversed = await Charging.reconcile(services.store);
     if (reversed > 0) services.logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
-    const { released, credited, pending } = await Onchain.reconcile(services.db, services.rails, { olderThanMs: Onchain.reconcileAfterMs });
+    const { released, credited, pending } = await Onchain.reconcile(services.store, services.rails, { olderThanMs: Onchain.reconcileAfterMs });
     if (credited > 0) services.logger.warn('credited wallets whose on-chain payment got no answer (a stopped query)', { count: credited });
     if (released > 0) services.logger.info('released on-chain payments a stopped query never settled', { count: released });
     if (pending > 0) services.logger.info('on-chain payments whose transfer may still land: looked up again next round', { count: pending });
@@ -121,9 +120,9 @@ async function reconcile(services: Services): Promise<void> {
   }
 }
 
-function readable(services: Services, slug: string, caller: Caller.Caller): boolean {
-  const profile = Profiles.byHandle(services.db, slug);
-  return profile !== undefined && Access.canRead(services.db, profile, caller);
+async function readable(services: Services, slug: string, caller: Caller.Caller): Promise<boolean> {
+  const profile = await services.store.profiles.byHandle(slug);
+  return profile !== undefined && (await Access.canRead(services.store, profile, caller));
 }
 
 export const mcp: Command = {
@@ -141,10 +140,10 @@ export const mcp: Command = {
     const slug = text(values, 'profile');
     // A bad key or token does not stop the server: the host connects, and each tool call that needs it says what is
     // wrong, as over HTTP. The operator sees it here too.
-    const { caller, problem } = Caller.inspect(services.db, Stdio.presentedBy(services));
+    const { caller, problem } = await Caller.inspect(services.store, Stdio.presentedBy(services));
     if (problem) out.error(`warning: ${problem.message} Tool calls will report it.`);
     // A private profile these credentials cannot read is refused exactly like an unknown one.
-    if (slug !== undefined && !readable(services, slug, caller)) throw new UsageError(`no profile "${slug}"${problem ? `. Also: ${problem.message}` : ''}`);
+    if (slug !== undefined && !(await readable(services, slug, caller))) throw new UsageError(`no profile "${slug}"${problem ? `. Also: ${problem.message}` : ''}`);
     await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });
   },
 };

@@ -4,10 +4,8 @@ import { ServiceError } from '../../errors/ServiceError.js';
 import * as Charset from '../../ingest/Charset.js';
 import * as Transcript from '../../ingest/Transcript.js';
 import * as TermModel from '../../retrieval/TermModel.js';
-import * as Channels from '../../store/Channels.js';
 import * as Ids from '../../store/Ids.js';
 import * as Items from '../../store/Items.js';
-import * as Profiles from '../../store/Profiles.js';
 import * as Scheduler from '../../sources/Scheduler.js';
 import * as Subtext from '../../sources/Subtext.js';
 import * as Youtube from '../../sources/Youtube.js';
@@ -60,13 +58,13 @@ export const sync: Command = {
     const slug = text(values, 'profile');
     if (channelId !== undefined && slug !== undefined) throw new UsageError('give --channel or --profile, not both');
     const services = open();
-    const { db } = services;
+    const { store } = services;
     const ids =
       channelId !== undefined
-        ? [Channels.get(db, channelId).id]
+        ? [(await store.channels.get(channelId)).id]
         : slug !== undefined
-          ? Channels.byProfile(db, Profiles.get(db, slug).id).map((c) => c.id)
-          : [...Channels.byProfiles(db).values()].flat().filter((c) => c.sourceUrl && services.connectors[c.kind]).map((c) => c.id);
+          ? (await store.channels.byProfile((await store.profiles.get(slug)).id)).map((c) => c.id)
+          : [...(await store.channels.byProfiles()).values()].flat().filter((c) => c.sourceUrl && services.connectors[c.kind]).map((c) => c.id);
     const deps = Sync.dependencies(services);
     const reports: SyncReport[] = [];
     const interrupt = stopOnSignal();
@@ -107,7 +105,7 @@ export const importExport: Command = {
   positionals: { min: 1, max: 10_000 },
   async run({ services: open, out }, { values, positionals }) {
     const services = open();
-    const channel = Channels.get(services.db, required(values, 'channel'));
+    const channel = await services.store.channels.get(required(values, 'channel'));
     let listing: Sync.Listing;
     if (channel.kind === 'subtext') {
       if (positionals.length > 1) throw new UsageError('import one Subtext export at a time');

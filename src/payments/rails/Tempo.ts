@@ -43,7 +43,7 @@ function announcing(inner: Transport): Transport {
     const request: typeof transport.request = async (args, requestOptions) => {
       const hooks = broadcasting.getStore();
       if (hooks && (args.method === 'eth_sendRawTransaction' || args.method === 'eth_sendRawTransactionSync')) {
-        hooks.sending(keccak256((args.params as [Hex])[0]));
+        await hooks.sending(keccak256((args.params as [Hex])[0]));
       }
       return transport.request(args, requestOptions);
     };

@@ -161,8 +161,8 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       // Whatever becomes of it, a signed authorization now pays for this challenge or for none. A signature checked
       // here binds at once (refusals below included); one that is not a plain key's (a contract wallet's, which the
       // facilitator checks) binds once the facilitator verified it; an unsigned one binds nothing.
-      const bind = () => {
-        if (options.bind(spendKey, token as string) !== token) {
+      const bind = async () => {
+        if ((await options.bind(spendKey, token as string)) !== token) {
           throw new CredentialRejected('its transfer authorization was first presented with another challenge, and pays for that question only.');
         }
       };
@@ -174,7 +174,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         message: { ...authorization, value: BigInt(authorization.value), validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) } as never,
         signature: signature as `0x${string}`,
       }).catch(() => false);
-      if (signedByKey) bind();
+      if (signedByKey) await bind();
       const now = Date.now() / 1000;
       if (Number(expires) < now) throw new CredentialRejected('its challenge has expired.');
       const validBefore = Number(authorization.validBefore);
@@ -192,7 +192,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         throw new CredentialRejected(`the facilitator could not verify it (${(error as { invalidReason?: string }).invalidReason ?? 'error'}).`);
       }
       if (!result.isValid) throw new CredentialRejected(`the facilitator refused it (${result.invalidReason ?? 'invalid'}).`);
-      if (!signedByKey) bind();
+      if (!signedByKey) await bind();
       return { rail: 'x402_base', challengeId: token as string, spendKey, wallet, settleBy: validBefore * 1000, state: { payload, requirements } satisfies Parsed };
     },
     async settle(verified): Promise<Settlement> {

@@ -79,13 +79,11 @@ export function create(services: Services, options: { listenHost?: string } = {}
   app.use(express.json({ type: () => true, limit: services.config.maxBodyBytes, strict: false }));
   app.use((req, _res, next) => next(tooDeep(req.body) ? new ServiceError('invalid_request', `the body nests deeper than ${maxDepth} levels`) : undefined));
 
-  app.route('/health').get((_req, res) => {
-    let ok = true;
-    try {
-      services.db.prepare('SELECT 1').get();
-    } catch {
-      ok = false;
-    }
+  app.route('/health').get(async (_req, res) => {
+    const ok = await services.store.ping().then(
+      () => true,
+      () => false,
+    );
     res.json({ ok, service: 'profile-edge', environment: services.config.environment });
   }).all(notAllowed('GET'));
 
@@ -132,17 +130,17 @@ export function create(services: Services, options: { listenHost?: string } = {}
   // Where a citation's profileUrl points: HTML for browsers, JSON for Accept: application/json.
   app
     .route('/:slug/i/:itemId')
-    .get((req: Request, res: Response) => {
+    .get(async (req: Request, res: Response) => {
       // Kept by no cache, and a link's signature is sent to no page it links to; errors included.
       res.vary('Accept').set({ 'Cache-Control': 'private, no-store', 'Referrer-Policy': 'no-referrer' });
       try {
-        const caller = Caller.resolve(services.db, presentedOf(req));
+        const caller = await Caller.resolve(services.store, presentedOf(req));
         const chunkIds = ([] as unknown[]).concat(req.query.chunks ?? []).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
         const slug = String(req.params.slug);
         const itemId = String(req.params.itemId);
         const signed = req.query.sig !== undefined || req.query.expires !== undefined;
-        const link = signed ? services.citationLinks.verify({ slug, itemId, expires: req.query.expires, sig: req.query.sig }) : undefined;
-        const page = CitationPage.load(services.db, { slug, itemId, chunkIds, caller, link });
+        const link = signed ? await services.citationLinks.verify({ slug, itemId, expires: req.query.expires, sig: req.query.sig }) : undefined;
+        const page = await CitationPage.load(services, { slug, itemId, chunkIds, caller, link });
         if (req.accepts(['html', 'json']) === 'json') res.json(page);
         else res.set(CitationPage.htmlHeaders).type('html').send(CitationPage.html(page));
       } catch (thrown) {

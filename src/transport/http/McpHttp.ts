@@ -21,12 +21,12 @@ const bindingOf = (req: Request): Binding => (req.params.slug === undefined ? { 
  * HTTP 401, which hosts (mcp-remote) read as an OAuth login challenge. A per-profile endpoint's profile must be
  * readable by that caller (404 otherwise, before any JSON-RPC); when a bad credential is why, the 404 says so.
  */
-function gate(services: Services, req: Request): Caller.Caller {
+async function gate(services: Services, req: Request): Promise<Caller.Caller> {
   const binding = bindingOf(req);
-  const { caller, problem } = Caller.inspect(services.db, presentedOf(req));
+  const { caller, problem } = await Caller.inspect(services.store, presentedOf(req));
   if (binding.kind !== 'profile') return caller;
   try {
-    Access.readableProfile(services.db, binding.slug, caller);
+    await Access.readableProfile(services.store, binding.slug, caller);
   } catch (error) {
     if (problem && error instanceof ServiceError) throw new ServiceError('not_found', `${error.message}. Also: ${problem.message}`);
     throw error;
@@ -39,7 +39,7 @@ function gate(services: Services, req: Request): Caller.Caller {
  * answers every POST in its body and opens no stream, and MCP clients read 405 as exactly that.
  */
 export function manifest(services: Services) {
-  return (req: Request, res: Response): void => {
+  return async (req: Request, res: Response): Promise<void> => {
     const accept = req.get('accept') ?? '';
     if (accept.includes('text/event-stream') && !accept.includes('application/json')) {
       const error = new ServiceError('method_not_allowed', 'This endpoint opens no SSE stream (the server is stateless); POST JSON-RPC requests. GET without Accept: text/event-stream returns the manifest.');
@@ -47,7 +47,7 @@ export function manifest(services: Services) {
       return;
     }
     try {
-      res.json(Tools.manifest(services, bindingOf(req), gate(services, req)));
+      res.json(await Tools.manifest(services, bindingOf(req), await gate(services, req)));
     } catch (thrown) {
       sendError(res, toServiceError(thrown));
     }
@@ -144,7 +144,7 @@ async function answerWithSdk(services: Services, req: Request, res: Response, me
 export function rpc(services: Services) {
   return async (req: Request, res: Response): Promise<void> => {
     try {
-      gate(services, req);
+      await gate(services, req);
     } catch (thrown) {
       sendError(res, toServiceError(thrown));
       return;

@@ -1,0 +1,90 @@
+import { ServiceError } from '../errors/ServiceError.js';
+import * as Ledger from './Ledger.js';
+import type { Sql } from './Sql.js';
+
+/**
+ * A query's balance charge as the ledger tells it: a `query_charge` row, then a `query_answered` marker (the charge
+ * stands) or a `query_reversal` (it was given back). Each step reads and writes in one transaction that holds the
+ * account's row (SQLite: the write lock BEGIN IMMEDIATE takes; PostgreSQL: FOR UPDATE), so a reversal and an answer
+ * racing on one query cannot both land.
+ */
+
+/** Where a charged query stands: open, answered (the charge stands), or reversed. */
+export type Standing = 'open' | 'answered' | 'reversed';
+
+async function holdAccount(tx: Sql, accountId: string): Promise<void> {
+  if (tx.dialect === 'postgres') await tx.get('SELECT id FROM accounts WHERE id = ? FOR UPDATE', [accountId]);
+}
+
+async function standingOf(sql: Sql, queryId: string): Promise<Standing> {
+  const kinds = (await sql.all<{ kind: string }>(`SELECT kind FROM ledger WHERE query_id = ? AND kind IN ('query_answered', 'query_reversal')`, [queryId])).map((r) => r.kind);
+  return kinds.includes('query_reversal') ? 'reversed' : kinds.includes('query_answered') ? 'answered' : 'open';
+}
+
+/** Where a query's charge stands. */
+export async function standing(sql: Sql, queryId: string): Promise<Standing> {
+  return standingOf(sql, queryId);
+}
+
+/**
+ * Gives a query's charge back, once, as its own ledger row: what the charge took, not today's price. A query already
+ * answered or reversed is left alone. Returns the reversal's ledger id, or undefined when there was nothing to reverse.
+ */
+export async function reverse(sql: Sql, input: { accountId: string; queryId: string; reason: string }): Promise<number | undefined> {
+  return sql.transaction(async (tx) => {
+    await holdAccount(tx, input.accountId);
+    const charge = await tx.get<{ unlocksDelta: number; creditsDelta: number }>(
+      `SELECT unlocks_delta AS unlocksDelta, credits_delta AS creditsDelta FROM ledger WHERE query_id = ? AND account_id = ? AND kind = 'query_charge'`,
+      [input.queryId, input.accountId],
+    );
+    if (!charge || (await standingOf(tx, input.queryId)) !== 'open') return undefined;
+    return Ledger.move(tx, {
+      accountId: input.accountId,
+      kind: 'query_reversal',
+      unlocksDelta: -charge.unlocksDelta,
+      creditsDelta: -charge.creditsDelta,
+      queryId: input.queryId,
+      memo: input.reason,
+    });
+  });
+}
+
+/**
+ * Marks a charged query answered: the charge stands. One already given back is not answered after all: 503, so the
+ * caller asks again rather than get an answer for free.
+ */
+export async function markAnswered(sql: Sql, input: { accountId: string; queryId: string }): Promise<void> {
+  await sql.transaction(async (tx) => {
+    await holdAccount(tx, input.accountId);
+    if ((await standingOf(tx, input.queryId)) === 'reversed') {
+      throw new ServiceError('service_unavailable', 'This query ran so long that its charge was already given back; ask again.');
+    }
+    await Ledger.append(tx, { kind: 'query_answered', accountId: input.accountId, queryId: input.queryId, memo: 'answered; the charge stands' });
+  });
+}
+
+/** A charge with neither an answer nor a reversal. */
+export type Orphan = { accountId: string; unlocksDelta: number; creditsDelta: number; queryId: string; createdAt: number };
+
+/**
+ * Reverses every charge made in [since, before) that has neither an answer nor a reversal, each with the memo `why`
+ * gives it. One transaction, under a store-wide lock on PostgreSQL: two processes reconciling at once reverse each
+ * charge once. Returns how many were reversed.
+ */
+export async function reverseOrphans(sql: Sql, input: { since: number; before: number; why: (orphan: Orphan) => string }): Promise<number> {
+  return sql.transaction(async (tx) => {
+    if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?) AS locked', [0x6f727068]); // "orph"
+    const orphans = await tx.all<Orphan>(
+      `SELECT c.account_id AS accountId, c.unlocks_delta AS unlocksDelta, c.credits_delta AS creditsDelta, c.query_id AS queryId, c.created_at AS createdAt
+       FROM ledger c
+       WHERE c.kind = 'query_charge' AND c.query_id IS NOT NULL AND c.created_at >= ? AND c.created_at < ?
+         AND NOT EXISTS (SELECT 1 FROM ledger o WHERE o.query_id = c.query_id AND o.kind IN ('query_answered', 'query_reversal'))
+       ORDER BY c.id`,
+      [input.since, input.before],
+    );
+    for (const o of orphans) {
+      await Ledger.move(tx, { accountId: o.accountId, kind: 'query_reversal', unlocksDelta: -o.unlocksDelta, creditsDelta: -o.creditsDelta, queryId: o.queryId, memo: input.why(o) });
+    }
+    return orphans.length;
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * The query layer every store module is written against: SQL text with `?` placeholders, run on either engine. Only
+ * modules under `src/store` see it; the rest of the code holds a `Store` (Store.ts).
+ *
+ * The text is written once in the subset both engines speak (`ON CONFLICT`, `RETURNING`, `coalesce`, window
+ * functions); where they part, a module asks `sql.dialect`. Integers come back as numbers on both (PostgreSQL's
+ * BIGINT is parsed), blobs as Buffers, and a unique-key violation as a `Conflict` whichever engine raised it.
+ */
+export type Dialect = 'sqlite' | 'postgres';
+
+export type Param = string | number | bigint | boolean | null | undefined | Uint8Array | readonly number[] | readonly string[];
+
+export type Sql = {
+  readonly dialect: Dialect;
+  /** Every row the statement returns. */
+  all<T>(text: string, params?: readonly Param[]): Promise<T[]>;
+  /** The first row, if any. */
+  get<T>(text: string, params?: readonly Param[]): Promise<T | undefined>;
+  /** Runs a statement that returns no rows; resolves to how many rows it changed. */
+  run(text: string, params?: readonly Param[]): Promise<number>;
+  /** Runs a script of several statements without parameters (migrations). */
+  script(text: string): Promise<void>;
+  /**
+   * Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. A
+   * transaction inside another is a savepoint. Nothing but statements is awaited inside: fetch first, then write.
+   */
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+};
+
+/** A unique or primary key already held: the store's callers read it as "someone got there first". */
+export class Conflict extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'Conflict';
+  }
+}
+
+/** The database cannot be reached, or was lost: the request can be tried again later, and nothing was written. */
+export class Unavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'Unavailable';
+  }
+}
+
+/** Named values as the engines bind them: booleans as 0 and 1, undefined as NULL. */
+export function bindable(value: Param): unknown {
+  if (value === undefined) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value;
+}

@@ -1,0 +1,160 @@
+import type { Database } from 'better-sqlite3';
+import type { Engine } from './Engine.js';
+import * as Sqlite from './engines/Sqlite.js';
+import * as Postgres from './engines/Postgres.js';
+import { migrate } from './Migrations.js';
+import type { Dialect, Sql } from './Sql.js';
+import * as Accounts from './Accounts.js';
+import * as Channels from './Channels.js';
+import * as Charges from './Charges.js';
+import * as Collections from './Collections.js';
+import * as Credentials from './Credentials.js';
+import * as Ledger from './Ledger.js';
+import * as Meta from './Meta.js';
+import * as Payments from './Payments.js';
+import * as Profiles from './Profiles.js';
+
+export { Conflict, Unavailable } from './Sql.js';
+
+/** A module of queries as its callers see it: each function without the query layer it is run on. */
+type Bound<M> = {
+  [K in keyof M as M[K] extends (sql: Sql, ...args: never[]) => Promise<unknown> ? K : never]: M[K] extends (sql: Sql, ...args: infer A) => infer R
+    ? (...args: A) => R
+    : never;
+};
+
+/**
+ * Everything the service keeps, behind one async interface: typed records in and out, a transaction as a callback
+ * (whose `tx` is a Store too), nothing of the engine showing. It alone holds a database handle.
+ */
+export type Store = {
+  /** Which engine holds the data; callers never branch on it but to report it. */
+  readonly engine: Dialect;
+  accounts: Bound<typeof Accounts>;
+  channels: Bound<typeof Channels>;
+  charges: Bound<typeof Charges>;
+  collections: Bound<typeof Collections>;
+  credentials: Bound<typeof Credentials>;
+  ledger: Bound<typeof Ledger>;
+  meta: Bound<typeof Meta>;
+  payments: Bound<typeof Payments>;
+  profiles: Bound<typeof Profiles>;
+  /**
+   * Runs `work` in one transaction: all its writes land or none do. Keep it short and name what it guards; fetch,
+   * embed and call models before it, never inside.
+   */
+  transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
+};
+
+/** A store with its lifetime: what `open` hands the process that owns it. */
+export type OpenStore = Store & {
+  /** Which database, for messages: host and name, never a password. */
+  describe(): string;
+  /** Resolves when the database answers; rejects with `Unavailable` when it does not. */
+  ping(): Promise<void>;
+  /**
+   * The same store, telling `listener` each statement it runs with the rows it read or changed: for checks that two
+   * requests did the same work (a refusal must not tell what exists by what it reads), and for tracing.
+   */
+  observed(listener: (statement: { text: string; rows: number }) => void): Store;
+  close(): Promise<void>;
+};
+
+/** The Store with the SQLite connection under it, for the code still moving onto the Store (ingestion, search). */
+export type Handles = { store: Store; db: Database };
+
+/** Where the data lives: a SQLite file (or `:memory:`), or a PostgreSQL URL. */
+export type Target = { path: string } | { url: string };
+
+function bind<M extends object>(module: M, sql: Sql): Bound<M> {
+  const bound: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(module)) {
+    if (typeof value === 'function') bound[name] = (...args: unknown[]) => (value as (sql: Sql, ...a: unknown[]) => unknown)(sql, ...args);
+  }
+  return bound as Bound<M>;
+}
+
+/** The Store over a query layer: the same shape outside a transaction and inside one. */
+function over(sql: Sql): Store {
+  return {
+    engine: sql.dialect,
+    accounts: bind(Accounts, sql),
+    channels: bind(Channels, sql),
+    charges: bind(Charges, sql),
+    collections: bind(Collections, sql),
+    credentials: bind(Credentials, sql),
+    ledger: bind(Ledger, sql),
+    meta: bind(Meta, sql),
+    payments: bind(Payments, sql),
+    profiles: bind(Profiles, sql),
+    transaction: (work) => sql.transaction((tx) => work(over(tx))),
+  };
+}
+
+/** A query layer that reports each statement it runs. */
+function reporting(sql: Sql, listener: (statement: { text: string; rows: number }) => void): Sql {
+  const told = <T>(text: string, result: T, rows: number): T => {
+    listener({ text, rows });
+    return result;
+  };
+  return {
+    dialect: sql.dialect,
+    all: async (text, params) => {
+      const rows = await sql.all(text, params);
+      return told(text, rows as never, rows.length);
+    },
+    get: async (text, params) => {
+      const row = await sql.get(text, params);
+      return told(text, row as never, row === undefined ? 0 : 1);
+    },
+    run: async (text, params) => {
+      const changed = await sql.run(text, params);
+      return told(text, changed, changed);
+    },
+    script: (text) => sql.script(text),
+    transaction: (work) => sql.transaction((tx) => work(reporting(tx, listener))),
+  };
+}
+
+function owning(engine: Engine): OpenStore {
+  return {
+    ...over(engine),
+    describe: () => engine.describe(),
+    ping: () => engine.ping(),
+    observed: (listener) => over(reporting(engine, listener)),
+    close: () => engine.close(),
+  };
+}
+
+/**
+ * Opens the store at `target`, creating and migrating it as needed. `created` is true when this call made the data
+ * (a new SQLite file, or a PostgreSQL database that held none of this program's tables).
+ */
+export async function open(target: Target): Promise<{ store: OpenStore; created: boolean }> {
+  if ('url' in target) {
+    const engine = await Postgres.open(target.url);
+    try {
+      const applied = await migrate(engine);
+      return { store: owning(engine), created: applied.includes(1) };
+    } catch (error) {
+      await engine.close().catch(() => undefined);
+      throw error;
+    }
+  }
+  const { engine, created } = Sqlite.open(target.path);
+  try {
+    await migrate(engine);
+  } catch (error) {
+    await engine.close().catch(() => undefined);
+    throw error;
+  }
+  return { store: owning(engine), created };
+}
+
+/**
+ * The Store over a SQLite connection already open and migrated (`Database.open`), for the code that still holds the
+ * connection itself while the rest moves onto the Store.
+ */
+export function overSqlite(db: Database): OpenStore {
+  return owning(Sqlite.wrap(db));
+}

@@ -1,0 +1,171 @@
+import pg from 'pg';
+import type { Engine } from '../Engine.js';
+import { bindable, Conflict, Unavailable, type Param, type Sql } from '../Sql.js';
+
+/**
+ * The shared engine: a node-postgres pool. A statement takes any free connection; a transaction takes one for its
+ * whole length (BEGIN ... COMMIT on that client, as node-postgres documents), savepoints inside it.
+ */
+
+/** PostgreSQL's BIGINT and NUMERIC come back as strings by default; every value the store keeps fits a double. */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+/** The migration lock's key: any constant shared by every process of this program. */
+const migrationLock = 0x70726f66; // "prof"
+
+/** Opens a pool on `url` and checks that the server answers; an unreachable server rejects with `Unavailable`. */
+export async function open(url: string, options: { max?: number } = {}): Promise<Engine> {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 5_000, types });
+  // An idle client whose server went away must not crash the process: the next statement reports it.
+  pool.on('error', () => undefined);
+  const engine = wrap(pool, url);
+  try {
+    await engine.ping();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  return engine;
+}
+
+function wrap(pool: pg.Pool, url: string): Engine {
+  const on = (client: pg.Pool | pg.PoolClient, depth: number): Sql => {
+    const query = async <T>(text: string, params: readonly Param[] | undefined): Promise<pg.QueryResult & { rows: T[] }> => {
+      try {
+        return (await client.query({ text: dialect(text), values: (params ?? []).map(bindable) })) as pg.QueryResult & { rows: T[] };
+      } catch (error) {
+        throw translatedError(error);
+      }
+    };
+    return {
+      dialect: 'postgres',
+      all: async <T>(text: string, params?: readonly Param[]) => (await query<T>(text, params)).rows,
+      get: async <T>(text: string, params?: readonly Param[]) => (await query<T>(text, params)).rows[0],
+      run: async (text, params) => (await query(text, params)).rowCount ?? 0,
+      script: async (text) => {
+        await query(text, undefined);
+      },
+      transaction: async <T>(work: (tx: Sql) => Promise<T>): Promise<T> => {
+        if (depth > 0) {
+          const name = `s${depth}`;
+          await client.query(`SAVEPOINT ${name}`);
+          try {
+            const result = await work(on(client, depth + 1));
+            await client.query(`RELEASE SAVEPOINT ${name}`);
+            return result;
+          } catch (error) {
+            await client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
+            throw translatedError(error);
+          }
+        }
+        // A pooled statement runner takes a connection for the transaction; a held one (migrations) runs it in place.
+        const pooled = client instanceof pg.Pool;
+        const connection = pooled ? await connect(client) : (client as pg.PoolClient);
+        let broken: unknown;
+        try {
+          await connection.query('BEGIN');
+          const result = await work(on(connection, 1));
+          await connection.query('COMMIT');
+          return result;
+        } catch (error) {
+          await connection.query('ROLLBACK').catch((lost: unknown) => (broken = lost));
+          throw translatedError(error);
+        } finally {
+          // A connection whose rollback failed is not handed to the next caller.
+          if (pooled) connection.release(broken instanceof Error ? broken : undefined);
+        }
+      },
+    };
+  };
+  const sql = on(pool, 0);
+  return {
+    ...sql,
+    describe: () => describe(url),
+    async migrating(work) {
+      const connection = await connect(pool);
+      try {
+        await connection.query('SELECT pg_advisory_lock($1)', [migrationLock]);
+        try {
+          return await work(on(connection, 0));
+        } finally {
+          await connection.query('SELECT pg_advisory_unlock($1)', [migrationLock]).catch(() => undefined);
+        }
+      } finally {
+        connection.release();
+      }
+    },
+    async ping() {
+      await sql.get('SELECT 1');
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (error) {
+    throw translatedError(error);
+  }
+}
+
+/** The host and database of a URL, without its credentials. */
+export function describe(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `PostgreSQL at ${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`;
+  } catch {
+    return 'PostgreSQL (unparseable URL)';
+  }
+}
+
+const texts = new Map<string, string>();
+
+/**
+ * The store's SQL as PostgreSQL reads it: `?` placeholders numbered, and camelCase aliases quoted (PostgreSQL folds
+ * unquoted names to lower case). String literals and quoted names are left alone.
+ */
+export function dialect(text: string): string {
+  let translated = texts.get(text);
+  if (translated !== undefined) return translated;
+  let out = '';
+  let n = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      out += c;
+      if (c === quote) quote = undefined;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      out += c;
+    } else if (c === '?') out += `$${++n}`;
+    else out += c;
+  }
+  translated = out.replace(/\b(AS)\s+([a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b/g, '$1 "$2"');
+  if (texts.size > 5_000) texts.clear();
+  texts.set(text, translated);
+  return translated;
+}
+
+/** Connection failures codes: the server is gone, refusing, shutting down, or the network between is. */
+const lostCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+
+function translatedError(error: unknown): unknown {
+  if (error instanceof Conflict || error instanceof Unavailable) return error;
+  const code = (error as { code?: unknown }).code;
+  const message = (error as Error)?.message ?? String(error);
+  if (code === '23505') return new Conflict(message, { cause: error });
+  if (
+    (typeof code === 'string' && (lostCodes.has(code) || code.startsWith('08'))) ||
+    /Connection terminated|connection timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)
+  ) {
+    return new Unavailable(`${message}${code && typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`, { cause: error });
+  }
+  return error;
+}

@@ -1,0 +1,144 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import type { Engine } from '../Engine.js';
+import { bindable, Conflict, type Param, type Sql } from '../Sql.js';
+
+/**
+ * The embedded engine: one better-sqlite3 connection in WAL mode with sqlite-vec loaded. Statements are synchronous,
+ * so a transaction holds the connection from BEGIN to COMMIT and every other statement waits its turn (a queue), or
+ * another request's write would land inside it.
+ */
+export type SqliteEngine = Engine & {
+  /** The connection itself, for the modules under `src/store` that need SQLite's own features (sqlite-vec). */
+  readonly db: Database;
+};
+
+/** Opens (creating if needed) the database file; `:memory:` gives a private in-memory one. */
+export function open(file: string): { engine: SqliteEngine; created: boolean } {
+  const memory = file === ':memory:';
+  const created = memory || !fs.existsSync(file);
+  if (!memory) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const db = new BetterSqlite3(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  sqliteVec.load(db);
+  return { engine: wrap(db, file), created };
+}
+
+const wrapped = new WeakMap<Database, SqliteEngine>();
+
+/** The engine over an open connection: one per connection, so everything on it waits in one queue. */
+export function wrap(db: Database, file = db.name): SqliteEngine {
+  let engine = wrapped.get(db);
+  if (!engine) wrapped.set(db, (engine = over(db, file)));
+  return engine;
+}
+
+function over(db: Database, file: string): SqliteEngine {
+  const statements = new Map<string, Statement>();
+  const prepared = (text: string): Statement => {
+    let statement = statements.get(text);
+    if (!statement) {
+      statement = db.prepare(text);
+      if (statements.size > 2_000) statements.clear();
+      statements.set(text, statement);
+    }
+    return statement;
+  };
+  const args = (params: readonly Param[] | undefined) => (params ?? []).map((p) => (Array.isArray(p) ? JSON.stringify(p) : bindable(p as Param)));
+
+  // The connection's turn: a transaction takes it until it ends; statements outside one wait behind it.
+  let turn: Promise<void> = Promise.resolve();
+  const exclusive = async <T>(work: () => Promise<T>): Promise<T> => {
+    const before = turn;
+    let release!: () => void;
+    turn = new Promise((resolve) => (release = resolve));
+    await before;
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  };
+  let busy = false;
+
+  const runner = (depth: number, own: boolean): Sql => {
+    // Outside a transaction a statement is one synchronous call: it waits only while a transaction holds the turn.
+    const now = <T>(work: () => T): Promise<T> => (own || !busy ? Promise.resolve().then(() => translated(work)) : exclusive(async () => translated(work)));
+    const sql: Sql = {
+      dialect: 'sqlite',
+      all: <T>(text: string, params?: readonly Param[]) => now(() => prepared(text).all(...args(params)) as T[]),
+      get: <T>(text: string, params?: readonly Param[]) => now(() => prepared(text).get(...args(params)) as T | undefined),
+      run: (text, params) => now(() => prepared(text).run(...args(params)).changes),
+      script: (text) => now(() => void db.exec(text)),
+      transaction: async <T>(work: (tx: Sql) => Promise<T>): Promise<T> => {
+        if (own) {
+          const name = `s${depth}`;
+          db.exec(`SAVEPOINT ${name}`);
+          try {
+            const result = await work(runner(depth + 1, true));
+            db.exec(`RELEASE ${name}`);
+            return result;
+          } catch (error) {
+            db.exec(`ROLLBACK TO ${name}`);
+            db.exec(`RELEASE ${name}`);
+            throw translatedError(error);
+          }
+        }
+        return exclusive(async () => {
+          busy = true;
+          try {
+            // IMMEDIATE: the write lock is taken at BEGIN, so two processes on one file queue rather than deadlock.
+            translated(() => db.exec('BEGIN IMMEDIATE'));
+            try {
+              const result = await work(runner(1, true));
+              db.exec('COMMIT');
+              return result;
+            } catch (error) {
+              if (db.inTransaction) db.exec('ROLLBACK');
+              throw translatedError(error);
+            }
+          } finally {
+            busy = false;
+          }
+        });
+      },
+    };
+    return sql;
+  };
+
+  const sql = runner(0, false);
+  return {
+    ...sql,
+    db,
+    describe: () => (file === ':memory:' || file === '' ? 'SQLite in memory' : `SQLite at ${file}`),
+    // One file, one process at a time: BEGIN IMMEDIATE in each migration already keeps two starters apart.
+    migrating: (work) => work(sql),
+    ping: async () => {
+      prepared('SELECT 1').get();
+    },
+    close: async () => {
+      await exclusive(async () => undefined);
+      db.close();
+    },
+  };
+}
+
+function translated<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw translatedError(error);
+  }
+}
+
+function translatedError(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return new Conflict((error as Error).message, { cause: error });
+  return error;
+}

@@ -1,0 +1,247 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as Keys from '../src/auth/Keys.js';
+import { ServiceError } from '../src/errors/ServiceError.js';
+import * as Migrations from '../src/store/Migrations.js';
+import * as Stores from '../src/store/Store.js';
+import type { OpenStore } from '../src/store/Store.js';
+import * as Engines from './support/Engines.js';
+
+/** The same cases on every engine: callers of the Store cannot tell which one holds their data. */
+describe.each(Engines.engines)('Store on %s', (engine) => {
+  let store: OpenStore;
+  let target: Awaited<ReturnType<typeof Engines.fresh>>;
+
+  beforeAll(async () => {
+    target = await Engines.fresh(engine);
+    store = (await Stores.open(target.target)).store;
+  });
+  afterAll(async () => {
+    await store?.close();
+    await target?.drop();
+  });
+
+  const code = async (work: Promise<unknown>) => {
+    try {
+      await work;
+    } catch (error) {
+      return error instanceof ServiceError ? error.code : String(error);
+    }
+    return 'no error';
+  };
+
+  test('behavior: a store opened again applies no migration twice, and reports every version applied', async () => {
+    const again = await Stores.open(target.target);
+    expect(again.created).toBe(false);
+    await again.store.close();
+    expect(await store.meta.get('search_index_version')).toBe('1');
+  });
+
+  test('behavior: several processes opening one new store at once migrate it once', async () => {
+    const other = await Engines.fresh(engine);
+    try {
+      // One SQLite file takes one writer at a time, and in one thread a second would wait on the first forever: its
+      // starters are shown one after another (BEGIN IMMEDIATE keeps processes apart); PostgreSQL's all at once.
+      const open = () => Stores.open(other.target);
+      const opened = engine === 'postgres' ? await Promise.all([open(), open(), open()]) : [await open(), await open(), await open()];
+      // SQLite says which call made the file; on PostgreSQL exactly one applied the first migration.
+      if (engine === 'postgres') expect(opened.filter((o) => o.created)).toHaveLength(1);
+      await Promise.all(opened.map((o) => o.store.close()));
+      const reopened = await Stores.open(other.target);
+      expect(await reopened.store.meta.get('answer_markers_since')).toMatch(/^\d+$/);
+      await reopened.store.close();
+    } finally {
+      await other.drop();
+    }
+    expect(Migrations.migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  test('behavior: accounts are created, found by id or name, listed; a taken name is a conflict', async () => {
+    const made = await store.accounts.create({ name: 'ada', email: 'ada@example.org' });
+    expect(made).toMatchObject({ name: 'ada', email: 'ada@example.org', unlockBalance: 0, creditBalance: 0 });
+    expect(await store.accounts.find(made.id)).toEqual(made);
+    expect(await store.accounts.find('ada')).toEqual(made);
+    expect(await code(store.accounts.create({ name: 'ada' }))).toBe('conflict');
+    expect(await code(store.accounts.create({ name: 'Not Valid' }))).toBe('invalid_request');
+    expect((await store.accounts.list()).map((a) => a.name)).toContain('ada');
+  });
+
+  test('behavior: a key is verified by its secret, recorded as used, and refused once revoked', async () => {
+    const account = await store.accounts.create({ name: 'keyholder' });
+    const { credential, token } = await Keys.issue(store, { kind: 'api_key', accountId: account.id, label: 'ci' });
+    expect(credential).toMatchObject({ kind: 'api_key', accountId: account.id, label: 'ci', revokedAt: null });
+    const verified = await Keys.verify(store, 'api_key', token);
+    expect(verified?.id).toBe(credential.id);
+    expect((await store.credentials.find('api_key', credential.id))?.lastUsedAt).toBeGreaterThan(0);
+    expect(await Keys.verify(store, 'bearer_token', token)).toBeUndefined();
+    expect(await Keys.verify(store, 'api_key', `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`)).toBeUndefined();
+    await store.credentials.revoke('api_key', credential.id);
+    expect(await Keys.verify(store, 'api_key', token)).toBeUndefined();
+    expect(await code(store.credentials.revoke('api_key', credential.id))).toBe('conflict');
+    expect((await store.credentials.list('api_key', account.id)).map((c) => c.id)).toEqual([credential.id]);
+  });
+
+  test('behavior: profiles resolve by slug or alias in any case; a taken or reserved handle is refused', async () => {
+    const owner = await store.accounts.create({ name: 'owner' });
+    const profile = await store.profiles.create({ slug: 'maria-lind', name: 'Maria Lind', visibility: 'public', directory: true, ownerAccountId: owner.id });
+    expect(profile).toMatchObject({ slug: 'maria-lind', directory: true, ownerAccountId: owner.id });
+    await store.profiles.addAlias(profile.id, 'mlind');
+    expect((await store.profiles.byHandle('MLIND'))?.id).toBe(profile.id);
+    expect(await store.profiles.byHandle('nobody-here')).toBeUndefined();
+    expect(await store.profiles.aliases(profile.id)).toEqual(['mlind']);
+    expect(await code(store.profiles.create({ slug: 'mlind', name: 'X', visibility: 'public' }))).toBe('conflict');
+    expect(await code(store.profiles.addAlias(profile.id, 'maria-lind'))).toBe('conflict');
+    expect(await code(store.profiles.create({ slug: 'api', name: 'X', visibility: 'public' }))).toBe('invalid_request');
+    expect((await store.profiles.directoryPage({ offset: 0, limit: 10 })).profiles.map((p) => p.slug)).toContain('maria-lind');
+    const hidden = await store.profiles.update(profile.id, { visibility: 'private', directory: false });
+    expect(hidden).toMatchObject({ visibility: 'private', directory: false });
+    expect((await store.profiles.directoryPage({ offset: 0, limit: 10 })).profiles.map((p) => p.slug)).not.toContain('maria-lind');
+    const member = await store.accounts.create({ name: 'member' });
+    await store.profiles.addMember(profile.id, member.id);
+    await store.profiles.addMember(profile.id, member.id);
+    expect(await store.profiles.members(profile.id)).toEqual([member.id]);
+    expect(await store.profiles.isTeam(hidden, member.id)).toBe(true);
+    await store.profiles.grantAccess(profile.id, owner.id);
+    expect(await store.profiles.isGranted(hidden, owner.id)).toBe(true);
+    expect(await store.profiles.revokeAccess(profile.id, owner.id)).toBe(true);
+    expect(await store.profiles.grants(profile.id)).toEqual([]);
+  });
+
+  test('behavior: channels keep their settings and sync state; one sync holds a channel at a time', async () => {
+    const profile = await store.profiles.create({ slug: 'chan-owner', name: 'Chan', visibility: 'public' });
+    const channel = await store.channels.create({ id: 'ch_feed', profileId: profile.id, kind: 'rss', label: 'Feed', accessLevel: 'public', ratePerMillionTokens: 2.5, sourceUrl: 'https://example.org/feed', settings: { a: 1 } });
+    expect(channel).toMatchObject({ id: 'ch_feed', ratePerMillionTokens: 2.5, status: 'live', settings: { a: 1 }, syncState: {} });
+    expect(await code(store.channels.create({ id: 'ch_feed', profileId: profile.id, kind: 'rss', label: 'Feed', accessLevel: 'public', ratePerMillionTokens: 1 }))).toBe('conflict');
+    expect((await store.channels.byProfiles()).get(profile.id)?.map((c) => c.id)).toEqual(['ch_feed']);
+    const claims = await Promise.all([1, 2, 3].map(() => store.channels.claimSync('ch_feed', { now: 1_000, expired: () => false })));
+    const held = claims.filter((c) => c !== undefined);
+    expect(held).toHaveLength(1);
+    const { holder } = held[0]!;
+    expect(await store.channels.heartbeat('ch_feed', holder, 2_000)).toBe(true);
+    expect(await store.channels.heartbeat('ch_feed', 'sync_other', 2_000)).toBe(false);
+    expect((await store.channels.get('ch_feed')).syncState).toMatchObject({ holder, heartbeatAt: 2_000 });
+    const done = await store.channels.finishSync('ch_feed', holder, { now: 3_000, source: { etag: 'x' }, listed: ['a', 'b'] });
+    expect(done).toMatchObject({ status: 'live', lastSyncedAt: 3_000, lastError: null, syncState: { source: { etag: 'x' } } });
+    expect(await store.channels.lastListed('ch_feed', 'source')).toEqual(['a', 'b']);
+    const moved = await store.channels.setSource('ch_feed', { sourceUrl: 'https://example.org/other' });
+    expect(moved.syncState).toEqual({});
+    expect(await store.channels.lastListed('ch_feed', 'source')).toBeUndefined();
+    expect(await code(store.channels.update('ch_feed', { ratePerMillionTokens: -1 }))).toBe('invalid_request');
+    expect((await store.channels.update('ch_feed', { status: 'paused' })).status).toBe('paused');
+  });
+
+  test('behavior: collections hold only their profile\'s channels', async () => {
+    const profile = await store.profiles.create({ slug: 'coll-owner', name: 'Coll', visibility: 'public' });
+    const other = await store.profiles.create({ slug: 'coll-other', name: 'Other', visibility: 'public' });
+    await store.channels.create({ id: 'ch_coll_a', profileId: profile.id, kind: 'rss', label: 'A', accessLevel: 'public', ratePerMillionTokens: 0 });
+    await store.channels.create({ id: 'ch_coll_b', profileId: other.id, kind: 'rss', label: 'B', accessLevel: 'public', ratePerMillionTokens: 0 });
+    const made = await store.collections.create({ profileId: profile.id, slug: 'best', name: 'Best', channelIds: ['ch_coll_a'] });
+    expect(made.channelIds).toEqual(['ch_coll_a']);
+    expect(await code(store.collections.create({ profileId: profile.id, slug: 'worse', name: 'W', channelIds: ['ch_coll_b'] }))).toBe('invalid_request');
+    expect(await store.collections.find(profile.id, 'worse')).toBeUndefined();
+    expect(await code(store.collections.create({ profileId: profile.id, slug: 'best', name: 'Again', channelIds: [] }))).toBe('conflict');
+    expect((await store.collections.byProfile(profile.id)).map((c) => c.slug)).toEqual(['best']);
+  });
+
+  test('behavior: concurrent holds on one balance never overdraw it, and each landed hold has its ledger row', async () => {
+    const account = await store.accounts.create({ name: 'spender' });
+    await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 10 });
+    const results = await Promise.allSettled(Array.from({ length: 25 }, (_, i) => store.ledger.move({ accountId: account.id, kind: 'query_charge', creditsDelta: -1, queryId: `q${i}` })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as ServiceError).code).toBe('insufficient_balance');
+    expect((await store.accounts.get(account.id)).creditBalance).toBe(0);
+    expect((await store.ledger.entries({ accountId: account.id })).filter((e) => e.kind === 'query_charge')).toHaveLength(10);
+    expect(await code(store.ledger.move({ accountId: 'acct_missing', kind: 'grant', creditsDelta: 1 }))).toBe('not_found');
+  });
+
+  test('behavior: a transaction that throws leaves nothing behind; a nested one rolls back alone', async () => {
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.accounts.create({ name: 'ghost' });
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(await store.accounts.find('ghost')).toBeUndefined();
+    await store.transaction(async (tx) => {
+      await tx.accounts.create({ name: 'kept' });
+      await tx.transaction(async (inner) => {
+        await inner.accounts.create({ name: 'dropped' });
+        throw new Error('inner only');
+      }).catch(() => undefined);
+    });
+    expect(await store.accounts.find('kept')).toBeDefined();
+    expect(await store.accounts.find('dropped')).toBeUndefined();
+  });
+
+  test('behavior: a charge is either answered or reversed, once, however the two race', async () => {
+    const account = await store.accounts.create({ name: 'racer' });
+    await store.ledger.move({ accountId: account.id, kind: 'grant', unlocksDelta: 5 });
+    for (let i = 0; i < 5; i++) {
+      const queryId = `race${i}`;
+      await store.ledger.move({ accountId: account.id, kind: 'query_charge', unlocksDelta: -1, queryId });
+      const [answered, reversed] = await Promise.allSettled([
+        store.charges.markAnswered({ accountId: account.id, queryId }),
+        store.charges.reverse({ accountId: account.id, queryId, reason: 'test' }),
+      ]);
+      const standing = await store.charges.standing(queryId);
+      if (standing === 'answered') expect(reversed).toMatchObject({ status: 'fulfilled', value: undefined });
+      else expect([standing, answered.status]).toEqual(['reversed', 'rejected']);
+    }
+    const balance = (await store.accounts.get(account.id)).unlockBalance;
+    const reversals = (await store.ledger.entries({ accountId: account.id })).filter((e) => e.kind === 'query_reversal').length;
+    expect(balance).toBe(reversals);
+  });
+
+  test('behavior: orphaned charges are reversed once even when two processes reconcile at once', async () => {
+    const since = Date.now();
+    const account = await store.accounts.create({ name: 'orphaned' });
+    await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 3 });
+    for (const q of ['o1', 'o2', 'o3']) await store.ledger.move({ accountId: account.id, kind: 'query_charge', creditsDelta: -1, queryId: q });
+    await store.charges.markAnswered({ accountId: account.id, queryId: 'o2' });
+    const window = { since, before: Date.now() + 1_000, why: () => 'test' };
+    const [a, b] = await Promise.all([store.charges.reverseOrphans(window), store.charges.reverseOrphans(window)]);
+    expect(a + b).toBe(2);
+    expect((await store.accounts.get(account.id)).creditBalance).toBe(2);
+  });
+
+  test('behavior: a payment credential is spent once, a transfer accounted for once, a credit consumed once', async () => {
+    const base = { rail: 'tempo' as const, wallet: '0xAbC', requestDigest: 'd', amountMillicents: 100 };
+    const spends = await Promise.all([1, 2, 3].map((n) => store.payments.reserve({ ...base, id: `pay_a${n}`, spendKey: 'key-a', queryId: `qa${n}` })));
+    expect(spends.filter(Boolean)).toHaveLength(1);
+    // A transfer the payer broadcast is its own spend key: the same one presented three times at once is taken once.
+    const transfers = await Promise.all([1, 2, 3].map((n) => store.payments.reserve({ ...base, id: `pay_t${n}`, spendKey: '0xfeed', transfer: '0xFEED', queryId: `qt${n}` })));
+    expect(transfers.filter(Boolean)).toHaveLength(1);
+    const paid = transfers.findIndex(Boolean) + 1;
+    expect(await store.payments.advance(`pay_t${paid}`, ['verified'], 'settled', { txHash: '0xfeed' })).toBe(true);
+    expect(await store.payments.reserve({ ...base, id: 'pay_again', spendKey: 'key-again', transfer: '0xfeed', queryId: 'qagain' })).toBe(false);
+    const row = (await store.payments.get(`pay_t${paid}`))!;
+    expect(row).toMatchObject({ state: 'settled', wallet: '0xabc', amountMillicents: 100 });
+    const credits = await Promise.all([store.payments.grantCredit(row, 'r'), store.payments.grantCredit(row, 'r')]);
+    expect(credits[0]).toBe(credits[1]);
+    expect((await store.payments.get(row.id))?.state).toBe('credited');
+    const credit = (await store.payments.openCredit('tempo', '0xABC'))!;
+    expect(credit.id).toBe(credits[0]);
+    await store.payments.reserve({ ...base, id: 'pay_c1', spendKey: 'key-c1', queryId: 'qc1' });
+    await store.payments.reserve({ ...base, id: 'pay_c2', spendKey: 'key-c2', queryId: 'qc2' });
+    const consumed = await Promise.all([store.payments.consumeCredit(credit.id, 'pay_c1'), store.payments.consumeCredit(credit.id, 'pay_c2')]);
+    expect(consumed.filter(Boolean)).toHaveLength(1);
+    expect(await store.payments.bindCredential({ spendKey: 's1', rail: 'tempo', challengeId: 'c1' })).toBe('c1');
+    expect(await store.payments.bindCredential({ spendKey: 's1', rail: 'tempo', challengeId: 'c2' })).toBe('c1');
+    expect((await store.payments.recent({ wallet: '0xABC', limit: 50 })).length).toBeGreaterThan(0);
+    expect((await store.payments.unfinished(Date.now() + 1_000)).map((p) => p.id)).toContain('pay_a' + (spends.findIndex(Boolean) + 1));
+  });
+
+  test('behavior: a kept value is claimed once, whoever asks first', async () => {
+    const claimed = await Promise.all(['a', 'b', 'c'].map((v) => store.meta.claim('shared_secret', v)));
+    expect(new Set(claimed).size).toBe(1);
+    await store.meta.set('shared_secret', 'z');
+    expect(await store.meta.get('shared_secret')).toBe('z');
+  });
+});
+
+describe('Store on an unreachable PostgreSQL', () => {
+  test('error: opening fails with Unavailable, naming the host and the cause', async () => {
+    const error = await Stores.open({ url: 'postgres://postgres@127.0.0.1:9/none' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Stores.Unavailable);
+    expect(String((error as Error).message)).toMatch(/ECONNREFUSED|connect/);
+  });
+});
