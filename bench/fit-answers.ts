@@ -34,7 +34,7 @@ const docOf = store.docOf;
 type Run = { qid: string; ranked: Retriever.Evidence[]; question: Retriever.Retrieval['question']; relevant: Set<string> };
 const runs: Run[] = [];
 for (const qid of claims) {
-  const run = await Retriever.retrieve(store.services.db, store.services.lexicalIndex(), { question: dataset.queries.get(qid)!, channels: store.channels, mode: undefined, termModel: store.services.termModel() });
+  const run = await Retriever.retrieve(store.services.store, await store.services.lexicalIndex(), { question: dataset.queries.get(qid)!, channels: store.channels, mode: undefined, termModel: await store.services.termModel() });
   runs.push({ qid, ranked: run.ranked.slice(0, 30), question: run.question, relevant: new Set(dataset.qrels.get(qid)!.keys()) });
 }
 store.close();

@@ -27,12 +27,12 @@ if (Config.load().embedding.provider !== 'none') {
 }
 const dataset = await Beir.load(directory, values.qrels ?? path.join(directory, 'qrels', 'train.tsv'));
 const store = await Evaluate.buildStore(dataset);
-const index = store.services.lexicalIndex();
+const index = await store.services.lexicalIndex();
 const candidates = Number(values.candidates ?? 100);
 const ids = [...dataset.qrels.keys()];
 const groups = new Map<string, Fit.Group>();
 for (const qid of ids) {
-  const rows = await Retriever.candidateFeatures(store.services.db, index, { question: dataset.queries.get(qid)!, channels: store.channels, candidates, termModel: store.services.termModel() });
+  const rows = await Retriever.candidateFeatures(store.services.store, index, { question: dataset.queries.get(qid)!, channels: store.channels, candidates, termModel: await store.services.termModel() });
   const qrels = dataset.qrels.get(qid)!;
   groups.set(qid, { features: rows.map((r) => r.features), labels: rows.map((r) => qrels.get(store.docOf.get(r.itemId)!) ?? 0) });
 }

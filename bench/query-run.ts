@@ -15,6 +15,7 @@ import { projectRoot } from '../src/config/Config.js';
 import * as Beir from '../src/eval/Beir.js';
 import * as Fusion from '../src/retrieval/Fusion.js';
 import * as Reranker from '../src/retrieval/Reranker.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as VectorBuild from '../src/retrieval/VectorBuild.js';
 import * as Text from '../src/retrieval/Text.js';
@@ -64,7 +65,7 @@ async function build(): Promise<void> {
   for (let i = 0; i < itemsNeeded; i++) {
     const doc = dataset.corpus[i % dataset.corpus.length]!;
     const chunks = Array.from({ length: Math.min(10, n - i * 10) }, () => ({ text: chunkText() }));
-    Items.put(db, { channelId: channels[i % channels.length]!, externalId: `doc-${i}`, title: doc.title, contentHash: `h${i}`, publishedAt: 1_600_000_000_000 + i * 60_000, chunks });
+    await store.items.put(SearchTerms.indexed({ channelId: channels[i % channels.length]!, externalId: `doc-${i}`, title: doc.title, contentHash: `h${i}`, publishedAt: 1_600_000_000_000 + i * 60_000, chunks }));
     if (i % 20_000 === 0) log(`built ${i * 10} / ${n} chunks (${seconds(started)} s)`);
   }
   db.exec("INSERT INTO chunk_fts(chunk_fts) VALUES('optimize')");
@@ -105,15 +106,17 @@ const db = services.db;
 // The index: filled from the chunks when the store predates it, then loaded into memory.
 const rssBefore = process.memoryUsage().rss;
 started = performance.now();
-const index = services.lexicalIndex();
+const index = await services.lexicalIndex();
 const indexOpenSeconds = seconds(started);
 const indexMB = Math.round((process.memoryUsage().rss - rssBefore) / 1e6);
 log(`index open in ${indexOpenSeconds} s: ${JSON.stringify(index.size())}`);
 
 // The term model, as `profile-edge reindex` builds it.
-if (!services.termModel()) {
+if (!(await services.termModel())) {
   started = performance.now();
-  TermModel.build(db, { stats: index.statistics(new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[])) });
+  // Every stem the index holds: the term model asks the idf of its vocabulary, which is drawn from them.
+  const stems = db.prepare('SELECT term FROM search_terms').pluck().all() as string[];
+  await TermModel.build(services.store, { stats: await index.statistics(new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[]), stems) });
   built.termModelSeconds = seconds(started);
   fs.writeFileSync(sidecar, JSON.stringify(built));
 }
@@ -184,12 +187,12 @@ if (values.vectors) {
   }
   // A weight as `profile-edge fit` stores one for an embedder that earned it: unfitted, vectors are skipped entirely.
   VectorIndex.setFusion(withVectors.db, withVectors.embedder!.id, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.15, weight: 0.5 }));
-  withVectors.lexicalIndex();
+  await withVectors.lexicalIndex();
   const askWith = (q: string) => Tools.invoke({ services: withVectors, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
   // Lexical alone again, from a service that has not answered these questions: each question is new to both (chunk
   // analyses are cached), and the two alternate question by question so the machine's drift favours neither.
   const lexicalAgain = open();
-  lexicalAgain.lexicalIndex();
+  await lexicalAgain.lexicalIndex();
   const askLexically = (q: string) => Tools.invoke({ services: lexicalAgain, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
   for (const q of questions.slice(0, 10)) {
     await askWith(q);
@@ -238,13 +241,15 @@ if (values.vectors) {
 const channel = channelIds.values().next().value!;
 const writes = 100;
 started = performance.now();
-for (let i = 0; i < writes; i++) Items.put(db, { channelId: channel, externalId: `write-${i}`, title: 'Write cost', contentHash: `w${i}`, chunks: Array.from({ length: 10 }, () => ({ text: chunkText() })) });
+for (let i = 0; i < writes; i++) {
+  await services.store.items.put(SearchTerms.indexed({ channelId: channel, externalId: `write-${i}`, title: 'Write cost', contentHash: `w${i}`, chunks: Array.from({ length: 10 }, () => ({ text: chunkText() })) }));
+}
 const writeMsPerChunk = Number(((performance.now() - started) / (writes * 10)).toFixed(3));
 started = performance.now();
 const found = await index.search({ terms: Text.queryTerms('write cost'), text: 'write cost', channelIds, limit: 10 });
 const catchUpMs = Number((performance.now() - started).toFixed(1));
 if (!found.length) throw new Error('written chunks were not found');
-for (let i = 0; i < writes; i++) Items.remove(db, Items.itemId(channel, `write-${i}`));
+for (let i = 0; i < writes; i++) await services.store.items.remove(Items.itemId(channel, `write-${i}`));
 db.pragma('wal_checkpoint(TRUNCATE)');
 
 /** Payload bytes of a query's rows (pages add a little): this build of SQLite has no dbstat. */

@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as Store from '../src/store/Database.js';
+import * as Stores from '../src/store/Store.js';
 
 const { values } = parseArgs({
   options: { db: { type: 'string' }, 'max-chunks': { type: 'string' }, dimensions: { type: 'string' }, vocabulary: { type: 'string' }, seed: { type: 'string' } },
@@ -29,7 +30,7 @@ const mark = (stage: string) => {
   if (last.stage) stages[last.stage] = { wall: round(now.wall - last.wall), cpu: round(now.cpu - last.cpu) };
   last = { stage, ...now };
 };
-const info = TermModel.build(db, {
+const info = await TermModel.build(Stores.overSqlite(db), {
   maxChunks: number(values['max-chunks']),
   dimensions: number(values.dimensions),
   vocabulary: number(values.vocabulary),

@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as Store from '../src/store/Database.js';
-import * as Items from '../src/store/Items.js';
 import * as Stores from '../src/store/Store.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 
@@ -96,14 +96,14 @@ for (const size of sizes) {
           docs.set(v, (first + j) * dimensions);
           return v;
         });
-        Items.put(db, {
+        await store.items.put(SearchTerms.indexed({
           channelId: channelIds[(first / 1000) % channelCount]!,
           externalId: `item-${first}`,
           title: 'bench',
           contentHash: `h${first}`,
           chunks: vectors.map((_, j) => ({ text: `chunk ${first + j}`, tokenCount: 2 })),
           vectors,
-        });
+        }));
       }
       console.log(`\n${kind} unit vectors, ${size} × ${dimensions}: index built in ${seconds(performance.now() - started)}`);
       const rowids = db.prepare('SELECT rowid FROM chunks ORDER BY rowid').pluck().all() as number[];

@@ -34,12 +34,12 @@ export type Services = {
    * The lexical search index and the statistics it counts, opened on first use (at a million chunks that takes
    * seconds: commands that never search do not pay it) and kept current with the store from then on.
    */
-  lexicalIndex(): LexicalIndex.LexicalIndex;
+  lexicalIndex(): Promise<LexicalIndex.LexicalIndex>;
   synthesizer: Synthesizer;
   /** Signs the links of paid answers to private content, and verifies them when a citation page is opened. */
   citationLinks: SignedLinks.SignedLinks;
   /** The corpus term model (soft term matching), reloaded when a rebuild lands; undefined until one is built. */
-  termModel(): TermModel.TermModel | undefined;
+  termModel(): Promise<TermModel.TermModel | undefined>;
   /** The configured embedder, if any (used by ingestion and reindexing). */
   embedder: Embedder | undefined;
   /** Vector search, when an embedder is configured and the index was built with it. */
@@ -72,17 +72,23 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   if (embedder && index?.embedderId === embedder.id && config.embedding.provider !== 'none') {
     vectors = VectorSearch.create({ db, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs });
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
-  let lexicalIndex: LexicalIndex.LexicalIndex | undefined;
-  let termModel: { stamp: string | undefined; model: TermModel.TermModel | undefined } = { stamp: undefined, model: undefined };
+  let lexicalIndex: Promise<LexicalIndex.LexicalIndex> | undefined;
+  let termModel: { stamp: string | undefined; model: Promise<TermModel.TermModel | undefined> | undefined } = { stamp: undefined, model: undefined };
   const store = Stores.overSqlite(db);
   return {
     config,
     store,
     db,
     logger,
-    termModel() {
-      const stamp = Store.getMeta(db, 'term_model');
-      if (stamp !== termModel.stamp) termModel = { stamp, model: stamp === undefined ? undefined : TermModel.load(db) };
+    async termModel() {
+      // One small read a question: a rebuild or update by any process shows in the description it stored.
+      const stamp = await store.termModel.info();
+      if (stamp !== termModel.stamp) {
+        const model = stamp === undefined ? Promise.resolve(undefined) : TermModel.load(store);
+        termModel = { stamp, model };
+        // A load that failed (the database was lost) is tried again by the next question.
+        model.catch(() => termModel.model === model && (termModel = { stamp: undefined, model: undefined }));
+      }
       return termModel.model;
     },
     quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
@@ -90,8 +96,17 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
     lexicalIndex() {
       if (!lexicalIndex) {
         const started = performance.now();
-        lexicalIndex = LexicalIndex.open(db, { onProgress: (stage) => logger.info(`search index: ${stage}`) });
-        logger.debug('search index loaded', { ...lexicalIndex.size(), ms: Math.round(performance.now() - started) });
+        lexicalIndex = LexicalIndex.open(store, { onProgress: (stage) => logger.info(`search index: ${stage}`) }).then(
+          (index) => {
+            logger.debug('search index loaded', { ...index.size(), ms: Math.round(performance.now() - started) });
+            return index;
+          },
+          (error: unknown) => {
+            // A failed load (the database was down) is tried again by the next question.
+            lexicalIndex = undefined;
+            throw error;
+          },
+        );
       }
       return lexicalIndex;
     },

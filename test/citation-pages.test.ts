@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { ItemPage } from '../src/contract/ItemPage.js';
-import * as Items from '../src/store/Items.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as Environment from './support/Environment.js';
 
 /** Where a citation's profileUrl points: an HTML page for browsers and JSON for clients, under the profile's access rules. */
@@ -14,20 +14,20 @@ const query = async (body: Record<string, unknown>, key = served.environment.key
 
 /** A long item whose tenth chunk is cited, so a browser must scroll to it. */
 async function longItem(): Promise<{ slug: string; itemId: string; chunkId: string }> {
-  const { db, store } = served.environment.services;
+  const { store } = served.environment.services;
   const existing = await store.profiles.byHandle('long-read');
   const profile = existing ?? (await store.profiles.create({ slug: 'long-read', name: 'Long <Read>', visibility: 'unlisted' }));
   const channel = existing ? (await store.channels.byProfile(profile.id))[0]! : await store.channels.create({ profileId: profile.id, kind: 'rss', label: 'Essays', accessLevel: 'public', ratePerMillionTokens: 1 });
   const paragraph = (n: number) => `Paragraph ${n}. ${'The long essay goes on about kilns, glazes and the patience firing asks of a potter. '.repeat(14)}`;
-  const { itemId } = Items.put(db, {
+  const { itemId } = await store.items.put(SearchTerms.indexed({
     channelId: channel.id,
     externalId: 'essay',
     title: 'Firing <script>alert(1)</script> slowly',
     sourceUrl: 'https://essays.example.com/firing',
     contentHash: 'essay-v1',
     chunks: Array.from({ length: 12 }, (_, n) => ({ text: paragraph(n) })),
-  });
-  const chunkId = Items.withChunks(db, itemId)!.chunks[10]!.id;
+  }));
+  const chunkId = (await store.items.withChunks(itemId))!.chunks[10]!.id;
   return { slug: 'long-read', itemId, chunkId };
 }
 

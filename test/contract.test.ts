@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { ApiKeyQuote, DirectoryPage, ErrorBody, OnchainQuote, ProfileChannels, QueryResponse, RawQueryResponse } from '../src/contract/Contract.js';
 import type { ToolName } from '../src/contract/Mcp.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as Items from '../src/store/Items.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import type { Binding } from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 import type { Keys } from './support/Environment.js';
@@ -631,14 +631,14 @@ async function addDeepLinkedContent({ db, store }: Environment.Environment['serv
     chunkTargetTokens: 320,
   });
   const guides = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Guides', accessLevel: 'public', ratePerMillionTokens: 1 });
-  Items.put(db, {
+  await store.items.put(SearchTerms.indexed({
     channelId: guides.id,
     externalId: 'guide.pdf',
     title: 'Strength Guide',
     sourceUrl: 'https://strength.example.com/guide.pdf',
     contentHash: 'guide-v1',
     chunks: [{ text: 'Between heavy deadlift sets, rest three to five minutes; the rest interval matters more than the music.', pageStart: 3, pageEnd: 4 }],
-  });
+  }));
 }
 
 let environment: Environment.Environment;

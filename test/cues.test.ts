@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Chunker from '../src/ingest/Chunker.js';
 import * as Transcript from '../src/ingest/Transcript.js';
-import * as Items from '../src/store/Items.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import type * as Items from '../src/store/Items.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 
@@ -28,10 +29,10 @@ let chunks: Items.ChunkDraft[];
 beforeAll(async () => {
   chunks = Chunker.chunk(await Transcript.fromCaptions(vtt, 'vtt'), Chunker.sizes(320));
   environment = await Environment.create();
-  const { db, store } = environment.services;
+  const { store } = environment.services;
   const profile = await store.profiles.create({ slug: 'kettle-hour', name: 'Kettle Hour', visibility: 'unlisted' });
   const channel = await store.channels.create({ profileId: profile.id, kind: 'youtube', label: 'Videos', accessLevel: 'public', ratePerMillionTokens: 1 });
-  Items.put(db, { channelId: channel.id, externalId: 'kettle-ep', title: 'Kettle care', sourceUrl: 'https://www.youtube.com/watch?v=kettle123', contentHash: 'ep-v1', chunks });
+  await store.items.put(SearchTerms.indexed({ channelId: channel.id, externalId: 'kettle-ep', title: 'Kettle care', sourceUrl: 'https://www.youtube.com/watch?v=kettle123', contentHash: 'ep-v1', chunks }));
 }, 60_000);
 
 afterAll(async () => environment?.close());

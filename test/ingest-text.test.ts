@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Charset from '../src/ingest/Charset.js';
 import * as Upload from '../src/ingest/Upload.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as Items from '../src/store/Items.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Sources from './support/Sources.js';
 
@@ -57,7 +56,7 @@ describe('feeds read as their publisher wrote them', () => {
     const id = await channel('rss', encode(rss([{ guid: 'w1', title: 'Зима в саду', description: words }]), 'koi8-r'), 'application/rss+xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
     expect(texts(id)).toEqual([words]);
-    expect(Items.byChannel(store.db, id)[0]!.title).toBe('Зима в саду');
+    expect((await store.store.items.byChannel(id))[0]!.title).toBe('Зима в саду');
     expect((await store.store.channels.get(id)).lastError).toBeNull();
   });
 
@@ -90,7 +89,7 @@ describe('feeds read as their publisher wrote them', () => {
     ];
     const id = await channel('podcast_rss', rss(episodes), 'application/rss+xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 3, failed: 0 });
-    expect(Items.byChannel(store.db, id).map((i) => i.title).sort()).toEqual(['Dividing hostas', 'Mulch', 'Pruning roses']);
+    expect((await store.store.items.byChannel(id)).map((i) => i.title).sort()).toEqual(['Dividing hostas', 'Mulch', 'Pruning roses']);
     expect((await store.store.channels.get(id)).lastError).toMatch(/2 different entries share the id "ep-1"; each is kept/);
     // The keys are stable: the next sync changes nothing.
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 0, removed: 0 });
@@ -109,9 +108,9 @@ describe('uploads keep what the file says about itself', () => {
     fs.writeFileSync(file, page);
     const result = await Upload.ingest(store, { channelId: id, file, chunkTargetTokens: 320 });
     expect(result).toMatchObject({ outcome: 'created', title: 'Overwintering dahlias', warnings: [] });
-    expect(Items.byChannel(store.db, id)[0]).toMatchObject({ author: 'Ada Lovelace', publishedAt: Date.parse('2024-03-05T10:00:00Z') });
+    expect((await store.store.items.byChannel(id))[0]).toMatchObject({ author: 'Ada Lovelace', publishedAt: Date.parse('2024-03-05T10:00:00Z') });
     await Upload.ingest(store, { channelId: id, file, chunkTargetTokens: 320, metadata: { author: 'A. Lovelace', publishedAt: '2024-03-06' } });
-    expect(Items.byChannel(store.db, id)[0]).toMatchObject({ author: 'A. Lovelace', publishedAt: Date.parse('2024-03-06') });
+    expect((await store.store.items.byChannel(id))[0]).toMatchObject({ author: 'A. Lovelace', publishedAt: Date.parse('2024-03-06') });
     fs.rmSync(directory, { recursive: true, force: true });
   });
 });

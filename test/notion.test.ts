@@ -7,7 +7,6 @@ import * as Notion from '../src/sources/Notion.js';
 import * as NotionBlocks from '../src/sources/NotionBlocks.js';
 import type { NotionBlock } from '../src/sources/NotionBlocks.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as Items from '../src/store/Items.js';
 import * as Config from '../src/config/Config.js';
 import * as Services from '../src/Services.js';
 import * as Keys from '../src/auth/Keys.js';
@@ -84,7 +83,7 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
     const started = Date.now();
     expect(await Sync.syncChannel(deps(), 'ch_handbook')).toMatchObject({ outcome: 'synced', created: 4, failed: 0 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(900); // the 429's Retry-After was waited out
-    const items = Items.byChannel(store.db, 'ch_handbook');
+    const items = await store.store.items.byChannel('ch_handbook');
     expect(items.map((i) => i.title).sort()).toEqual(['Annual checkup', 'Emergency fund', 'Members handbook', 'Tax-loss harvesting']);
     expect(items.find((i) => i.externalId === child)!.sourceUrl).toBe(`https://www.notion.so/Tax-loss-harvesting-${child.replace(/-/g, '')}`);
     const handbook = textOf('ch_handbook', root);
@@ -103,7 +102,7 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
     notion.workspace.rows.set(dataSource, [notion.workspace.rows.get(dataSource)![0]!]);
     expect(await Sync.syncChannel(deps(), 'ch_handbook')).toMatchObject({ outcome: 'synced', updated: 1, unchanged: 2, removed: 1 });
     expect(textOf('ch_handbook', child)).toContain('wash-sale');
-    expect(Items.byChannel(store.db, 'ch_handbook').some((i) => i.externalId === rows[1])).toBe(false);
+    expect((await store.store.items.byChannel('ch_handbook')).some((i) => i.externalId === rows[1])).toBe(false);
   });
 
   test('behavior: a database that cannot be read (a linked view) is skipped, and the partial walk removes nothing', async () => {
@@ -115,7 +114,7 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
       const report = await Sync.syncChannel(deps(), 'ch_handbook');
       expect(report).toMatchObject({ outcome: 'synced', removed: 0, failed: 0 });
       expect((await store.store.channels.get('ch_handbook')).lastError).toMatch(/partial listing, nothing removed: not read: database 66666666-6666-4666-8666-666666666666 \(object_not_found\)/);
-      expect(Items.byChannel(store.db, 'ch_handbook').some((i) => i.externalId === child)).toBe(true);
+      expect((await store.store.items.byChannel('ch_handbook')).some((i) => i.externalId === child)).toBe(true);
     } finally {
       notion.workspace.children.set(root, children);
     }

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { credentialFor, tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
 import { cli } from './support/Transports.js';
-import * as Items from '../src/store/Items.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as Onchain from '../src/payments/Onchain.js';
 import * as Credentials from '../src/payments/Credentials.js';
 import * as Tools from '../tools/Tools.js';
@@ -359,16 +359,16 @@ describe('SKILL.md', () => {
 describe('tempo credits: money that moved without an answer', () => {
   test('behavior: a payment the payer broadcast, for a question that then has nothing relevant, is kept as a credit only that wallet can spend', async () => {
     const { sandbox, environment } = served;
-    const { db, store } = environment.services;
+    const { store } = environment.services;
     const profile = await store.profiles.create({ slug: 'quince-notes', name: 'Quince Notes', visibility: 'unlisted' });
     const channel = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
-    const { itemId } = Items.put(db, {
+    const { itemId } = await store.items.put(SearchTerms.indexed({
       channelId: channel.id,
       externalId: 'quince.md',
       title: 'Quince jam',
       contentHash: 'quince-v1',
       chunks: [{ text: 'Quince jam sets when the fruit simmers with its cores and pips: they hold the pectin the set needs.' }],
-    });
+    }));
     const path = '/api/profiles/quince-notes/query';
     const body = { question: 'What makes quince jam set?', rail: 'tempo' };
     const owner = await sandbox.newPayer();
@@ -378,7 +378,7 @@ describe('tempo credits: money that moved without an answer', () => {
     expect(await sandbox.balance('tempo', sandbox.payTo.tempo)).toBe(received + 50_000n);
     const afterPush = await sandbox.balance('tempo', owner.address);
     // The content goes away between the challenge and the paid retry: nothing relevant is left to sell.
-    Items.remove(db, itemId);
+    await store.items.remove(itemId);
     const refused = await post(fetch, path, body, headers);
     const refusal = await json(refused);
     expect(refused.status).toBe(422);

@@ -182,7 +182,7 @@ describe('podcast_rss connector', () => {
     );
     expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', pendingText: { attempts: 1, reason: expect.stringMatching(/ENOTFOUND/), next: clock + 15 * 60_000 } });
     expect((await store.store.channels.get('ch_soil_9')).lastError).toMatch(/2 new items indexed from stand-in text for now, their real text retried with backoff/);
-    expect(Items.textNotes(store.db, 'ch_soil_9').get(Items.itemId('ch_soil_9', 'ep9'))).toMatch(/^stand-in text; transcript unavailable for now .*ENOTFOUND.*; next try after 2025-07-01T00:15:00\.000Z$/);
+    expect((await store.store.items.textNotes('ch_soil_9')).get(Items.itemId('ch_soil_9', 'ep9'))).toMatch(/^stand-in text; transcript unavailable for now .*ENOTFOUND.*; next try after 2025-07-01T00:15:00\.000Z$/);
 
     // Before its time nothing is fetched; after it, each failure doubles the wait.
     const asked = () => host.requests.length;
@@ -275,7 +275,7 @@ describe.skipIf(!Shared.hasFixtures)('real-world podcast feeds (../shared/fixtur
   });
 
   test('behavior: a real Podcasting 2.0 feed: episodes, titles, dates and show notes', async () => {
-    const items = Items.byChannel(store.db, 'ch_fx_partytime_pc20rss_xml');
+    const items = await store.store.items.byChannel('ch_fx_partytime_pc20rss_xml');
     expect(items).toHaveLength(56);
     const latest = items[0]!;
     expect(latest).toMatchObject({ title: 'Episode 57: Rebel Rubes', externalId: 'PC2057', publishedAt: Date.parse('2021-10-08T18:55:32Z') });

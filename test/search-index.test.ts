@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as Text from '../src/retrieval/Text.js';
 import type { Database } from '../src/store/Database.js';
 import * as Store from '../src/store/Database.js';
@@ -39,7 +40,7 @@ async function corpus(file: string, items: number, seed = 7): Promise<{ db: Data
   for (const c of [0, 1, 2]) channels.push((await store.channels.create({ profileId: profile.id, kind: 'rss', label: `c${c}`, accessLevel: 'public', ratePerMillionTokens: 1 })).id);
   for (let i = 0; i < items; i++) {
     const chunks = [0, 1, 2].map(() => ({ text: Array.from({ length: 10 + Math.floor(r() * 80) }, word).join(' ') }));
-    Items.put(db, { channelId: channels[i % 3]!, externalId: `i${i}`, title: `${word()} ${word()}`, contentHash: `h${i}`, chunks });
+    await store.items.put(SearchTerms.indexed({ channelId: channels[i % 3]!, externalId: `i${i}`, title: `${word()} ${word()}`, contentHash: `h${i}`, chunks }));
   }
   return { db, store, channels };
 }
@@ -55,9 +56,10 @@ function reference(db: Database) {
   return (stems: string[], channels: Set<string>, k: number) => bm25({ db, docs, tf, stems, channels, k });
 }
 
-function bm25(input: { db: Database; docs: { rowid: number; channelId: string; length: number }[]; tf: Map<number, number>[]; stems: string[]; channels: Set<string>; k: number }) {
+async function bm25(input: { db: Database; docs: { rowid: number; channelId: string; length: number }[]; tf: Map<number, number>[]; stems: string[]; channels: Set<string>; k: number }) {
   const { db, docs, tf, stems, channels, k } = input;
-  const ids = stems.map((s) => SearchDocs.termId(db, s));
+  const known = await Stores.overSqlite(db).search.termIds(stems);
+  const ids = stems.map((s) => known.get(s));
   const n = docs.length;
   const avg = docs.reduce((a, d) => a + d.length, 0) / n;
   const idf = ids.map((id) => {
@@ -93,8 +95,8 @@ describe('LexicalIndex', () => {
     ['one block', undefined],
     ['blocks of 257 chunks', 257],
   ])('behavior: the pruned search returns exactly the exhaustive top 100, and both are plain BM25, on 300 random questions (%s)', async (name, blockSize) => {
-    const { db, channels } = await corpus(path.join(directory, `exact-${blockSize ?? 0}.db`), 1500);
-    const index = LexicalIndex.open(db, { blockSize });
+    const { db, store, channels } = await corpus(path.join(directory, `exact-${blockSize ?? 0}.db`), 1500);
+    const index = await LexicalIndex.open(store, { blockSize });
     const plain = reference(db);
     const r = random(99);
     for (let q = 0; q < 300; q++) {
@@ -105,7 +107,7 @@ describe('LexicalIndex', () => {
       const pruned = await index.search(query(words, scope, limit));
       const exhaustive = await index.searchExhaustive(query(words, scope, limit));
       expect(pruned).toEqual(exhaustive);
-      const expected = plain([...new Set(words.map(Text.stem))], new Set(scope), limit);
+      const expected = await plain([...new Set(words.map(Text.stem))], new Set(scope), limit);
       expect(pruned.map((h) => h.rowid)).toEqual(expected.map((h) => h.rowid));
       pruned.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
     }
@@ -114,21 +116,22 @@ describe('LexicalIndex', () => {
 
   test('behavior: a chunk written or removed through another connection is found, or gone, at the next search', async () => {
     const file = path.join(directory, 'current.db');
-    const { db, channels } = await corpus(file, 50);
-    const index = LexicalIndex.open(db);
+    const { db, store, channels } = await corpus(file, 50);
+    const index = await LexicalIndex.open(store);
     const writer = Store.open(file).db;
+    const writerStore = Stores.overSqlite(writer);
     const ask = async () => (await index.search(query(['glimmerwort'], channels, 5))).map((h) => h.rowid);
     expect(await ask()).toEqual([]);
-    Items.put(writer, { channelId: channels[0]!, externalId: 'fresh', title: 'Glimmerwort', contentHash: 'f1', chunks: [{ text: 'All about glimmerwort.' }] });
+    await writerStore.items.put(SearchTerms.indexed({ channelId: channels[0]!, externalId: 'fresh', title: 'Glimmerwort', contentHash: 'f1', chunks: [{ text: 'All about glimmerwort.' }] }));
     const [rowid] = await ask();
     expect(rowid).toBe(writer.prepare("SELECT c.rowid FROM chunks c WHERE c.text LIKE '%glimmerwort%'").pluck().get());
-    expect(index.statistics(new Set(channels)).df(Text.stem('glimmerwort'))).toBe(1);
+    expect((await index.statistics(new Set(channels), [Text.stem('glimmerwort')])).df(Text.stem('glimmerwort'))).toBe(1);
     // Replaced content: the old chunk's words go, the new ones come.
-    Items.put(writer, { channelId: channels[0]!, externalId: 'fresh', title: 'Moonpetal', contentHash: 'f2', chunks: [{ text: 'Now about moonpetal.' }] });
+    await writerStore.items.put(SearchTerms.indexed({ channelId: channels[0]!, externalId: 'fresh', title: 'Moonpetal', contentHash: 'f2', chunks: [{ text: 'Now about moonpetal.' }] }));
     expect(await ask()).toEqual([]);
-    expect(index.statistics(new Set(channels)).df(Text.stem('glimmerwort'))).toBe(0);
+    expect((await index.statistics(new Set(channels), [Text.stem('glimmerwort')])).df(Text.stem('glimmerwort'))).toBe(0);
     expect(await index.search(query(['moonpetal'], channels, 5))).toHaveLength(1);
-    Items.remove(writer, Items.itemId(channels[0]!, 'fresh'));
+    await writerStore.items.remove(Items.itemId(channels[0]!, 'fresh'));
     expect(await index.search(query(['moonpetal'], channels, 5))).toEqual([]);
     writer.close();
     db.close();
@@ -136,28 +139,28 @@ describe('LexicalIndex', () => {
 
   test('behavior: a write that rolls back leaves no trace, and the term ids it gave are not reused for other words', async () => {
     const file = path.join(directory, 'rollback.db');
-    const { db, channels } = await corpus(file, 20);
-    const index = LexicalIndex.open(db);
-    expect(() =>
-      db.transaction(() => {
-        Items.put(db, { channelId: channels[0]!, externalId: 'doomed', title: 'Doomed', contentHash: 'd', chunks: [{ text: 'quixotic zephyrs' }] });
+    const { db, store, channels } = await corpus(file, 20);
+    const index = await LexicalIndex.open(store);
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.items.put(SearchTerms.indexed({ channelId: channels[0]!, externalId: 'doomed', title: 'Doomed', contentHash: 'd', chunks: [{ text: 'quixotic zephyrs' }] }));
         throw new Error('rolled back');
-      })(),
-    ).toThrow('rolled back');
-    Items.put(db, { channelId: channels[0]!, externalId: 'kept', title: 'Kept', contentHash: 'k', chunks: [{ text: 'vermilion lanterns' }] });
+      }),
+    ).rejects.toThrow('rolled back');
+    await store.items.put(SearchTerms.indexed({ channelId: channels[0]!, externalId: 'kept', title: 'Kept', contentHash: 'k', chunks: [{ text: 'vermilion lanterns' }] }));
     expect(await index.search(query(['quixotic'], channels, 5))).toEqual([]);
     expect(await index.search(query(['vermilion'], channels, 5))).toHaveLength(1);
-    expect(SearchDocs.termId(db, Text.stem('quixotic'))).toBeUndefined();
+    expect((await store.search.termIds([Text.stem('quixotic')])).get(Text.stem('quixotic'))).toBeUndefined();
     db.close();
   });
 
   test('behavior: after a restart the index is rebuilt from what was committed, and matches an index kept current', async () => {
     const file = path.join(directory, 'restart.db');
-    const { db, channels } = await corpus(file, 200);
-    const live = LexicalIndex.open(db);
-    for (let i = 0; i < 40; i++) Items.remove(db, Items.itemId(channels[i % 3]!, `i${i}`));
-    Items.put(db, { channelId: channels[1]!, externalId: 'late', title: 'Late', contentHash: 'l', chunks: [{ text: `${vocabulary[3]} ${vocabulary[5]}` }] });
-    const restarted = LexicalIndex.open(Store.open(file).db);
+    const { db, store, channels } = await corpus(file, 200);
+    const live = await LexicalIndex.open(store);
+    for (let i = 0; i < 40; i++) await store.items.remove(Items.itemId(channels[i % 3]!, `i${i}`));
+    await store.items.put(SearchTerms.indexed({ channelId: channels[1]!, externalId: 'late', title: 'Late', contentHash: 'l', chunks: [{ text: `${vocabulary[3]} ${vocabulary[5]}` }] }));
+    const restarted = await LexicalIndex.open(Stores.overSqlite(Store.open(file).db));
     for (const words of [[vocabulary[0]!, vocabulary[3]!], [vocabulary[5]!], vocabulary.slice(0, 8)]) {
       expect(await restarted.search(query(words, channels))).toEqual(await live.search(query(words, channels)));
     }
@@ -167,29 +170,29 @@ describe('LexicalIndex', () => {
 
   test('behavior: a store from before the index is filled on open, resuming where an interrupted fill stopped', async () => {
     const file = path.join(directory, 'fill.db');
-    const { db, channels } = await corpus(file, 30);
-    const expected = await LexicalIndex.open(db).search(query([vocabulary[1]!, vocabulary[2]!], channels));
+    const { db, store, channels } = await corpus(file, 30);
+    const expected = await (await LexicalIndex.open(store)).search(query([vocabulary[1]!, vocabulary[2]!], channels));
     // As a store from before the index would be: some rows missing, none for the rest.
     db.exec('DELETE FROM search_docs WHERE rowid % 2 = 0');
-    const reopened = LexicalIndex.open(db);
+    const reopened = await LexicalIndex.open(store);
     expect(await reopened.search(query([vocabulary[1]!, vocabulary[2]!], channels))).toEqual(expected);
     db.close();
   });
 
   test('behavior: pausing a channel takes its chunks out of results and statistics; resuming brings them back', async () => {
     const { db, store, channels } = await corpus(path.join(directory, 'pause.db'), 60);
-    const index = LexicalIndex.open(db);
+    const index = await LexicalIndex.open(store);
     const all = new Set(channels);
-    const before = index.statistics(all);
+    const before = await index.statistics(all, [Text.stem(vocabulary[0]!)]);
     await store.channels.update(channels[0]!, { status: 'paused' });
-    const paused = index.statistics(all);
+    const paused = await index.statistics(all, []);
     expect(paused.chunkCount).toBe(before.chunkCount - 60);
     const hits = await index.search(query(vocabulary.slice(0, 5), channels));
     const channelOf = db.prepare('SELECT i.channel_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?').pluck();
     expect(hits.every((h) => channelOf.get(h.rowid) !== channels[0])).toBe(true);
     await store.channels.update(channels[0]!, { status: 'live' });
-    expect(index.statistics(all).chunkCount).toBe(before.chunkCount);
-    expect(index.statistics(all).df(Text.stem(vocabulary[0]!))).toBe(before.df(Text.stem(vocabulary[0]!)));
+    expect((await index.statistics(all, [])).chunkCount).toBe(before.chunkCount);
+    expect((await index.statistics(all, [Text.stem(vocabulary[0]!)])).df(Text.stem(vocabulary[0]!))).toBe(before.df(Text.stem(vocabulary[0]!)));
     db.close();
   });
 });

@@ -5,7 +5,7 @@ import * as Config from '../src/config/Config.js';
 import { ItemPage } from '../src/contract/ItemPage.js';
 import * as Log from '../src/log/Logger.js';
 import * as SignedLinks from '../src/pages/SignedLinks.js';
-import * as Items from '../src/store/Items.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';
@@ -135,8 +135,8 @@ describe('paid answers over every transport', () => {
 
   test.each(names)('behavior: over %s, a synthesized answer signs its citations of a private channel and no others', async (transport) => {
     const answer = await ask(transport, 'owen-halvorsen', { question: owenQuestion, queryMode: 'summary' }, environment.keys.owenKey);
-    const { db, store } = environment.services;
-    const isPrivate = async (c: Link) => (await store.channels.get(Items.withChunks(db, c.itemId)!.channelId)).accessLevel === 'private';
+    const { store } = environment.services;
+    const isPrivate = async (c: Link) => (await store.channels.get((await store.items.withChunks(c.itemId))!.channelId)).accessLevel === 'private';
     const citations = answer.citations as Link[];
     const privacy = await Promise.all(citations.map(isPrivate));
     expect(privacy.filter(Boolean).length).toBeGreaterThan(0);
@@ -228,7 +228,7 @@ describe('opening a signed link', () => {
     const [, , itemId, chunkId, expires, sig] = signedPattern.exec(c!.profileUrl)!;
     const refusal = await (await get(unsigned(c!.profileUrl))).json();
     expect(refusal).toMatchObject({ error: 'not_found' });
-    const other = Items.byChannel(environment.services.db, 'ch_sunniva_uploads').concat(Items.byChannel(environment.services.db, 'ch_sunniva_notion')).find((i) => i.id !== itemId)!;
+    const other = (await environment.services.store.items.byChannel('ch_sunniva_uploads')).concat(await environment.services.store.items.byChannel('ch_sunniva_notion')).find((i) => i.id !== itemId)!;
     const flipped = `${sig!.slice(0, 5)}${sig![5] === 'A' ? 'B' : 'A'}${sig!.slice(6)}`;
     for (const path of [
       `/sunniva-bratt/i/${itemId}?chunks=${chunkId}&expires=${expires}&sig=${flipped}`,
@@ -277,7 +277,7 @@ describe('opening a signed link', () => {
     const [first] = members;
     signedUrls.push(first!.profileUrl);
     expect((await get(first!.profileUrl)).status).toBe(200);
-    const { db, store } = environment.services;
+    const { store } = environment.services;
     await store.channels.update('ch_owen_members', { status: 'paused' });
     try {
       expect((await get(first!.profileUrl)).status).toBe(404);
@@ -287,13 +287,13 @@ describe('opening a signed link', () => {
     expect((await get(first!.profileUrl)).status).toBe(200);
     // A link signed for an item that is then deleted opens nothing.
     const channel = await store.channels.get('ch_owen_members');
-    const { itemId } = Items.put(db, { channelId: channel.id, externalId: 'short-lived', title: 'Short-lived note', contentHash: 'v1', chunks: [{ text: 'A members-only note that is about to be deleted.' }] });
+    const { itemId } = await store.items.put(SearchTerms.indexed({ channelId: channel.id, externalId: 'short-lived', title: 'Short-lived note', contentHash: 'v1', chunks: [{ text: 'A members-only note that is about to be deleted.' }] }));
     const links = SignedLinks.create({ secret, ttlSeconds: 3600, now: () => now });
     const path = SignedLinks.withSignature(`/owen-halvorsen/i/${itemId}`, await links.sign({ slug: 'owen-halvorsen', itemId }));
     expect((await get(path)).status).toBe(200);
     // A signature names the item under its own profile only.
     expect((await get(path.replace('/owen-halvorsen/', '/mara-lindqvist/'))).status).toBe(404);
-    Items.remove(db, itemId);
+    await store.items.remove(itemId);
     expect((await get(path)).status).toBe(404);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
-import * as Items from '../src/store/Items.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';
 import type { Outcome, Transport, TransportName } from './support/Transports.js';
@@ -16,7 +16,7 @@ const words = ['coil', 'folds', 'bulk', 'fermentation', 'dough', 'hydration', 'm
 /** Words that occur only in the private content: to the caller they must look like words that occur nowhere. */
 const hidden = ['zorblaxine', 'quendrath', 'vimmerlock'];
 
-async function addPrivateContent({ db, store }: Environment.Environment['services']): Promise<void> {
+async function addPrivateContent({ store }: Environment.Environment['services']): Promise<void> {
   const text = (n: number) => `${Array.from({ length: 40 }, (_, i) => words[(i + n) % words.length]).join(' ')} ${hidden.join(' ')}.`;
   const lab = await store.profiles.create({ slug: 'hidden-lab', name: 'Hidden Lab', visibility: 'private' });
   const labNotes = await store.channels.create({ profileId: lab.id, kind: 'user_upload', label: 'Lab notes', accessLevel: 'public', ratePerMillionTokens: 1 });
@@ -24,7 +24,7 @@ async function addPrivateContent({ db, store }: Environment.Environment['service
   const maraPrivate = await store.channels.create({ profileId: mara.id, kind: 'user_upload', label: 'Members only', accessLevel: 'private', ratePerMillionTokens: 1 });
   const maraPaused = await store.channels.create({ profileId: mara.id, kind: 'user_upload', label: 'Drafts', accessLevel: 'public', ratePerMillionTokens: 1 });
   for (const channelId of [labNotes.id, maraPrivate.id, maraPaused.id]) {
-    for (let n = 0; n < 30; n++) Items.put(db, { channelId, externalId: `note-${n}`, title: `Bulk fermentation coil folds ${n}`, contentHash: `h${n}`, chunks: [{ text: text(n) }] });
+    for (let n = 0; n < 30; n++) await store.items.put(SearchTerms.indexed({ channelId, externalId: `note-${n}`, title: `Bulk fermentation coil folds ${n}`, contentHash: `h${n}`, chunks: [{ text: text(n) }] }));
   }
   await store.channels.update(maraPaused.id, { status: 'paused' });
 }
@@ -41,7 +41,7 @@ type World = { environment: Environment.Environment; http: Awaited<ReturnType<ty
 async function world(withPrivate: boolean): Promise<World> {
   const environment = await Environment.create({ QUOTE_RATE_LIMIT_PER_MINUTE: '100000' });
   if (withPrivate) await addPrivateContent(environment.services);
-  TermModel.build(environment.services.db);
+  await TermModel.build(environment.services.store);
   const http = await Environment.serve(environment);
   const transports = new Map<TransportName, Transport>();
   for (const t of [Transports.handler(environment), Transports.rest(http.url), Transports.mcpHttp(http.url), Transports.mcpStdio(environment, { QUOTE_RATE_LIMIT_PER_MINUTE: '100000' })]) transports.set(t.name, t);
@@ -95,14 +95,14 @@ describe('statistics for authorized readers', () => {
     const { store } = withPrivate.environment.services;
     const owner = (await store.profiles.get('mara-lindqvist')).ownerAccountId;
     expect(owner).toBeTruthy();
-    const index = withPrivate.environment.services.lexicalIndex();
+    const index = await withPrivate.environment.services.lexicalIndex();
     const maraChannels = await store.channels.byProfile((await store.profiles.get('mara-lindqvist')).id);
     const publicOnly = new Set(maraChannels.filter((c) => c.accessLevel === 'public' && c.status !== 'paused').map((c) => c.id));
     const withMembers = new Set(maraChannels.filter((c) => c.status !== 'paused').map((c) => c.id));
-    const outside = index.statistics(publicOnly);
-    const inside = index.statistics(withMembers);
-    expect(inside.chunkCount).toBe(outside.chunkCount + 30);
     const stem = Text.stem(hidden[0]!);
+    const outside = await index.statistics(publicOnly, [stem]);
+    const inside = await index.statistics(withMembers, [stem]);
+    expect(inside.chunkCount).toBe(outside.chunkCount + 30);
     expect(outside.df(stem)).toBe(0);
     // The members-only channel counts for its readers; the paused channel counts for nobody, its owner included.
     expect(inside.df(stem)).toBe(30);

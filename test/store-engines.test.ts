@@ -52,7 +52,7 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     } finally {
       await other.drop();
     }
-    expect(Migrations.migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(Migrations.migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
   test('behavior: accounts are created, found by id or name, listed; a taken name is a conflict', async () => {

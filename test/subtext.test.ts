@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Subtext from '../src/sources/Subtext.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as Items from '../src/store/Items.js';
 import * as Cli from './support/Cli.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Sources from './support/Sources.js';
@@ -62,7 +61,7 @@ describe('Subtext exports', () => {
     host.routes.set('/subtext/nadia.json', { body: JSON.stringify(messages), type: 'application/json' });
     await store.store.channels.create({ id: 'ch_texts', profileId: store.profileId, kind: 'subtext', label: 'Texts', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/subtext/nadia.json` });
     expect(await Sync.syncChannel(store.deps(), 'ch_texts')).toMatchObject({ outcome: 'synced', created: 3 });
-    const items = Items.byChannel(store.db, 'ch_texts');
+    const items = await store.store.items.byChannel('ch_texts');
     expect(items.map((i) => i.title)).toEqual(['Light box at 10,000 lux for twenty minutes after waking, in the dark months…', 'Naps: twenty minutes or less, before 3 pm.', 'No caffeine after noon, starting this week.']);
     expect(items[1]).toMatchObject({ sourceUrl: 'https://example.com/naps', publishedAt: Date.parse('2024-09-23T09:00:00Z') });
     expect((await Sync.syncChannel(store.deps(), 'ch_texts')).outcome).toBe('unchanged');
@@ -70,11 +69,11 @@ describe('Subtext exports', () => {
     // The creator deleted m2 and edited m3.
     host.routes.set('/subtext/nadia.json', { body: JSON.stringify([messages[0], { ...messages[2]!, text: 'Light box: 10,000 lux, twenty to thirty minutes.' }]), type: 'application/json' });
     expect(await Sync.syncChannel(store.deps(), 'ch_texts')).toMatchObject({ updated: 1, unchanged: 1, removed: 1 });
-    expect(Items.byChannel(store.db, 'ch_texts').map((i) => i.externalId).sort()).toEqual(['m1', 'm3']);
+    expect((await store.store.items.byChannel('ch_texts')).map((i) => i.externalId).sort()).toEqual(['m1', 'm3']);
     // A later export of autumn 2024 only: m1 is older than all of it, so it is kept.
     host.routes.set('/subtext/nadia.json', { body: JSON.stringify([messages[2]]), type: 'application/json' });
     expect(await Sync.syncChannel(store.deps(), 'ch_texts')).toMatchObject({ updated: 1, removed: 0 });
-    expect(Items.byChannel(store.db, 'ch_texts').map((i) => i.externalId).sort()).toEqual(['m1', 'm3']);
+    expect((await store.store.items.byChannel('ch_texts')).map((i) => i.externalId).sort()).toEqual(['m1', 'm3']);
   });
 
   test('behavior: importing an older, partial export (a backfill) removes none of the newer messages', async () => {
@@ -85,7 +84,7 @@ describe('Subtext exports', () => {
     // A later full export without March: deleted, since it vanished from between messages that are still there.
     expect(await imported(months.filter((m) => m.id !== 'b03'))).toMatchObject({ unchanged: 5, removed: 1 });
     expect(await imported(months.slice(0, 2))).toMatchObject({ unchanged: 2, removed: 0 });
-    expect(Items.byChannel(store.db, 'ch_backfill')).toHaveLength(5);
+    expect(await store.store.items.byChannel('ch_backfill')).toHaveLength(5);
     // An import is not a sync of the source: it leaves the channel's sync record alone.
     expect(await store.store.channels.get('ch_backfill')).toMatchObject({ lastSyncedAt: null, lastError: null, status: 'live' });
   });

@@ -9,7 +9,6 @@ import * as Sync from '../src/sources/Sync.js';
 import * as Scheduler from '../src/sources/Scheduler.js';
 import type * as Channels from '../src/store/Channels.js';
 import type { Database } from '../src/store/Database.js';
-import * as Items from '../src/store/Items.js';
 import type * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
 import * as FeedHost from './support/FeedHost.js';
@@ -81,7 +80,7 @@ describe('sync with an rss source', () => {
     const { id } = await channel(posts);
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ outcome: 'synced', created: 3, updated: 0, unchanged: 0, removed: 0, failed: 0 });
-    const items = Items.byChannel(db, id);
+    const items = await store.items.byChannel(id);
     expect(items.map((i) => i.title)).toEqual(['Winter & cold starts', 'Hydration', 'Starters']);
     expect(items[0]).toMatchObject({ sourceUrl: `${host.url}/posts/p3`, publishedAt: Date.parse('2025-03-01'), author: 'Wren Writer', externalId: 'p3' });
     const text = db.prepare('SELECT group_concat(text, char(10)) FROM chunks WHERE item_id = ?').pluck().get(items[0]!.id) as string;
@@ -96,11 +95,11 @@ describe('sync with an rss source', () => {
   test('behavior: an unchanged feed is a conditional request answered 304, and nothing is rewritten', async () => {
     const { id } = await channel(posts);
     await Sync.syncChannel(deps(), id);
-    const before = Items.byChannel(db, id).map((i) => i.updatedAt);
+    const before = (await store.items.byChannel(id)).map((i) => i.updatedAt);
     const report = await Sync.syncChannel(deps(), id);
     expect(report.outcome).toBe('unchanged');
     expect(host.requests.at(-1)!.headers['if-none-match']).toBeDefined();
-    expect(Items.byChannel(db, id).map((i) => i.updatedAt)).toEqual(before);
+    expect((await store.items.byChannel(id)).map((i) => i.updatedAt)).toEqual(before);
   });
 
   test('behavior: edited entries are re-chunked, unchanged ones skipped, deleted ones removed, scrolled-off ones kept', async () => {
@@ -112,7 +111,7 @@ describe('sync with an rss source', () => {
     host.routes.get(feed)!.body = rss([edited, posts[2]!]);
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ outcome: 'synced', created: 0, updated: 1, unchanged: 1, removed: 1 });
-    expect(Items.byChannel(db, id).map((i) => i.externalId).sort()).toEqual(['p0', 'p1', 'p3']);
+    expect((await store.items.byChannel(id)).map((i) => i.externalId).sort()).toEqual(['p0', 'p1', 'p3']);
     const text = db.prepare('SELECT text FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.external_id = ? AND i.channel_id = ?').pluck().get('p3', id) as string;
     expect(text).toContain('revised');
   });
@@ -124,7 +123,7 @@ describe('sync with an rss source', () => {
     const newer: Post[] = [8, 7].map((n) => ({ guid: `s${n}`, title: `Post ${n}`, date: `2025-0${n}-01`, html: paragraph(`Topic ${n}`) }));
     host.routes.get(feed)!.body = rss([...newer, many[0]!, many[5]!]);
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 2, removed: 0 });
-    expect(Items.byChannel(db, id)).toHaveLength(8);
+    expect(await store.items.byChannel(id)).toHaveLength(8);
   });
 
   test('behavior: an entry with no text is not stored, as an empty upload is refused; it is named, fails nothing, and is read again once it changes', async () => {
@@ -132,7 +131,7 @@ describe('sync with an rss source', () => {
     const { id, feed } = await channel([empty, posts[1]!]);
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ created: 1, empty: 1, failed: 0 });
-    expect(Items.byChannel(db, id).map((i) => i.externalId)).toEqual(['p2']);
+    expect((await store.items.byChannel(id)).map((i) => i.externalId)).toEqual(['p2']);
     expect((await store.channels.get(id)).lastError).toMatch(/1 entries have no text to index and are not indexed until they change; first: e1/);
     expect((await Sync.syncChannel(deps(), id)).outcome).toBe('unchanged');
     // The feed changes elsewhere: the empty entry is not read again, nor reported again.
@@ -145,7 +144,7 @@ describe('sync with an rss source', () => {
     host.routes.set(feed, { body: rss([{ ...empty, summary: ' ' }, posts[1]!, posts[2]!]), type: 'application/rss+xml' });
     const emptied = await Sync.syncChannel(deps(), id);
     expect(emptied, JSON.stringify(emptied)).toMatchObject({ empty: 1, removed: 1 });
-    expect(Items.byChannel(db, id).map((i) => i.externalId).sort()).toEqual(['p1', 'p2']);
+    expect((await store.items.byChannel(id)).map((i) => i.externalId).sort()).toEqual(['p1', 'p2']);
   });
 
   test('behavior: entries whose ids are named like Object.prototype members are remembered like any other', async () => {
@@ -189,7 +188,7 @@ describe('sync with an rss source', () => {
     const meta = (guid: string) => JSON.parse(db.prepare('SELECT metadata FROM items WHERE external_id = ? AND channel_id = ?').pluck().get(guid, id) as string);
     expect(meta('a1').text).toBe('article');
     // The article's canonical URL replaces the feed's link; the summary-only item keeps its link.
-    expect(Items.byChannel(db, id).map((i) => [i.externalId, i.sourceUrl])).toEqual([
+    expect((await store.items.byChannel(id)).map((i) => [i.externalId, i.sourceUrl])).toEqual([
       ['a2', `${host.url}/articles/missing`],
       ['a1', `${host.url}/2025/long-read`],
     ]);
@@ -220,13 +219,13 @@ describe('sync with an rss source', () => {
     const stored = await store.channels.get(id);
     expect(stored).toMatchObject({ status: 'live', lastError: expect.stringContaining('answered 500') });
     expect(stored.lastErrorAt).toBeGreaterThan(0);
-    expect(Items.byChannel(db, id)).toHaveLength(3);
+    expect(await store.items.byChannel(id)).toHaveLength(3);
 
     host.routes.set(feed, { body: '<html><body>Moved</body></html>', type: 'text/html' });
     expect((await Sync.syncChannel(deps(), id)).reason).toMatch(/is not a feed \(text\/html\)/);
     host.routes.set(feed, { body: rss([]), type: 'application/rss+xml' });
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ outcome: 'synced', removed: 0 });
-    expect(Items.byChannel(db, id)).toHaveLength(3);
+    expect(await store.items.byChannel(id)).toHaveLength(3);
     expect((await store.channels.get(id)).lastError).toBeNull();
   });
 
@@ -306,7 +305,7 @@ describe('sync with an rss source', () => {
     const report = await Sync.syncChannel(deps({ staleMs: 4_000, prefetch: 1, connectors: pausing }), id);
     expect(report).toMatchObject({ outcome: 'skipped', reason: 'paused during the sync' });
     expect((await store.channels.get(id)).status).toBe('paused');
-    expect(Items.byChannel(db, id).length).toBeGreaterThanOrEqual(1);
+    expect((await store.items.byChannel(id)).length).toBeGreaterThanOrEqual(1);
   });
 
   test('behavior: a sync stopped by the operator (Ctrl-C) finishes the item in progress, releases the channel and removes nothing', async () => {
@@ -343,14 +342,14 @@ describe('sync with an rss source', () => {
     const { id } = await channel(posts);
     const intervals = { youtube: 60, podcast_rss: 60, rss: 30, notion: 30, subtext: 30 };
     const now = Date.now();
-    expect(Scheduler.due(db, { now, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
+    expect(await Scheduler.due(store, { now, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
     const reports: Sync.SyncReport[] = [];
     const scheduler = Scheduler.start(deps(), { intervalMinutes: intervals, tickMs: 60_000, onReport: (r) => reports.push(r) });
     await expect.poll(() => reports.some((r) => r.channelId === id)).toBe(true);
     await scheduler.stop();
     expect(reports.find((r) => r.channelId === id)).toMatchObject({ outcome: 'synced', created: 3 });
-    expect(Scheduler.due(db, { now: Date.now(), intervalMinutes: intervals, kinds: ['rss'] })).not.toContain(id);
-    expect(Scheduler.due(db, { now: Date.now() + 31 * 60_000, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
+    expect(await Scheduler.due(store, { now: Date.now(), intervalMinutes: intervals, kinds: ['rss'] })).not.toContain(id);
+    expect(await Scheduler.due(store, { now: Date.now() + 31 * 60_000, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
   });
 });
 

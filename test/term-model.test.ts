@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Store from '../src/store/Database.js';
 import type { Database } from '../src/store/Database.js';
-import * as Items from '../src/store/Items.js';
 import * as Stores from '../src/store/Store.js';
 
 let directory: string;
@@ -80,14 +80,15 @@ async function seed(items: { title: string; chunks: string[] }[]): Promise<strin
   const store = Stores.overSqlite(db);
   const profile = await store.profiles.create({ slug: 'ada', name: 'Ada', visibility: 'public' });
   const channel = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 0 });
-  put(channel.id, items);
+  await put(channel.id, items);
   return channel.id;
 }
 
-function put(channelId: string, items: { title: string; chunks: string[] }[], prefix = 'item'): void {
-  items.forEach((item, i) =>
-    Items.put(db, { channelId, externalId: `${prefix}-${i}`, title: item.title, contentHash: `${prefix}${i}`, chunks: item.chunks.map((text) => ({ text })) }),
-  );
+async function put(channelId: string, items: { title: string; chunks: string[] }[], prefix = 'item'): Promise<void> {
+  const store = Stores.overSqlite(db);
+  for (const [i, item] of items.entries()) {
+    await store.items.put(SearchTerms.indexed({ channelId, externalId: `${prefix}-${i}`, title: item.title, contentHash: `${prefix}${i}`, chunks: item.chunks.map((text) => ({ text })) }));
+  }
 }
 
 /** Words that occur only in private or paused content. */
@@ -107,7 +108,7 @@ async function addHiddenContent(): Promise<string[]> {
     await store.channels.create({ profileId: ada.id, kind: 'user_upload', label: 'Members only', accessLevel: 'private', ratePerMillionTokens: 0 }),
     await store.channels.create({ profileId: ada.id, kind: 'user_upload', label: 'Drafts', accessLevel: 'public', ratePerMillionTokens: 0 }),
   ];
-  for (const channel of channels) put(channel.id, Array.from({ length: 6 }, (_, n) => ({ title: `fridge ${hidden[n % 3]}`, chunks: [text(n), text(n + 1)] })), 'hidden');
+  for (const channel of channels) await put(channel.id, Array.from({ length: 6 }, (_, n) => ({ title: `fridge ${hidden[n % 3]}`, chunks: [text(n), text(n + 1)] })), 'hidden');
   await store.channels.update(channels[2]!.id, { status: 'paused' });
   return channels.map((c) => c.id);
 }
@@ -128,13 +129,15 @@ function featuresOf(model: TermModel.TermModel, question: string, chunk: { title
   });
 }
 
+const store = () => Stores.overSqlite(db);
+
 const modelRows = () => db.prepare('SELECT term, idf, lsa, lsa_neighbours, ppmi_neighbours FROM term_model_terms ORDER BY term').all();
 
 describe('TermModel.build', () => {
   test('behavior: persists a model that reloads after the store is reopened', async () => {
     await seed(corpus());
     const stages: string[] = [];
-    const info = TermModel.build(db, { dimensions: 16, seed: 3, onProgress: (stage) => stages.push(stage) });
+    const info = (await TermModel.build(store(), { dimensions: 16, seed: 3, onProgress: (stage) => stages.push(stage) }));
     expect(info).toMatchObject({ dimensions: 16, chunks: 36 });
     expect(info.terms).toBeGreaterThan(20);
     expect(info.ppmiTerms).toBeGreaterThan(10);
@@ -142,38 +145,38 @@ describe('TermModel.build', () => {
     expect(JSON.parse(Store.getMeta(db, 'term_model')!)).toEqual(info);
     db.close();
     db = Store.open(file).db;
-    expect(TermModel.load(db)?.info).toEqual(info);
+    expect((await TermModel.load(store()))?.info).toEqual(info);
     expect(modelRows()).toHaveLength(info.terms);
   });
 
   test('behavior: the same seed gives the same model', async () => {
     await seed(corpus());
-    const first = TermModel.build(db, { dimensions: 12, seed: 5 });
+    const first = (await TermModel.build(store(), { dimensions: 12, seed: 5 }));
     const rows = modelRows();
-    const second = TermModel.build(db, { dimensions: 12, seed: 5 });
+    const second = (await TermModel.build(store(), { dimensions: 12, seed: 5 }));
     expect({ ...second, builtAt: 0, updatedAt: 0 }).toEqual({ ...first, builtAt: 0, updatedAt: 0 });
     expect(modelRows()).toEqual(rows);
   });
 
   test('behavior: a rebuild replaces the earlier model', async () => {
     await seed(corpus());
-    TermModel.build(db, { dimensions: 12 });
-    const info = TermModel.build(db, { dimensions: 4 });
-    expect(TermModel.load(db)?.info).toEqual(info);
+    (await TermModel.build(store(), { dimensions: 12 }));
+    const info = (await TermModel.build(store(), { dimensions: 4 }));
+    expect((await TermModel.load(store()))?.info).toEqual(info);
     const lengths = db.prepare('SELECT DISTINCT length(lsa) FROM term_model_terms').pluck().all();
     expect(lengths).toEqual([4 * 4]);
   });
 
   test('behavior: a large index is sampled evenly', async () => {
     await seed(corpus());
-    expect(TermModel.build(db, { maxChunks: 10, dimensions: 8 }).chunks).toBe(10);
+    expect((await TermModel.build(store(), { maxChunks: 10, dimensions: 8 })).chunks).toBe(10);
   });
 
   test('behavior: a capped vocabulary keeps the terms in the most chunks', async () => {
     await seed(corpus());
-    const all = TermModel.build(db, { dimensions: 8 });
+    const all = (await TermModel.build(store(), { dimensions: 8 }));
     const allTerms = new Set(modelRows().map((r) => (r as { term: string }).term));
-    expect(TermModel.build(db, { dimensions: 8, vocabulary: 10 })).toMatchObject({ terms: 10, ppmiTerms: 10 });
+    expect((await TermModel.build(store(), { dimensions: 8, vocabulary: 10 }))).toMatchObject({ terms: 10, ppmiTerms: 10 });
     const kept = modelRows().map((r) => (r as { term: string }).term);
     expect(all.terms).toBeGreaterThan(10);
     const df = new Map<string, number>();
@@ -186,16 +189,16 @@ describe('TermModel.build', () => {
   test('behavior: private and paused content leaves no trace: the model is the one built without it', async () => {
     const channelId = await seed(corpus().slice(0, 6));
     const hiddenChannels = await addHiddenContent();
-    put(channelId, corpus().slice(6), 'later');
+    await put(channelId, corpus().slice(6), 'later');
     const question = `Where does the fridge keep the ${hidden[0]} and ${hidden[1]}?`;
     const kitchen = { title: 'kitchen', text: `The refrigerator keeps the food cold. Close the fridge door, ${hidden[2]}.` };
-    const build = (options: TermModel.BuildOptions) => {
-      const info = TermModel.build(db, { dimensions: 12, seed: 3, ...options });
-      const model = TermModel.load(db)!;
+    const build = async (options: TermModel.BuildOptions) => {
+      const info = (await TermModel.build(store(), { dimensions: 12, seed: 3, ...options }));
+      const model = (await TermModel.load(store()))!;
       const { builtAt: _b, updatedAt: _u, throughRowid: _t, ...kept } = info;
       return { info: kept, rows: modelRows(), features: featuresOf(model, question, kitchen, ['The fridge keeps the milk cold.']) };
     };
-    const withHidden = [build({}), build({ maxChunks: 20 })];
+    const withHidden = [await build({}), await build({ maxChunks: 20 })];
     const hiddenStems = hidden.map(Text.stem);
     const rows = withHidden[0]!.rows as { term: string; lsa_neighbours: string; ppmi_neighbours: string }[];
     expect(rows.length).toBeGreaterThan(20);
@@ -203,30 +206,30 @@ describe('TermModel.build', () => {
 
     for (const id of hiddenChannels) db.prepare('DELETE FROM channels WHERE id = ?').run(id);
     db.prepare(`DELETE FROM profiles WHERE slug = 'lab'`).run();
-    expect([build({}), build({ maxChunks: 20 })]).toEqual(withHidden);
+    expect([await build({}), await build({ maxChunks: 20 })]).toEqual(withHidden);
   });
 
   test('behavior: a tiny corpus builds with fewer dimensions than asked, and an empty one builds empty', async () => {
     await seed([{ title: 'Tiny', chunks: ['Cold milk.', 'Cold milk again.', 'Warm bread.', 'Warm bread and cold milk.', 'Milk.'] }]);
-    const info = TermModel.build(db);
+    const info = (await TermModel.build(store()));
     expect(info.chunks).toBe(5);
     expect(info.dimensions).toBeLessThanOrEqual(info.terms);
-    const f = featuresOf(TermModel.load(db)!, 'milk', { title: 'Tiny', text: 'Warm bread.' }, ['Cold milk.']);
+    const f = featuresOf((await TermModel.load(store()))!, 'milk', { title: 'Tiny', text: 'Warm bread.' }, ['Cold milk.']);
     for (const value of Object.values(f)) expect(Number.isFinite(value)).toBe(true);
 
     db.prepare('DELETE FROM items').run();
-    expect(TermModel.build(db)).toMatchObject({ chunks: 0, terms: 0, ppmiTerms: 0, dimensions: 0 });
-    expect(featuresOf(TermModel.load(db)!, 'milk', { title: 'Tiny', text: 'Cold milk.' }, ['Cold milk.'])).toMatchObject({ softPpmi: 0, softLsa: 0, feedback: 0 });
+    expect((await TermModel.build(store()))).toMatchObject({ chunks: 0, terms: 0, ppmiTerms: 0, dimensions: 0 });
+    expect(featuresOf((await TermModel.load(store()))!, 'milk', { title: 'Tiny', text: 'Cold milk.' }, ['Cold milk.'])).toMatchObject({ softPpmi: 0, softLsa: 0, feedback: 0 });
   });
 
   test('error: rejects bad options and keeps the earlier model', async () => {
     await seed(corpus());
-    const info = TermModel.build(db, { dimensions: 8 });
-    expect(() => TermModel.build(db, { dimensions: 0 })).toThrow(/dimensions/);
-    expect(() => TermModel.build(db, { maxChunks: -1 })).toThrow(/maxChunks/);
-    expect(() => TermModel.build(db, { seed: 1.5 })).toThrow(/seed/);
-    expect(() => TermModel.build(db, { vocabulary: 0 })).toThrow(/vocabulary/);
-    expect(TermModel.load(db)?.info).toEqual(info);
+    const info = (await TermModel.build(store(), { dimensions: 8 }));
+    await expect(TermModel.build(store(), { dimensions: 0 })).rejects.toThrow(/dimensions/);
+    await expect(TermModel.build(store(), { maxChunks: -1 })).rejects.toThrow(/maxChunks/);
+    await expect(TermModel.build(store(), { seed: 1.5 })).rejects.toThrow(/seed/);
+    await expect(TermModel.build(store(), { vocabulary: 0 })).rejects.toThrow(/vocabulary/);
+    expect((await TermModel.load(store()))?.info).toEqual(info);
   });
 });
 
@@ -236,8 +239,8 @@ describe('TermModel.features', () => {
 
   test('behavior: a synonym the question does not use counts as a soft match', async () => {
     await seed(corpus());
-    TermModel.build(db, { dimensions: 16, seed: 3 });
-    const model = TermModel.load(db)!;
+    (await TermModel.build(store(), { dimensions: 16, seed: 3 }));
+    const model = (await TermModel.load(store()))!;
     const near = featuresOf(model, 'Where is the fridge?', refrigerator);
     expect(near.softPpmi).toBeGreaterThan(0.3);
     expect(near.softLsa).toBeGreaterThan(0);
@@ -251,8 +254,8 @@ describe('TermModel.features', () => {
 
   test('behavior: feedback is the closeness to the first stage’s top candidates', async () => {
     await seed(corpus());
-    TermModel.build(db, { dimensions: 16, seed: 3 });
-    const model = TermModel.load(db)!;
+    (await TermModel.build(store(), { dimensions: 16, seed: 3 }));
+    const model = (await TermModel.load(store()))!;
     const top = ['Milk and cheese stay cold in the fridge.', 'Wipe the fridge door and shelves.'];
     const kitchen = featuresOf(model, 'fridge', refrigerator, top).feedback;
     const cycling = featuresOf(model, 'fridge', bicycle, top).feedback;
@@ -263,15 +266,15 @@ describe('TermModel.features', () => {
 
   test('behavior: terms the model lacks give no soft match', async () => {
     await seed(corpus());
-    TermModel.build(db, { dimensions: 8 });
-    const f = featuresOf(TermModel.load(db)!, 'quasar nebula', { title: 'Sky', text: 'Quasars outshine every nebula. The telescope sees far.' }, ['Unknown words only.']);
+    (await TermModel.build(store(), { dimensions: 8 }));
+    const f = featuresOf((await TermModel.load(store()))!, 'quasar nebula', { title: 'Sky', text: 'Quasars outshine every nebula. The telescope sees far.' }, ['Unknown words only.']);
     expect(f).toMatchObject({ softPpmi: 0, softLsa: 0, feedback: 0 });
     expect(TermModel.featureNames).toEqual(['softPpmi', 'softLsa', 'sentenceSoft', 'feedback']);
   });
 
   test('behavior: no model, nothing to load', async () => {
     await seed(corpus());
-    expect(TermModel.load(db)).toBeUndefined();
+    expect((await TermModel.load(store()))).toBeUndefined();
   });
 });
 
@@ -283,11 +286,11 @@ describe('TermModel.update', () => {
 
   test('behavior: a word added after the build gets an LSA vector and neighbours, and the rest stays as built', async () => {
     const channelId = await seed(corpus());
-    const built = TermModel.build(db, { dimensions: 16, seed: 3 });
+    const built = (await TermModel.build(store(), { dimensions: 16, seed: 3 }));
     const before = modelRows();
-    put(channelId, icebox, 'new');
+    await put(channelId, icebox, 'new');
 
-    expect(TermModel.update(db)).toEqual({ chunks: 3, terms: 1 });
+    expect((await TermModel.update(store()))).toEqual({ chunks: 3, terms: 1 });
     const row = db.prepare('SELECT lsa, lsa_neighbours AS lsa_neighbours, ppmi_neighbours, folded_at FROM term_model_terms WHERE term = ?').get('icebox') as Record<string, unknown>;
     expect(row.folded_at).toEqual(expect.any(Number));
     expect((row.lsa as Buffer).length).toBe(16 * 4);
@@ -298,56 +301,56 @@ describe('TermModel.update', () => {
     expect(modelRows().filter((r) => (r as { term: string }).term !== 'icebox')).toEqual(before);
     expect(infoOf()).toMatchObject({ ...built, updatedChunks: 3, foldedTerms: 1, updatedAt: expect.any(Number), throughRowid: expect.any(Number) });
 
-    const model = TermModel.load(db)!;
+    const model = (await TermModel.load(store()))!;
     expect(featuresOf(model, 'Where is the icebox?', refrigerator).softLsa).toBeGreaterThan(featuresOf(model, 'Where is the icebox?', bicycle).softLsa);
-    expect(TermModel.update(db)).toEqual({ chunks: 0, terms: 0 });
+    expect((await TermModel.update(store()))).toEqual({ chunks: 0, terms: 0 });
   });
 
   test('behavior: private and paused content added after the build is not folded in', async () => {
     await seed(corpus());
-    TermModel.build(db, { dimensions: 16, seed: 3 });
+    (await TermModel.build(store(), { dimensions: 16, seed: 3 }));
     const rows = modelRows();
     const info = infoOf();
     await addHiddenContent();
 
-    expect(TermModel.update(db)).toEqual({ chunks: 0, terms: 0 });
+    expect((await TermModel.update(store()))).toEqual({ chunks: 0, terms: 0 });
     expect(modelRows()).toEqual(rows);
     expect(infoOf()).toMatchObject({ ...info, throughRowid: expect.any(Number), updatedAt: expect.any(Number) });
     expect(infoOf().throughRowid).toBeGreaterThan(info.throughRowid);
-    expect(TermModel.freshness(db)).toEqual({ rebuild: undefined, publicChunks: 36 });
+    expect((await TermModel.freshness(store()))).toEqual({ rebuild: undefined, publicChunks: 36 });
   });
 
   test('behavior: a rebuild is due once public content grows by a fifth, or a channel is made private', async () => {
     const channelId = await seed(corpus());
-    TermModel.build(db, { dimensions: 8 });
+    (await TermModel.build(store(), { dimensions: 8 }));
     const more = (n: number, prefix: string) => put(channelId, [{ title: 'more', chunks: Array.from({ length: n }, (_, i) => `Fresh bread number ${i}.`) }], prefix);
-    more(7, 'a');
-    expect(TermModel.freshness(db)).toEqual({ rebuild: undefined, publicChunks: 43 });
-    expect(TermModel.refresh(db)).toEqual({ action: 'updated' });
-    more(1, 'b');
-    expect(TermModel.freshness(db)).toEqual({ rebuild: 'public content grew by 22% since the build', publicChunks: 44 });
+    await more(7, 'a');
+    expect((await TermModel.freshness(store()))).toEqual({ rebuild: undefined, publicChunks: 43 });
+    expect((await TermModel.refresh(store()))).toEqual({ action: 'updated' });
+    await more(1, 'b');
+    expect((await TermModel.freshness(store()))).toEqual({ rebuild: 'public content grew by 22% since the build', publicChunks: 44 });
     // Too large to rebuild here: fold in, and say a rebuild is due.
-    expect(TermModel.refresh(db, { rebuildLimit: 43 })).toEqual({ action: 'updated', rebuildDue: 'public content grew by 22% since the build' });
-    expect(TermModel.refresh(db, { rebuildLimit: 44 })).toEqual({ action: 'built' });
-    expect(TermModel.freshness(db).rebuild).toBeUndefined();
+    expect((await TermModel.refresh(store(), { rebuildLimit: 43 }))).toEqual({ action: 'updated', rebuildDue: 'public content grew by 22% since the build' });
+    expect((await TermModel.refresh(store(), { rebuildLimit: 44 }))).toEqual({ action: 'built' });
+    expect((await TermModel.freshness(store())).rebuild).toBeUndefined();
     expect(infoOf()).toMatchObject({ publicChunks: 44, updatedChunks: 0 });
 
     await Stores.overSqlite(db).channels.update(channelId, { accessLevel: 'private' });
-    expect(TermModel.freshness(db).rebuild).toBe('the public channels changed since the build');
+    expect((await TermModel.freshness(store())).rebuild).toBe('the public channels changed since the build');
   });
 
   test('behavior: refresh builds a missing model, and leaves a store without public content alone', async () => {
-    expect(TermModel.refresh(db, { rebuildLimit: Infinity })).toEqual({ action: 'unchanged' });
-    expect(TermModel.load(db)).toBeUndefined();
+    expect((await TermModel.refresh(store(), { rebuildLimit: Infinity }))).toEqual({ action: 'unchanged' });
+    expect((await TermModel.load(store()))).toBeUndefined();
     await seed(corpus());
-    expect(TermModel.refresh(db)).toEqual({ action: 'unchanged', rebuildDue: 'there is no term model' });
-    expect(TermModel.refresh(db, { rebuildLimit: 36 })).toEqual({ action: 'built' });
-    expect(TermModel.load(db)?.info).toMatchObject({ chunks: 36, publicChunks: 36 });
+    expect((await TermModel.refresh(store()))).toEqual({ action: 'unchanged', rebuildDue: 'there is no term model' });
+    expect((await TermModel.refresh(store(), { rebuildLimit: 36 }))).toEqual({ action: 'built' });
+    expect((await TermModel.load(store()))?.info).toMatchObject({ chunks: 36, publicChunks: 36 });
   });
 
   test('error: without a model there is nothing to update', async () => {
     await seed(corpus());
-    expect(TermModel.update(db)).toBeUndefined();
-    expect(() => TermModel.update(db, { maxChunks: 0 })).toThrow(/maxChunks/);
+    expect((await TermModel.update(store()))).toBeUndefined();
+    await expect(TermModel.update(store(), { maxChunks: 0 })).rejects.toThrow(/maxChunks/);
   });
 });

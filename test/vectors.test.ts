@@ -12,11 +12,11 @@ import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
 import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js';
 import * as Fusion from '../src/retrieval/Fusion.js';
 import * as Reranker from '../src/retrieval/Reranker.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as VectorSearch from '../src/retrieval/VectorSearch.js';
 import type { Logger } from '../src/log/Logger.js';
 import * as Keys from '../src/auth/Keys.js';
 import * as Services from '../src/Services.js';
-import * as Items from '../src/store/Items.js';
 import * as Store from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
@@ -253,7 +253,7 @@ describe('VectorIndex', () => {
       const nearest = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 1, channelIds: ['ch_old', 'ch_new'], oversample: 1 }).map((h) => h.rowid);
       expect(nearest(unit(0, 1, 0))).toEqual([top]);
       // The newest item's content is replaced: SQLite gives its new chunk the rowid the old one had.
-      Items.put(writer, { channelId: 'ch_new', externalId: 'item', title: 'ch-new', contentHash: 'changed', chunks: [{ text: 'replaced' }], vectors: [unit(0, 0, 1)] });
+      await Stores.overSqlite(writer).items.put(SearchTerms.indexed({ channelId: 'ch_new', externalId: 'item', title: 'ch-new', contentHash: 'changed', chunks: [{ text: 'replaced' }], vectors: [unit(0, 0, 1)] }));
       const [replaced] = writer.prepare("SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = 'ch_new'").pluck().all() as number[];
       expect(replaced).toBe(top);
       expect(nearest(unit(0, 0, 1))).toEqual([replaced]);
@@ -333,7 +333,7 @@ describe('VectorIndex', () => {
       floatsOnly(db, rowids, [unit(1, 0, 0), unit(0, 1, 0)]);
       const store = Stores.overSqlite(db);
       const channel = await store.channels.create({ id: 'ch_b', profileId: (await store.profiles.list())[0]!.id, kind: 'user_upload', label: 'b', accessLevel: 'public', ratePerMillionTokens: 1 });
-      Items.put(db, { channelId: channel.id, externalId: 'b', title: 'b', contentHash: 'b', chunks: [{ text: 'b' }], vectors: [unit(0, 0, 1)] });
+      await store.items.put(SearchTerms.indexed({ channelId: channel.id, externalId: 'b', title: 'b', contentHash: 'b', chunks: [{ text: 'b' }], vectors: [unit(0, 0, 1)] }));
       expect(VectorIndex.count(db)).toBe(3);
       expect(VectorIndex.nearest(db, { vector: unit(0.1, 0.2, 1), limit: 5, channelIds: ['ch_a'] }).map((h) => h.rowid)).toEqual([rowids[1], rowids[0]]);
       expect(VectorIndex.nearest(db, { vector: unit(0.1, 0.2, 1), limit: 1, channelIds: ['ch_a', 'ch_b'] })[0]!.similarity).toBeCloseTo(dot(unit(0, 0, 1), unit(0.1, 0.2, 1)), 6);
@@ -388,14 +388,14 @@ async function stock(
   await store.channels.create({ id: options.channelId, profileId: profile.id, kind: 'user_upload', label: slug, accessLevel: options.access ?? 'public', ratePerMillionTokens: 1 });
   if (!VectorIndex.info(db)) VectorIndex.create(db, { embedderId: 'fixed', dimensions: options.dimensions });
   const count = options.chunks ?? options.vectors.length;
-  Items.put(db, {
+  await store.items.put(SearchTerms.indexed({
     channelId: options.channelId,
     externalId: 'item',
     title: slug,
     contentHash: slug,
     chunks: Array.from({ length: count }, (_, i) => ({ text: `chunk ${i} of ${slug}` })),
     vectors: options.vectors.length ? options.vectors : undefined,
-  });
+  }));
   return db.prepare('SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? ORDER BY c.rowid').pluck().all(options.channelId) as number[];
 }
 

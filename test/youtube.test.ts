@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Connectors from '../src/sources/Connectors.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Youtube from '../src/sources/Youtube.js';
-import * as Items from '../src/store/Items.js';
 import * as Tools from '../tools/Tools.js';
 import * as Services from '../src/Services.js';
 import * as Config from '../src/config/Config.js';
@@ -82,7 +81,7 @@ describe('youtube connector', () => {
   test('behavior: a channel page is found through its feed; captions are read from the creator track with cue times', async () => {
     await store.store.channels.create({ id: 'ch_crumb', profileId: store.profileId, kind: 'youtube', label: 'Crumb TV', accessLevel: 'public', ratePerMillionTokens: 3, sourceUrl: `${host.url}/@crumbtv` });
     expect(await Sync.syncChannel(deps(), 'ch_crumb')).toMatchObject({ outcome: 'synced', created: 2, failed: 0 });
-    const items = Items.byChannel(store.db, 'ch_crumb');
+    const items = await store.store.items.byChannel('ch_crumb');
     expect(items.map((i) => [i.externalId, i.title, i.sourceUrl])).toEqual([
       ['vid_levain1', 'Levain in 5 days', 'https://www.youtube.com/watch?v=vid_levain1'],
       ['vid_nocapt2', 'Oven spring Q&A', 'https://www.youtube.com/watch?v=vid_nocapt2'],
@@ -196,7 +195,7 @@ describe('youtube connector', () => {
       const paths = host.requests.slice(before).map((r) => r.path);
       expect(paths.slice(0, 2)).toEqual(['/@crumbtv', `/feeds/videos.xml?channel_id=${channelId}`]);
       expect(paths).toEqual(expect.arrayContaining(['/youtubei/v1/player?prettyPrint=false', '/api/timedtext?v=vid_levain1&lang=en']));
-      expect(Items.byChannel(services.db, 'ch_configured').map((i) => i.sourceUrl).sort()).toEqual(['https://www.youtube.com/watch?v=vid_levain1', 'https://www.youtube.com/watch?v=vid_nocapt2']);
+      expect((await services.store.items.byChannel('ch_configured')).map((i) => i.sourceUrl).sort()).toEqual(['https://www.youtube.com/watch?v=vid_levain1', 'https://www.youtube.com/watch?v=vid_nocapt2']);
       const metadata = services.db.prepare("SELECT i.metadata FROM items i WHERE i.channel_id = 'ch_configured' AND i.external_id = 'vid_levain1'").pluck().get() as string;
       expect(JSON.parse(metadata)).toMatchObject({ text: 'captions', track: 'en' });
     } finally {

@@ -102,14 +102,13 @@ type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: 
 
 /** Preflight retrieval: ranked evidence and its diagnostics, before anyone pays. */
 async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest): Promise<Preflight> {
-  const { db } = services;
   // A scope of several handles (or mentions) asks the question of each of those experts.
   const profiles = new Set([...scope.channels.values()].map((c) => c.profile.id));
-  const run = await Retriever.retrieve(db, services.lexicalIndex(), {
+  const run = await Retriever.retrieve(services.store, await services.lexicalIndex(), {
     question: scope.retrievalText,
     channels: scope.channels,
     mode: input.queryMode,
-    termModel: services.termModel(),
+    termModel: await services.termModel(),
     vectors: services.vectors,
     experts: (scope.kind === 'handles' || scope.kind === 'mentions') && profiles.size > 1 ? profiles : undefined,
   });

@@ -75,7 +75,7 @@ export async function readManifest(directory: string): Promise<Manifest> {
 export async function load(handles: Handles, options: { directory?: string; chunkTargetTokens: number; onProgress?: Progress }): Promise<LoadResult> {
   const directory = options.directory ?? defaultDirectory;
   const manifest = await readManifest(directory);
-  const { store, db } = handles;
+  const { store } = handles;
   for (const account of manifest.accounts) {
     if (!(await store.accounts.find(account.name))) await store.accounts.create(account);
   }
@@ -115,7 +115,7 @@ export async function load(handles: Handles, options: { directory?: string; chun
     options.onProgress?.({ done: ++done, total: items.length, file: item.file });
   }
   // The demo is small: its term model takes well under a second.
-  if (result.created + result.updated > 0 || TermModel.load(db) === undefined) TermModel.build(db);
+  if (result.created + result.updated > 0 || (await store.termModel.info()) === undefined) await TermModel.build(store);
   return result;
 }
 

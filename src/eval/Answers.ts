@@ -10,7 +10,6 @@ import { z } from 'zod';
 import * as Sentences from '../answer/Sentences.js';
 import * as Text from '../retrieval/Text.js';
 import * as Keys from '../auth/Keys.js';
-import * as Items from '../store/Items.js';
 import * as Tools from '../../tools/Tools.js';
 import type { Dataset } from './Beir.js';
 import type { EvalStore } from './Evaluate.js';
@@ -142,7 +141,7 @@ export async function evaluate(
 
   const abstains = (r: Answer) => r.retrieval.noRelevantContent || r.citations.length === 0;
   const removedClaims = claims.slice(0, input.removed ?? 100);
-  for (const qid of removedClaims) for (const doc of dataset.qrels.get(qid)!.keys()) if (itemOf.has(doc)) Items.remove(store.services.db, itemOf.get(doc)!);
+  for (const qid of removedClaims) for (const doc of dataset.qrels.get(qid)!.keys()) if (itemOf.has(doc)) await kept.items.remove(itemOf.get(doc)!);
   let removedAbstained = 0;
   for (const qid of removedClaims) {
     if (abstains(await ask(dataset.queries.get(qid)!))) removedAbstained += 1;

@@ -57,7 +57,7 @@ export async function buildStore(
     });
     options.onProgress?.(++done, dataset.corpus.length);
   }
-  TermModel.build(db, { onProgress: options.onStage });
+  await TermModel.build(services.store, { onProgress: options.onStage });
   let vectors: EvalStore['vectors'];
   if (options.embedder) {
     const embedded = await VectorBuild.build(db, options.embedder, { onProgress: options.onEmbedProgress });
@@ -105,18 +105,18 @@ export async function evaluate(
   const ids = options.queryIds ?? [...dataset.qrels.keys()];
   const totals = { ndcg10: 0, recall10: 0, recall100: 0, mrr10: 0 };
   const latencies: number[] = [];
-  const db = store.services.db;
+  const index = await store.services.lexicalIndex();
   let done = 0;
   for (const qid of ids) {
     const question = dataset.queries.get(qid)!;
     const started = performance.now();
     // 100 candidates, deeper than a query's 50, so Recall@100 is measured over 100 chunks.
-    const run = await Retriever.retrieve(db, store.services.lexicalIndex(), {
+    const run = await Retriever.retrieve(store.services.store, index, {
       question,
       channels: store.channels,
       mode: 'lookup',
       model: options.model,
-      termModel: store.services.termModel(),
+      termModel: await store.services.termModel(),
       vectors: options.vectors,
       candidates: 100,
     });

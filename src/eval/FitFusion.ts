@@ -64,13 +64,12 @@ export async function fit(
   const lexical = options.lexical ?? Reranker.defaultModel;
   const candidates = options.candidates ?? 100;
   const ids = options.queryIds ?? [...dataset.qrels.keys()];
-  const db = store.services.db;
-  const index = store.services.lexicalIndex();
+  const index = await store.services.lexicalIndex();
   const queries: Query[] = [];
   for (const [n, qid] of ids.entries()) {
     const question = dataset.queries.get(qid)!;
     const vectors = await store.vectors.search.question(question);
-    const rows = await Retriever.candidateFeatures(db, index, { question, channels: store.channels, candidates, termModel: store.services.termModel(), vectors });
+    const rows = await Retriever.candidateFeatures(store.services.store, index, { question, channels: store.channels, candidates, termModel: await store.services.termModel(), vectors });
     queries.push({
       qrels: dataset.qrels.get(qid)!,
       candidates: rows.map((r) => ({ rowid: r.rowid, lexical: Reranker.linear(lexical, r.features), similarity: r.features.at(-1)!, doc: store.docOf.get(r.itemId)! })),

@@ -2,9 +2,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Handles } from '../store/Store.js';
 import * as Ids from '../store/Ids.js';
-import * as Items from '../store/Items.js';
 import * as VectorIndex from '../store/VectorIndex.js';
 import type { Embedder } from '../retrieval/Embedder.js';
+import * as SearchTerms from '../retrieval/SearchTerms.js';
+import type * as Items from '../store/Items.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import * as Charset from './Charset.js';
 import * as Chunker from './Chunker.js';
@@ -141,10 +142,10 @@ export async function ingest(
     // Text formats hash their text (as before PDF support, so stored items stay unchanged); PDF its bytes.
     JSON.stringify({ format, content: format === 'pdf' ? `${Pdf.extraction}:${Ids.fingerprint(bytes)}` : Charset.decode(bytes), title, sourceUrl, publishedAt, author, target: input.chunkTargetTokens }),
   );
-  // Embedding happens before the write (a transaction cannot span an await), and only for changed content.
-  const unchanged = Items.contentHash(db, channel.id, externalId) === contentHash;
+  // Embedding happens before the write (a transaction holds no outside call), and only for changed content.
+  const unchanged = (await store.items.contentHash(channel.id, externalId)) === contentHash;
   const vectors = input.embedder && !unchanged && VectorIndex.info(db) ? await input.embedder.embed(chunks.map((c) => `${title}\n${c.text}`), 'document') : undefined;
-  const stored = Items.put(db, {
+  const stored = await store.items.put(SearchTerms.indexed({
     vectors,
     channelId: channel.id,
     externalId,
@@ -155,6 +156,6 @@ export async function ingest(
     metadata: { format, file: path.basename(input.file) },
     contentHash,
     chunks,
-  });
+  }));
   return { ...stored, title, warnings };
 }

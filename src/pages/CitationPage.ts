@@ -4,8 +4,6 @@ import type { Caller } from '../auth/Caller.js';
 import type { ItemPage } from '../contract/ItemPage.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import * as SourceLinks from '../answer/SourceLinks.js';
-import type { Database } from '../store/Database.js';
-import * as Items from '../store/Items.js';
 import type { Store } from '../store/Store.js';
 import type * as SignedLinks from './SignedLinks.js';
 
@@ -20,9 +18,9 @@ const opening = 5;
  * item of another profile is 404, alike; a paused channel's items too. A link signed for this item (`link` is the
  * verdict on its signature) reads it as an authorized caller would; an expired one says so in its 404.
  */
-export async function load(deps: { store: Store; db: Database }, input: { slug: string; itemId: string; chunkIds: string[]; caller: Caller; link?: SignedLinks.Verdict }): Promise<ItemPage> {
+export async function load(store: Store, input: { slug: string; itemId: string; chunkIds: string[]; caller: Caller; link?: SignedLinks.Verdict }): Promise<ItemPage> {
   try {
-    return await page(deps, { ...input, signed: input.link === 'valid' });
+    return await page(store, { ...input, signed: input.link === 'valid' });
   } catch (error) {
     // Only an authentic signature is told apart: a forged, altered or misplaced one is no signature at all.
     if (input.link === 'expired' && error instanceof ServiceError && error.code === 'not_found') {
@@ -32,11 +30,11 @@ export async function load(deps: { store: Store; db: Database }, input: { slug: 
   }
 }
 
-async function page({ store, db }: { store: Store; db: Database }, input: { slug: string; itemId: string; chunkIds: string[]; caller: Caller; signed: boolean }): Promise<ItemPage> {
+async function page(store: Store, input: { slug: string; itemId: string; chunkIds: string[]; caller: Caller; signed: boolean }): Promise<ItemPage> {
   // A signed link was issued for this item of this profile: there is no existence left to hide from its holder.
   const profile = input.signed ? await store.profiles.byHandle(input.slug) : await Access.readableProfile(store, input.slug, input.caller);
   if (!profile) throw new ServiceError('not_found', `no profile "${input.slug}"`);
-  const item = Items.withChunks(db, input.itemId);
+  const item = await store.items.withChunks(input.itemId);
   const channel = item ? await store.channels.find(item.channelId) : undefined;
   const visible =
     channel && channel.profileId === profile.id && channel.status !== 'paused' && (channel.accessLevel === 'public' || input.signed || (await Access.isAuthorized(store, profile, input.caller)));

@@ -1,4 +1,4 @@
-import type { Database } from '../store/Database.js';
+import type { Store } from '../store/Store.js';
 
 /**
  * Who may read a channel's chunks, which decides whose statistics they count in: everyone (`public`: a live public
@@ -10,13 +10,8 @@ export type Audience = 'public' | `profile:${string}` | null;
 export const publicAudience = 'public';
 
 /** The audience of every channel. */
-export function read(db: Database): Map<string, Audience> {
-  const rows = db
-    .prepare(
-      `SELECT ch.id, ch.profile_id AS profileId, ch.status, ch.access_level AS accessLevel, p.visibility
-       FROM channels ch JOIN profiles p ON p.id = ch.profile_id`,
-    )
-    .all() as { id: string; profileId: string; status: string; accessLevel: string; visibility: string }[];
+export async function read(store: Store): Promise<Map<string, Audience>> {
+  const rows = await store.channels.audiences();
   return new Map(
     rows.map((r): [string, Audience] => [
       r.id,

@@ -1,9 +1,11 @@
-import type { Database } from '../store/Database.js';
 import * as SearchDocs from '../store/SearchDocs.js';
+import type { LogEntry, StoredDoc } from '../store/SearchDocs.js';
+import type { Store } from '../store/Store.js';
 import * as Audiences from './Audiences.js';
 import * as MaxScore from './MaxScore.js';
 import { PostingList } from './Postings.js';
 import type { SearchHit, SearchIndex, SearchQuery } from './SearchIndex.js';
+import * as SearchTerms from './SearchTerms.js';
 import * as Stats from './Stats.js';
 
 /**
@@ -15,8 +17,11 @@ import * as Stats from './Stats.js';
  * in the scope, so what a caller is shown never depends on content the caller cannot read.
  */
 export type LexicalIndex = SearchIndex & {
-  /** Collection statistics over the content the given channels' readers may read. */
-  statistics(channelIds: ReadonlySet<string>): Stats.Stats;
+  /**
+   * Collection statistics over the content the given channels' readers may read, current to the last write; document
+   * frequencies are known for `stems` (a question's), and any stem asked before.
+   */
+  statistics(channelIds: ReadonlySet<string>, stems: Iterable<string>): Promise<Stats.Stats>;
   /** The same ranking, scoring every matching chunk: the reference the pruned search equals. */
   searchExhaustive(query: SearchQuery): Promise<SearchHit[]>;
   /** What the index holds, for benchmarks and diagnostics. */
@@ -51,19 +56,16 @@ function addDf(c: Counts, termId: number, delta: number): void {
   c.df[termId]! += delta;
 }
 
-type LogRow = { seq: number; kind: 'add' | 'remove' | 'audiences' | 'reset'; chunk: number | null; oldTerms: Uint8Array | null; channelId: string | null; length: number | null; terms: Uint8Array | null };
+/** Rows read from the store at a time. */
+const pageSize = 8192;
 
 /** Opens the index over a store: fills rows missing from `search_docs`, then loads them. */
-export function open(db: Database, options: { onProgress?: (stage: string) => void; /** Documents MaxScore takes at a time (tests use small blocks). */ blockSize?: number } = {}): LexicalIndex {
-  const filled = SearchDocs.fill(db, { onProgress: (done, total) => options.onProgress?.(`indexed ${done} of ${total} chunks`) });
+export async function open(
+  store: Store,
+  options: { onProgress?: (stage: string) => void; /** Documents MaxScore takes at a time (tests use small blocks). */ blockSize?: number } = {},
+): Promise<LexicalIndex> {
+  const filled = await SearchTerms.fill(store, { onProgress: (done, total) => options.onProgress?.(`indexed ${done} of ${total} chunks`) });
   if (filled > 0) options.onProgress?.(`indexed ${filled} chunks`);
-  const maxSeq = db.prepare('SELECT max(seq) FROM search_log').pluck();
-  const minSeq = db.prepare('SELECT min(seq) FROM search_log').pluck();
-  const changes = db.prepare(
-    `SELECT l.seq, l.kind, l.chunk, l.terms AS oldTerms, d.channel_id AS channelId, d.length, d.terms
-     FROM search_log l LEFT JOIN search_docs d ON l.kind = 'add' AND d.rowid = l.chunk WHERE l.seq > ? ORDER BY l.seq`,
-  );
-  const allDocs = db.prepare('SELECT rowid, channel_id AS channelId, length, terms FROM search_docs ORDER BY rowid');
   const termIds = new Map<string, number>();
 
   // Documents are numbered in the order they arrive; posting lists are ascending in that number.
@@ -119,10 +121,12 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     return counts[audience]!;
   };
 
-  /** Reads every channel's audience; true when one holding documents moved. */
-  const readAudiences = (): boolean => {
+  /** Every channel's audience, as last read from the store. */
+  let audiences = new Map<string, Audiences.Audience>();
+  /** Takes in every channel's audience as last read; true when one holding documents moved. */
+  const takeAudiences = (): boolean => {
     let moved = false;
-    for (const [channelId, audience] of Audiences.read(db)) {
+    for (const [channelId, audience] of audiences) {
       let index = channelIndex.get(channelId);
       if (index === undefined) {
         index = channelIndex.size;
@@ -161,7 +165,6 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
   };
 
   const channelNumber = (channelId: string): number => {
-    if (!channelIndex.has(channelId)) readAudiences();
     let index = channelIndex.get(channelId);
     if (index === undefined) {
       // A channel deleted since its chunk was written: its chunks are on their way out and answer nobody.
@@ -223,9 +226,21 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
 
   /**
    * Builds everything from `search_docs` in two passes over the rows: count each term's postings, then fill lists
-   * allocated to size. One read transaction, so the rows and the log position agree.
+   * allocated to size. The log position is read first: a write that lands while the rows are read is in them or after
+   * that position, and applying it again is harmless (`add` replaces, `remove` of what is gone does nothing).
    */
-  const load = () => {
+  const load = async () => {
+    const start = (await store.search.logBounds()).last ?? 0;
+    audiences = await Audiences.read(store);
+    const rows: StoredDoc[] = [];
+    for (let after = 0; ; ) {
+      const page = await store.search.page(after, pageSize);
+      if (page.length === 0) break;
+      for (const row of page) rows.push(row);
+      after = page.at(-1)!.rowid;
+    }
+    // From here on nothing awaits: a search meanwhile sees the old index or the new one, whole.
+    applied = start;
     docCount = 0;
     deletedCount = 0;
     postingCount = 0;
@@ -234,48 +249,44 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     channelAudience = [];
     // Documents are numbered afresh: the lengths beside the scores are filled again before the next search.
     scratchFilled = 0;
-    db.transaction(() => {
-      applied = (maxSeq.get() as number | null) ?? 0;
-      readAudiences();
-      const rows = allDocs.all() as { rowid: number; channelId: string; length: number; terms: Uint8Array }[];
-      const size = Math.max(1024, rows.length);
-      rowids = new Int32Array(size);
-      lengths = new Int32Array(size);
-      channelOfDoc = new Int32Array(size);
-      deleted = new Uint8Array(size);
-      docOf = new Int32Array(Math.max(1024, (rows.at(-1)?.rowid ?? 0) + 1));
-      let listSizes = new Int32Array(1024);
-      for (const row of rows) {
-        const doc = docCount++;
-        rowids[doc] = row.rowid;
-        lengths[doc] = row.length;
-        docOf[row.rowid] = doc + 1;
-        const channel = channelNumber(row.channelId);
-        channelOfDoc[doc] = channel;
-        const audience = channelAudience[channel]!;
-        const c = audience >= 0 ? countsOf(audience) : undefined;
-        if (c) {
-          c.chunks += 1;
-          c.tokens += row.length;
-        }
-        SearchDocs.decode(row.terms, (termId) => {
-          if (termId >= listSizes.length) listSizes = grow(listSizes, termId + 1);
-          listSizes[termId]! += 1;
-          if (c) addDf(c, termId, 1);
-        });
+    takeAudiences();
+    const size = Math.max(1024, rows.length);
+    rowids = new Int32Array(size);
+    lengths = new Int32Array(size);
+    channelOfDoc = new Int32Array(size);
+    deleted = new Uint8Array(size);
+    docOf = new Int32Array(Math.max(1024, (rows.at(-1)?.rowid ?? 0) + 1));
+    let listSizes = new Int32Array(1024);
+    for (const row of rows) {
+      const doc = docCount++;
+      rowids[doc] = row.rowid;
+      lengths[doc] = row.length;
+      docOf[row.rowid] = doc + 1;
+      const channel = channelNumber(row.channelId);
+      channelOfDoc[doc] = channel;
+      const audience = channelAudience[channel]!;
+      const c = audience >= 0 ? countsOf(audience) : undefined;
+      if (c) {
+        c.chunks += 1;
+        c.tokens += row.length;
       }
-      // An eighth to spare: a list allocated to size would be copied whole by the first chunk written after load.
-      postings = Array.from(listSizes, (n) => (n > 0 ? new PostingList(n + (n >> 3) + 4) : undefined));
-      rows.forEach((row, doc) =>
-        SearchDocs.decode(row.terms, (termId, count) => {
-          const list = postings[termId]!;
-          list.docs[list.length] = doc;
-          list.counts[list.length] = count;
-          list.length += 1;
-        }),
-      );
-      postingCount = listSizes.reduce((n, x) => n + x, 0);
-    })();
+      SearchDocs.decode(row.terms, (termId) => {
+        if (termId >= listSizes.length) listSizes = grow(listSizes, termId + 1);
+        listSizes[termId]! += 1;
+        if (c) addDf(c, termId, 1);
+      });
+    }
+    // An eighth to spare: a list allocated to size would be copied whole by the first chunk written after load.
+    postings = Array.from(listSizes, (n) => (n > 0 ? new PostingList(n + (n >> 3) + 4) : undefined));
+    rows.forEach((row, doc) =>
+      SearchDocs.decode(row.terms, (termId, count) => {
+        const list = postings[termId]!;
+        list.docs[list.length] = doc;
+        list.counts[list.length] = count;
+        list.length += 1;
+      }),
+    );
+    postingCount = listSizes.reduce((n, x) => n + x, 0);
     // Each list's bound for the public average length, so the first questions after a start do not pay a pass over
     // every long list they name (seconds at millions of chunks).
     const everyone = counts[0];
@@ -286,47 +297,66 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     version += 1;
   };
 
-  /** Applies what other writes logged since the last look: one cheap query when nothing changed. */
-  const catchUp = () => {
-    const last = (maxSeq.get() as number | null) ?? 0;
-    if (last === applied) return;
-    let reload = last < applied;
-    if (!reload) {
-      db.transaction(() => {
-        const first = minSeq.get() as number | null;
-        if (first === null || first > applied + 1) {
-          reload = true;
-          return;
-        }
-        let audiencesMoved = false;
-        for (const row of changes.iterate(applied) as Iterable<LogRow>) {
-          if (row.kind === 'reset') {
-            reload = true;
-            return;
-          }
-          if (row.kind === 'add' && row.terms) add(row.chunk!, row.channelId!, row.length!, row.terms);
-          else if (row.kind === 'remove') remove(row.chunk!, row.oldTerms ?? undefined);
-          else if (row.kind === 'audiences') audiencesMoved = readAudiences() || audiencesMoved;
-          applied = row.seq;
-        }
-        if (audiencesMoved || pendingRecount) recount();
-        pendingRecount = false;
-      })();
+  /** Reads what other writes logged since the last look, then applies it at once: one cheap query when nothing changed. */
+  const readChanges = async (): Promise<{ entries: LogEntry[]; audiences?: Map<string, Audiences.Audience> } | 'reload' | undefined> => {
+    const { first, last } = await store.search.logBounds();
+    if ((last ?? 0) === applied) return undefined;
+    if (last === null || last < applied || first === null || first > applied + 1) return 'reload';
+    const entries: LogEntry[] = [];
+    for (let after = applied; ; ) {
+      const page = await store.search.changes(after, pageSize);
+      if (page.length === 0) break;
+      for (const entry of page) {
+        if (entry.kind === 'reset') return 'reload';
+        entries.push(entry);
+      }
+      after = page.at(-1)!.seq;
     }
-    if (reload || (deletedCount > 10_000 && deletedCount > compactShare * docCount)) load();
-    version += 1;
+    return entries.some((e) => e.kind === 'audiences') ? { entries, audiences: await Audiences.read(store) } : { entries };
   };
 
-  const termId = (stem: string): number | undefined => {
-    let id = termIds.get(stem);
-    if (id === undefined) {
-      id = SearchDocs.termId(db, stem);
-      if (id === undefined) return undefined;
-      if (termIds.size > 100_000) termIds.clear();
-      termIds.set(stem, id);
+  /** One catch-up at a time: searches that arrive meanwhile wait for it rather than read the log again. */
+  let catching: Promise<void> | undefined;
+  const catchUp = (): Promise<void> => (catching ??= caughtUp().finally(() => (catching = undefined)));
+  const caughtUp = async () => {
+    const read = await readChanges();
+    if (read === 'reload') {
+      await load();
+      return;
     }
-    return id;
+    if (read) {
+      let audiencesMoved = false;
+      for (const row of read.entries) {
+        if (row.seq <= applied) continue;
+        if (row.kind === 'add' && row.terms) add(row.chunk!, row.channelId!, row.length!, row.terms);
+        else if (row.kind === 'remove') remove(row.chunk!, row.oldTerms ?? undefined);
+        else if (row.kind === 'audiences' && read.audiences) {
+          audiences = read.audiences;
+          audiencesMoved = takeAudiences() || audiencesMoved;
+        }
+        applied = row.seq;
+      }
+      if (audiencesMoved || pendingRecount) recount();
+      pendingRecount = false;
+      version += 1;
+    }
+    if (deletedCount > 10_000 && deletedCount > compactShare * docCount) await load();
   };
+
+  /** Learns the ids of stems not asked before: one query for a question's. */
+  const learn = async (stems: Iterable<string>) => {
+    const unknown = [...new Set(stems)].filter((stem) => !termIds.has(stem));
+    if (unknown.length === 0) return;
+    if (termIds.size + unknown.length > 100_000) termIds.clear();
+    // A stem no chunk has is not kept: asked again next time, it is found once a chunk brings it.
+    const found = await store.search.termIds(unknown);
+    for (const [stem, id] of found) termIds.set(stem, id);
+    // Statistics made before kept a frequency of 0 for these stems: they are made again.
+    if (found.size > 0) version += 1;
+  };
+
+  /** A learned stem's id; undefined for one no chunk had when it was asked. */
+  const termId = (stem: string): number | undefined => termIds.get(stem);
 
   const statistics = (channelIds: ReadonlySet<string>): Stats.Stats => {
     const audiences = new Set([0]);
@@ -352,8 +382,9 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     return stats;
   };
 
-  const rank = (query: SearchQuery, exhaustive: boolean): SearchHit[] => {
-    catchUp();
+  const rank = async (query: SearchQuery, exhaustive: boolean): Promise<SearchHit[]> => {
+    await catchUp();
+    await learn(query.terms.map((t) => t.stem));
     const allowed = new Uint8Array(channelIndex.size);
     let any = false;
     for (const id of query.channelIds) {
@@ -385,13 +416,14 @@ export function open(db: Database, options: { onProgress?: (stage: string) => vo
     return ranked.map((r) => ({ rowid: rowids[r.doc]!, score: r.score }));
   };
 
-  load();
+  await load();
   return {
     name: 'maxscore',
-    search: async (query) => rank(query, false),
-    searchExhaustive: async (query) => rank(query, true),
-    statistics(channelIds) {
-      catchUp();
+    search: (query) => rank(query, false),
+    searchExhaustive: (query) => rank(query, true),
+    async statistics(channelIds, stems) {
+      await catchUp();
+      await learn(stems);
       return statistics(channelIds);
     },
     size: () => ({ chunks: docCount - deletedCount, terms: postings.reduce((n, l) => n + (l ? 1 : 0), 0), postings: postingCount }),

@@ -1,5 +1,6 @@
 import type { QueryMode } from '../contract/Query.js';
-import type { Database } from '../store/Database.js';
+import type { ChunkRow } from '../store/Chunks.js';
+import type { Store } from '../store/Store.js';
 import * as Anchors from './Anchors.js';
 import type { Anchor } from './Anchors.js';
 import * as Features from './Features.js';
@@ -15,25 +16,7 @@ import type { SearchHit } from './SearchIndex.js';
 import type { QuestionVectors, VectorSearch } from './VectorSearch.js';
 
 /** A chunk as stored, with what retrieval reads of its item. */
-type Row = {
-  rowid: number;
-  chunkId: string;
-  itemId: string;
-  channelId: string;
-  ordinal: number;
-  text: string;
-  tokenCount: number;
-  title: string;
-  sourceUrl: string | null;
-  publishedAt: number | null;
-  startSeconds: number | null;
-  endSeconds: number | null;
-  /** Pages of a paged document the chunk spans. */
-  pageStart: number | null;
-  pageEnd: number | null;
-  /** Transcripts: where each cue starts in the chunk text, as JSON [[offset, seconds], ...]. */
-  cues: string | null;
-};
+type Row = ChunkRow;
 
 /** One piece of evidence: a chunk with its item, channel and profile, and its calibrated score. */
 export type Evidence = Omit<Row, 'text' | 'tokenCount' | 'cues'> & {
@@ -109,12 +92,12 @@ const limits: Record<QueryMode, number> = { lookup: 8, summary: 10, trend_brief:
  * Chunks as the features see them, per store, by chunk id: an id names its item, position and content fingerprint, so
  * its text never changes under it, and a chunk asked about again is not analyzed again.
  */
-const analyses = new WeakMap<Database, { young: Map<string, Features.Candidate>; old: Map<string, Features.Candidate> }>();
+const analyses = new WeakMap<Store, { young: Map<string, Features.Candidate>; old: Map<string, Features.Candidate> }>();
 const analysisCacheSize = 10_000;
 
-function analyzed(db: Database, row: Row): Features.Candidate {
-  let cache = analyses.get(db);
-  if (!cache) analyses.set(db, (cache = { young: new Map(), old: new Map() }));
+function analyzed(store: Store, row: Row): Features.Candidate {
+  let cache = analyses.get(store);
+  if (!cache) analyses.set(store, (cache = { young: new Map(), old: new Map() }));
   let candidate = cache.young.get(row.chunkId) ?? cache.old.get(row.chunkId);
   if (!candidate) candidate = Features.analyze(row.title, row.text, row.tokenCount);
   if (cache.young.size >= analysisCacheSize) {
@@ -125,17 +108,8 @@ function analyzed(db: Database, row: Row): Features.Candidate {
   return candidate;
 }
 
-function hydrate(db: Database, rowids: number[]): Map<number, Row> {
-  if (rowids.length === 0) return new Map();
-  const rows = db
-    .prepare(
-      `SELECT c.rowid AS rowid, c.id AS chunkId, c.item_id AS itemId, i.channel_id AS channelId, c.ordinal, c.text, c.token_count AS tokenCount,
-         i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds,
-         c.page_start AS pageStart, c.page_end AS pageEnd, c.cues
-       FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid IN (SELECT value FROM json_each(?))`,
-    )
-    .all(JSON.stringify(rowids)) as Row[];
-  return new Map(rows.map((r) => [r.rowid, r]));
+async function hydrate(store: Store, rowids: number[]): Promise<Map<number, Row>> {
+  return new Map((await store.chunks.rows(rowids)).map((r) => [r.rowid, r]));
 }
 
 /**
@@ -202,8 +176,8 @@ function namedExperts(channels: Map<string, ScopedChannel>, anchors: Anchor[], g
 }
 
 /** Reranks first-stage hits: features, the linear model, calibration. */
-function rerank(
-  db: Database,
+async function rerank(
+  store: Store,
   options: {
     hits: SearchHit[];
     question: Features.Question;
@@ -218,10 +192,10 @@ function rerank(
     /** The question's vector, when the model has similarity as a feature. */
     vectors?: QuestionVectors | undefined;
   },
-): Evidence[] {
-  const rows = hydrate(db, options.hits.map((h) => h.rowid));
+): Promise<Evidence[]> {
+  const rows = await hydrate(store, options.hits.map((h) => h.rowid));
   const similarity = options.vectors && similarityFeature(options.model, options.vectors, options.hits);
-  const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, analyzed(db, row)]));
+  const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, analyzed(store, row)]));
   const views = new Map<string, ReturnType<typeof profileView>>();
   const evidence: Evidence[] = [];
   for (const hit of options.hits) {
@@ -267,22 +241,22 @@ function withNeighbours(hits: SearchHit[], neighbours: SearchHit[], limit: numbe
  * candidates and similarity is the last feature.
  */
 export async function candidateFeatures(
-  db: Database,
+  store: Store,
   index: LexicalIndex,
   options: { question: string; channels: Map<string, ScopedChannel>; candidates: number; termModel?: TermModel.TermModel | undefined; vectors?: QuestionVectors | undefined },
 ): Promise<{ rowid: number; itemId: string; features: number[] }[]> {
   const terms = Text.queryTerms(options.question);
   const channelIds = new Set(options.channels.keys());
-  const stats = index.statistics(channelIds);
+  const stats = await index.statistics(channelIds, Text.stemsOf(options.question));
   const question = Features.question(terms, options.question, stats);
   const neighbours = options.vectors?.nearest(channelIds, vectorNeighbours) ?? [];
   const hits = withNeighbours(await index.search({ terms, text: options.question, channelIds, limit: options.candidates }), neighbours, options.candidates);
-  const rows = hydrate(db, hits.map((h) => h.rowid));
+  const rows = await hydrate(store, hits.map((h) => h.rowid));
   const soft = softFeatures(options.termModel, question);
   const similarity = options.vectors && similarityFeature(Fusion.unfitted(), options.vectors, hits);
   return hits.flatMap((hit) => {
     const row = rows.get(hit.rowid);
-    const c = row && analyzed(db, row);
+    const c = row && analyzed(store, row);
     if (!row || !c) return [];
     const features = Features.extract(question, c, stats, soft?.(c));
     if (similarity) features.push(similarity(hit.rowid));
@@ -339,10 +313,9 @@ function balanced(perSubject: Evidence[][], limit: number): Evidence[] {
 }
 
 /** Joins each selected chunk with its neighbours (same item, ordinal ±1) for expanded context. */
-function expand(db: Database, selected: Evidence[]): void {
-  const neighbours = db.prepare('SELECT ordinal, text FROM chunks WHERE item_id = ? AND ordinal IN (?, ?) ORDER BY ordinal');
+async function expand(store: Store, selected: Evidence[]): Promise<void> {
   for (const e of selected) {
-    const around = neighbours.all(e.itemId, e.ordinal - 1, e.ordinal + 1) as { ordinal: number; text: string }[];
+    const around = await store.chunks.texts(e.itemId, [e.ordinal - 1, e.ordinal + 1]);
     const before = around.find((n) => n.ordinal === e.ordinal - 1);
     const after = around.find((n) => n.ordinal === e.ordinal + 1);
     e.text = [before?.text, e.chunkText, after?.text].filter((t): t is string => t !== undefined).join('\n\n');
@@ -353,7 +326,7 @@ function expand(db: Database, selected: Evidence[]): void {
  * Runs retrieval for a question over a scope: first-stage BM25 candidates (and vector neighbours when an embedder is
  * configured), reranked to calibrated scores, then selected by the query mode.
  */
-export async function retrieve(db: Database, index: LexicalIndex, options: RetrievalOptions): Promise<Retrieval> {
+export async function retrieve(store: Store, index: LexicalIndex, options: RetrievalOptions): Promise<Retrieval> {
   // Similarity that weighs nothing changes no score: the question is not even embedded, and ranking is lexical.
   const fusion = options.vectors?.fusion();
   const weighed = fusion !== undefined && Fusion.weightOf(fusion.model) !== 0;
@@ -366,7 +339,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   const channels = experts.profiles.size > 0 ? new Map([...options.channels].filter(([, c]) => experts.profiles.has(c.profile.id))) : options.channels;
   const channelIds = new Set(channels.keys());
   // Statistics over what this scope's readers may read: nothing else moves a score.
-  const stats = index.statistics(channelIds);
+  const stats = await index.statistics(channelIds, Text.stemsOf(options.question));
   const planned = options.mode === undefined;
   const mode = options.mode ?? Planner.plan(options.question);
   const terms = Text.queryTerms(options.question);
@@ -380,7 +353,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
   const searchFor = async (subjectTerms: typeof terms, text: string) => withNeighbours(await index.search({ terms: subjectTerms, text, channelIds, limit: candidates }), neighbours, candidates);
   const hits = withNeighbours(lexical, neighbours, candidates);
   let candidateCount = hits.length;
-  let ranked = rerank(db, { hits, question, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors });
+  let ranked = await rerank(store, { hits, question, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors });
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 
@@ -418,7 +391,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
         const q = Features.question(subjectTerms, subjectText, stats);
         const subjectHits = await searchFor(subjectTerms, subjectText);
         candidateCount += subjectHits.length;
-        perSubject.push(rerank(db, { hits: subjectHits, question: q, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors }));
+        perSubject.push(await rerank(store, { hits: subjectHits, question: q, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors }));
       }
       // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
       const merged = new Map(ranked.map((e) => [e.chunkId, e]));
@@ -429,7 +402,7 @@ export async function retrieve(db: Database, index: LexicalIndex, options: Retri
     }
   }
   const contextDepth = mode === 'lookup' ? 'standard' : 'expanded';
-  if (contextDepth === 'expanded') expand(db, selected);
+  if (contextDepth === 'expanded') await expand(store, selected);
   const used = vectors && fusion && { fitted: fusion.fitted, weight: Fusion.weightOf(fusion.model) };
   return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question, vectors: used, experts: [...experts.profiles] };
 }

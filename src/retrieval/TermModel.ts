@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Database } from '../store/Database.js';
-import { getMeta, setMeta } from '../store/Database.js';
+import type { Store } from '../store/Store.js';
+import type { TermRow } from '../store/TermModelRows.js';
 import type { Stats } from './Stats.js';
 import * as Text from './Text.js';
 
@@ -79,7 +79,6 @@ export type TermModel = {
   features(input: FeatureInput): TermFeatures;
 };
 
-const metaKey = 'term_model';
 const neighbourCount = 20;
 // Real corpora put a term's 20th neighbour well above this (≥ 0.2 on SciFact); a tiny corpus fills lists with noise.
 const minSimilarity = 0.1;
@@ -94,10 +93,8 @@ const stopStems = new Set([...Text.stopwords, ...[...Text.stopwords].map(Text.st
 /** Public content this much larger than at the build (new chunks over the built count) makes a rebuild due. */
 const rebuildGrowth = 0.2;
 
-// Every statistic comes from content every caller may read: a word of a private or paused chunk must not show up in
-// a vocabulary, a weight or a neighbour list.
-const publicChannel = `ch.status != 'paused' AND ch.access_level = 'public' AND p.visibility != 'private'`;
-const publicItems = `SELECT i.id FROM items i JOIN channels ch ON ch.id = i.channel_id JOIN profiles p ON p.id = ch.profile_id WHERE ${publicChannel}`;
+// Every statistic comes from content every caller may read (the store's public chunks): a word of a private or
+// paused chunk must not show up in a vocabulary, a weight or a neighbour list.
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Keeping the model current
@@ -118,19 +115,16 @@ export type Freshness = {
  * or paused must leave the model; content made public joins it), or new public content has grown past a fifth of
  * what the build read. Cheap: it counts only chunks newer than the model.
  */
-export function freshness(db: Database): Freshness {
-  const info = storedInfo(db);
-  const counted = () => db.prepare(`SELECT count(*) FROM chunks WHERE item_id IN (${publicItems})`).pluck().get() as number;
-  if (!info) return { rebuild: 'there is no term model', publicChunks: counted() };
-  if (!incremental(info)) return { rebuild: 'the term model was built by an earlier version', publicChunks: counted() };
+export async function freshness(store: Store): Promise<Freshness> {
+  const info = await storedInfo(store);
+  const counted = () => store.termModel.publicChunkCount();
+  if (!info) return { rebuild: 'there is no term model', publicChunks: await counted() };
+  if (!incremental(info)) return { rebuild: 'the term model was built by an earlier version', publicChunks: await counted() };
   // By rowid first: the count costs what is new, not what the store holds.
-  const pending = db
-    .prepare(`SELECT count(*) FROM chunks c JOIN items i ON i.id = c.item_id JOIN channels ch ON ch.id = i.channel_id JOIN profiles p ON p.id = ch.profile_id WHERE c.rowid > ? AND ${publicChannel}`)
-    .pluck()
-    .get(info.throughRowid) as number;
+  const pending = await store.termModel.publicChunkCount(info.throughRowid);
   const added = info.updatedChunks + pending;
   const publicChunks = info.publicChunks + added;
-  if (channelDigest(db, info.builtAt) !== info.channels) return { rebuild: 'the public channels changed since the build', publicChunks };
+  if ((await channelDigest(store, info.builtAt)) !== info.channels) return { rebuild: 'the public channels changed since the build', publicChunks };
   if (added > rebuildGrowth * info.publicChunks) {
     const growth = info.publicChunks > 0 ? `by ${Math.round((100 * added) / info.publicChunks)}%` : `from nothing to ${added} chunks`;
     return { rebuild: `public content grew ${growth} since the build`, publicChunks };
@@ -152,15 +146,15 @@ export type Refresh = { action: 'built' | 'updated' | 'unchanged'; rebuildDue?: 
  * Brings the model up to date after new content: a full build when one is due and the store is within
  * `rebuildLimit`, else new public chunks folded in (time in proportion to them, not to the corpus).
  */
-export function refresh(db: Database, options: RefreshOptions = {}): Refresh {
-  const { rebuild, publicChunks } = freshness(db);
+export async function refresh(store: Store, options: RefreshOptions = {}): Promise<Refresh> {
+  const { rebuild, publicChunks } = await freshness(store);
   // No public content, no model to learn: not a rebuild anyone needs to run.
-  if (rebuild !== undefined && publicChunks === 0 && !storedInfo(db)) return { action: 'unchanged' };
+  if (rebuild !== undefined && publicChunks === 0 && !(await storedInfo(store))) return { action: 'unchanged' };
   if (rebuild !== undefined && publicChunks <= (options.rebuildLimit ?? 0)) {
-    build(db, { stats: options.stats, onProgress: options.onProgress });
+    await build(store, { stats: options.stats, onProgress: options.onProgress });
     return { action: 'built' };
   }
-  const updated = update(db, { stats: options.stats });
+  const updated = await update(store, { stats: options.stats });
   return { action: updated && updated.chunks > 0 ? 'updated' : 'unchanged', ...(rebuild !== undefined && { rebuildDue: rebuild }) };
 }
 
@@ -181,21 +175,24 @@ export type UpdateInfo = { chunks: number; terms: number };
  * lists and the PPMI space stay as built. Undefined when there is no model an update can extend, or when a rebuild
  * or another update landed while this one read.
  */
-export function update(db: Database, options: UpdateOptions = {}): UpdateInfo | undefined {
+export async function update(store: Store, options: UpdateOptions = {}): Promise<UpdateInfo | undefined> {
   const maxChunks = options.maxChunks ?? 10_000;
   if (!Number.isInteger(maxChunks) || maxChunks < 1) throw new Error(`maxChunks must be a positive integer, not ${maxChunks}`);
-  const info = storedInfo(db);
+  const raw = await store.termModel.info();
+  const info = raw === undefined ? undefined : (JSON.parse(raw) as BuildInfo);
   if (!info || !incremental(info)) return undefined;
-  const batch = db.transaction(() => readNewChunks(db, { afterRowid: info.throughRowid, maxChunks }))();
+  const batch = await readNewChunks(store, { afterRowid: info.throughRowid, maxChunks });
   if (batch.chunks.length === 0 && batch.throughRowid === info.throughRowid) return { chunks: 0, terms: 0 };
 
   const k = info.dimensions;
-  const known = db.prepare('SELECT idf, lsa FROM term_model_terms WHERE term = ?');
+  // The stored terms, in one read: their vectors weigh the new chunks, and all of them are neighbour candidates.
+  const stored = await store.termModel.terms();
+  const storedRow = new Map(stored.map((r) => [r.term, r]));
   const rowOf = new Map<number, { idf: number; lsa: Float32Array } | null>();
   const knownRow = (id: number) => {
     let row = rowOf.get(id);
     if (row === undefined) {
-      const r = known.get(batch.ids.terms[id]!) as { idf: number; lsa: Buffer } | undefined;
+      const r = storedRow.get(batch.ids.terms[id]!);
       row = r ? { idf: r.idf, lsa: floats(r.lsa) } : null;
       rowOf.set(id, row);
     }
@@ -235,7 +232,6 @@ export function update(db: Database, options: UpdateOptions = {}): UpdateInfo | 
   let lists: string[] = [];
   if (folded.length > 0) {
     // Neighbours among every term: those of the model, then the new ones.
-    const stored = db.prepare('SELECT term, lsa FROM term_model_terms ORDER BY rowid').all() as { term: string; lsa: Buffer }[];
     const names = [...stored.map((r) => r.term), ...folded.map((id) => batch.ids.terms[id]!)];
     const vectors = new Float32Array(names.length * k);
     stored.forEach((r, i) => vectors.set(floats(r.lsa), i * k));
@@ -246,25 +242,19 @@ export function update(db: Database, options: UpdateOptions = {}): UpdateInfo | 
   }
 
   const now = Date.now();
-  const applied = db.transaction(() => {
-    // A rebuild (or another update) that landed meanwhile made this batch stale: leave its result alone.
-    const current = storedInfo(db);
-    if (!current || current.builtAt !== info.builtAt || current.throughRowid !== info.throughRowid) return undefined;
-    const insert = db.prepare('INSERT OR IGNORE INTO term_model_terms (term, idf, lsa, lsa_neighbours, ppmi_neighbours, folded_at) VALUES (?, ?, ?, ?, ?, ?)');
-    let added = 0;
-    folded.forEach((id, i) => {
-      const vector = new Float32Array(sums.get(id)!);
-      added += insert.run(batch.ids.terms[id]!, idfOf(id), bytes(vector), lists[i]!, '[]', now).changes;
-    });
-    const next: BuildInfo = { ...current, throughRowid: batch.throughRowid, updatedChunks: current.updatedChunks + batch.chunks.length, foldedTerms: current.foldedTerms + added, updatedAt: now };
-    setMeta(db, metaKey, JSON.stringify(next));
-    return { chunks: batch.chunks.length, terms: added };
-  })();
-  return applied;
+  const rows: TermRow[] = folded.map((id, i) => ({ term: batch.ids.terms[id]!, idf: idfOf(id), lsa: bytes(new Float32Array(sums.get(id)!)), lsaNeighbours: lists[i]!, ppmiNeighbours: '[]' }));
+  // A rebuild (or another update) that landed meanwhile made this batch stale: its result is left alone.
+  const added = await store.termModel.fold({
+    rows,
+    expected: raw!,
+    at: now,
+    next: (n) => JSON.stringify({ ...info, throughRowid: batch.throughRowid, updatedChunks: info.updatedChunks + batch.chunks.length, foldedTerms: info.foldedTerms + n, updatedAt: now } satisfies BuildInfo),
+  });
+  return added === undefined ? undefined : { chunks: batch.chunks.length, terms: added };
 }
 
-function storedInfo(db: Database): BuildInfo | undefined {
-  const raw = getMeta(db, metaKey);
+async function storedInfo(store: Store): Promise<BuildInfo | undefined> {
+  const raw = await store.termModel.info();
   return raw === undefined ? undefined : (JSON.parse(raw) as BuildInfo);
 }
 
@@ -274,25 +264,18 @@ function incremental(info: BuildInfo): boolean {
 }
 
 /** The public channels that existed at `asOf`, as a digest: it moves when one of them is made private or paused. */
-function channelDigest(db: Database, asOf: number): string {
-  const ids = db
-    .prepare(`SELECT ch.id FROM channels ch JOIN profiles p ON p.id = ch.profile_id WHERE ${publicChannel} AND ch.created_at <= ? ORDER BY ch.id`)
-    .pluck()
-    .all(asOf) as string[];
+async function channelDigest(store: Store, asOf: number): Promise<string> {
+  const ids = await store.termModel.publicChannelsAsOf(asOf);
   return createHash('sha256').update(ids.join('\n')).digest('hex').slice(0, 32);
 }
 
 /** Public chunks after a rowid, oldest first, as term ids (title and text: a bag, as a chunk is at query time). */
-function readNewChunks(db: Database, options: { afterRowid: number; maxChunks: number }): { ids: TermIds; chunks: number[][]; throughRowid: number } {
-  const rows = db
-    .prepare(
-      `SELECT c.rowid AS rowid, c.text AS text, i.title AS title FROM chunks c JOIN items i ON i.id = c.item_id
-       JOIN channels ch ON ch.id = i.channel_id JOIN profiles p ON p.id = ch.profile_id
-       WHERE c.rowid > ? AND ${publicChannel} ORDER BY c.rowid LIMIT ?`,
-    )
-    .all(options.afterRowid, options.maxChunks) as { rowid: number; text: string; title: string }[];
+async function readNewChunks(store: Store, options: { afterRowid: number; maxChunks: number }): Promise<{ ids: TermIds; chunks: number[][]; throughRowid: number }> {
+  // The newest rowid first: a chunk written after it is read by the next update, never skipped.
+  const newest = await store.termModel.lastChunkRowid();
+  const rows = (await store.termModel.publicChunksAfter(options.afterRowid, options.maxChunks)).filter((r) => r.rowid <= newest);
   // A full batch stops at its last chunk; otherwise everything up to the newest chunk (public or not) has been seen.
-  const last = rows.length === options.maxChunks ? rows.at(-1)!.rowid : ((db.prepare('SELECT max(rowid) FROM chunks').pluck().get() as number | null) ?? 0);
+  const last = rows.length === options.maxChunks ? rows.at(-1)!.rowid : newest;
   const ids = new TermIds();
   const chunks = rows.map((row) => {
     const out: number[] = [];
@@ -320,7 +303,7 @@ type Space = { terms: number[]; dims: number; vectors: Float32Array; neighbours:
  * Synchronous and CPU-bound, but bounded: at most `maxChunks` chunks are read and `vocabulary` terms compared, so a
  * million-chunk store takes about as long as one of fifty thousand.
  */
-export function build(db: Database, options: BuildOptions = {}): BuildInfo {
+export async function build(store: Store, options: BuildOptions = {}): Promise<BuildInfo> {
   const maxChunks = options.maxChunks ?? 50_000;
   const dimensions = options.dimensions ?? 200;
   const vocabulary = options.vocabulary ?? 24_000;
@@ -333,8 +316,7 @@ export function build(db: Database, options: BuildOptions = {}): BuildInfo {
 
   progress('reading chunks');
   const builtAt = Date.now();
-  // One read transaction: the sample, the count and the rowid mark describe the same moment.
-  const corpus = db.transaction(() => readCorpus(db, { maxChunks, asOf: builtAt }))();
+  const corpus = await readCorpus(store, { maxChunks, asOf: builtAt });
   progress('lsa');
   const idfOf = (id: number) => options.stats?.idf(corpus.terms[id]!) ?? idf(corpus.publicChunks, Math.round((corpus.df[id]! * corpus.publicChunks) / corpus.chunks.length));
   const lsaTerm = { minDf: 2, keep: (t: string) => !stopStems.has(t) };
@@ -375,24 +357,17 @@ export function build(db: Database, options: BuildOptions = {}): BuildInfo {
   };
   const nameOf = (space: Space) => (row: number) => corpus.terms[space.terms[row]!]!;
   const ppmiRow = new Map(ppmi.terms.map((id, row) => [id, row]));
-  db.transaction(() => {
-    db.exec(`DROP TABLE IF EXISTS term_model_terms;
-      CREATE TABLE term_model_terms (
-        term TEXT PRIMARY KEY,
-        idf REAL NOT NULL,
-        lsa BLOB NOT NULL,
-        lsa_neighbours TEXT NOT NULL,
-        ppmi_neighbours TEXT NOT NULL,
-        -- When an update folded the term in; NULL for the terms of the build.
-        folded_at INTEGER
-      ) STRICT;`);
-    const insert = db.prepare('INSERT INTO term_model_terms (term, idf, lsa, lsa_neighbours, ppmi_neighbours) VALUES (?, ?, ?, ?, ?)');
-    lsa.terms.forEach((id, row) => {
-      const p = ppmiRow.get(id);
-      insert.run(corpus.terms[id]!, idfOf(id), bytes(lsa.vectors.subarray(row * lsa.dims, (row + 1) * lsa.dims)), lsa.neighbours.json(row, nameOf(lsa)), p === undefined ? '[]' : ppmi.neighbours.json(p, nameOf(ppmi)));
-    });
-    setMeta(db, metaKey, JSON.stringify(info));
-  })();
+  const rows: TermRow[] = lsa.terms.map((id, row) => {
+    const p = ppmiRow.get(id);
+    return {
+      term: corpus.terms[id]!,
+      idf: idfOf(id),
+      lsa: bytes(lsa.vectors.subarray(row * lsa.dims, (row + 1) * lsa.dims)),
+      lsaNeighbours: lsa.neighbours.json(row, nameOf(lsa)),
+      ppmiNeighbours: p === undefined ? '[]' : ppmi.neighbours.json(p, nameOf(ppmi)),
+    };
+  });
+  await store.termModel.replace(rows, JSON.stringify(info));
   return info;
 }
 
@@ -446,13 +421,17 @@ class TermIds {
   }
 }
 
-function readCorpus(db: Database, options: { maxChunks: number; asOf: number }): Corpus {
-  // Through the (item_id, ordinal) index: listing a million rowids from the table itself reads every chunk's text.
-  const rowids = Float64Array.from(db.prepare(`SELECT rowid FROM chunks WHERE item_id IN (${publicItems})`).pluck().all() as number[]).sort();
-  const throughRowid = (db.prepare('SELECT max(rowid) FROM chunks').pluck().get() as number | null) ?? 0;
+async function readCorpus(store: Store, options: { maxChunks: number; asOf: number }): Promise<Corpus> {
+  // The newest rowid first: whatever is written while the sample is read is after it, and read by the next update.
+  const throughRowid = await store.termModel.lastChunkRowid();
+  const rowids = Float64Array.from((await store.termModel.publicChunkRowids()).filter((r) => r <= throughRowid)).sort();
   const { maxChunks } = options;
   const picked = rowids.length <= maxChunks ? rowids : Float64Array.from({ length: maxChunks }, (_, i) => rowids[Math.floor((i * rowids.length) / maxChunks)]!);
-  const read = db.prepare('SELECT c.text AS text, i.title AS title FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?');
+  const texts = new Map<number, { text: string; title: string }>();
+  for (let at = 0; at < picked.length; at += 1000) {
+    for (const [rowid, row] of await store.termModel.chunkTexts([...picked.subarray(at, at + 1000)])) texts.set(rowid, row);
+  }
+  const channels = await channelDigest(store, options.asOf);
   const ids = new TermIds();
   const df: number[] = [];
   const lastChunk: number[] = [];
@@ -460,7 +439,7 @@ function readCorpus(db: Database, options: { maxChunks: number; asOf: number }):
   const tokens: number[] = [];
   const ends: number[] = [];
   for (const rowid of picked) {
-    const row = read.get(rowid) as { text: string; title: string } | undefined;
+    const row = texts.get(rowid);
     if (!row) continue;
     tokens.length = 0;
     ends.length = 0;
@@ -482,7 +461,7 @@ function readCorpus(db: Database, options: { maxChunks: number; asOf: number }):
     }
     chunks.push({ ids: Int32Array.from(tokens), ends: Int32Array.from(ends) });
   }
-  return { terms: ids.terms, df: Int32Array.from(df), chunks, publicChunks: rowids.length, throughRowid, channels: channelDigest(db, options.asOf) };
+  return { terms: ids.terms, df: Int32Array.from(df), chunks, publicChunks: rowids.length, throughRowid, channels };
 }
 
 /**
@@ -1141,22 +1120,22 @@ type QueryContext = {
 };
 
 /** The stored term model, or undefined when none was built. Load again after a rebuild: lookups are cached. */
-export function load(db: Database): TermModel | undefined {
-  const raw = getMeta(db, metaKey);
+export async function load(store: Store): Promise<TermModel | undefined> {
+  const raw = await store.termModel.info();
   if (raw === undefined) return undefined;
-  if (!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'term_model_terms'`).get()) return undefined;
   const info = JSON.parse(raw) as BuildInfo;
   const k = info.dimensions;
-  const selectRow = db.prepare('SELECT idf, lsa FROM term_model_terms WHERE term = ?');
-  const selectNeighbours = db.prepare('SELECT lsa_neighbours AS lsa, ppmi_neighbours AS ppmi FROM term_model_terms WHERE term = ?');
+  // Every term in memory, read once: the vocabulary is bounded (24,000 terms and those folded in since), and a
+  // question's features look up hundreds of stems.
+  const stored = new Map((await store.termModel.terms()).map((r) => [r.term, r]));
   const rows = bounded(rowCacheSize, (term): Row | null => {
-    const r = selectRow.get(term) as { idf: number; lsa: Buffer } | undefined;
+    const r = stored.get(term);
     if (!r) return null;
     return { idf: r.idf, lsa: floats(r.lsa), seen: 0, tf: 0 };
   });
   const neighbours = bounded(neighbourCacheSize, (term): Neighbours | null => {
-    const r = selectNeighbours.get(term) as { lsa: string; ppmi: string } | undefined;
-    return r ? { lsa: JSON.parse(r.lsa), ppmi: JSON.parse(r.ppmi) } : null;
+    const r = stored.get(term);
+    return r ? { lsa: JSON.parse(r.lsaNeighbours), ppmi: JSON.parse(r.ppmiNeighbours) } : null;
   });
   let stamp = 0;
 

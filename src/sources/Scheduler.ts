@@ -1,5 +1,5 @@
 import type { SyncedKind } from '../config/Config.js';
-import type { Database } from '../store/Database.js';
+import type { Store } from '../store/Store.js';
 import type { SyncDependencies, SyncReport } from './Sync.js';
 import * as Sync from './Sync.js';
 
@@ -9,13 +9,11 @@ export type Scheduler = { stop(): Promise<void> };
  * The channels due for a sync: live (or held by a sync that may have died), with a source and a connector, and whose last sync or last failure is older
  * than their kind's interval. A failing source is retried at the same pace, not hammered.
  */
-export function due(db: Database, options: { now: number; intervalMinutes: Record<SyncedKind, number>; kinds: string[] }): string[] {
-  const rows = db
-    .prepare(`SELECT id, kind, last_synced_at AS syncedAt, last_error_at AS failedAt FROM channels WHERE status IN ('live', 'syncing') AND source_url IS NOT NULL ORDER BY id`)
-    .all() as { id: string; kind: SyncedKind; syncedAt: number | null; failedAt: number | null }[];
+export async function due(store: Store, options: { now: number; intervalMinutes: Record<SyncedKind, number>; kinds: string[] }): Promise<string[]> {
+  const rows = await store.channels.syncable();
   return rows
     .filter((r) => options.kinds.includes(r.kind))
-    .filter((r) => Math.max(r.syncedAt ?? 0, r.failedAt ?? 0) + options.intervalMinutes[r.kind] * 60_000 <= options.now)
+    .filter((r) => Math.max(r.syncedAt ?? 0, r.failedAt ?? 0) + options.intervalMinutes[r.kind as SyncedKind] * 60_000 <= options.now)
     .map((r) => r.id);
 }
 
@@ -39,7 +37,7 @@ export function start(
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const tick = async () => {
-    const ids = due(deps.db, { now: (deps.now ?? Date.now)(), intervalMinutes: options.intervalMinutes, kinds: Object.keys(deps.connectors) }).filter(
+    const ids = (await due(deps.store, { now: (deps.now ?? Date.now)(), intervalMinutes: options.intervalMinutes, kinds: Object.keys(deps.connectors) })).filter(
       (id) => !options.only || options.only.has(id),
     );
     for (const id of ids) {

@@ -9,6 +9,7 @@ import type { Database } from '../store/Database.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
 import * as VectorIndex from '../store/VectorIndex.js';
+import * as SearchTerms from '../retrieval/SearchTerms.js';
 import type { Connector, Coverage, Entry, Listing } from './Connector.js';
 import type { Services } from '../Services.js';
 import type { Fetcher } from './Fetcher.js';
@@ -213,8 +214,10 @@ async function run(ctx: {
   const sourceState = (channel.syncState.source as Record<string, unknown>) ?? {};
   let listing: Listing;
   try {
+    // What the stored items record of themselves, read once: connectors ask while they list.
+    const kept = ctx.listing ? new Map<string, string>() : await deps.store.items.metadataByChannel(channelId);
     const stored = (externalId: string) => {
-      const raw = deps.db.prepare('SELECT metadata FROM items WHERE id = ?').pluck().get(Items.itemId(channelId, externalId)) as string | undefined;
+      const raw = kept.get(externalId);
       return raw === undefined ? undefined : { metadata: JSON.parse(raw) as Record<string, unknown> };
     };
     // An import leaves the source's own state (validators) as it was.
@@ -265,8 +268,8 @@ async function run(ctx: {
           emptyNames.push(entry.externalId);
           // Its text is gone at the source: what was indexed for it goes too.
           const id = Items.itemId(channelId, entry.externalId);
-          if (Items.contentHash(deps.db, channelId, entry.externalId) !== undefined) {
-            Items.remove(deps.db, id);
+          if ((await deps.store.items.contentHash(channelId, entry.externalId)) !== undefined) {
+            await deps.store.items.remove(id);
             report.removed += 1;
           }
         }
@@ -275,7 +278,7 @@ async function run(ctx: {
         done += 1;
         continue;
       }
-      const outcome = 'draft' in prepared ? Items.put(deps.db, prepared.draft) : { outcome: 'unchanged' as const, chunkCount: 0 };
+      const outcome = 'draft' in prepared ? await deps.store.items.put(prepared.draft) : { outcome: 'unchanged' as const, chunkCount: 0 };
       report[outcome.outcome] += 1;
       report.chunks += outcome.chunkCount;
       if ('waiting' in prepared || ('draft' in prepared && prepared.provisional)) {
@@ -317,7 +320,7 @@ async function run(ctx: {
   ctx.onProgress?.({ channelId, done, total: entries.length });
   const origin = ctx.isImport ? 'import' : 'source';
   const previous = await deps.store.channels.lastListed(channelId, origin);
-  report.removed += removeGone(deps.db, channelId, { entries, coverage: listing.coverage, previous }, log);
+  report.removed += await removeGone(deps.store, channelId, { entries, coverage: listing.coverage, previous }, log);
 
   // With failed items the listing's validators are not kept, so the next sync lists again and retries them. A
   // partial or empty listing is not remembered: it would hide deletions from the next comparison.
@@ -362,19 +365,19 @@ function dedupe(entries: Entry[]): { entries: Entry[]; dropped: string[] } {
  */
 type Prepared =
   | { unchanged: true }
-  | { draft: Items.ItemDraft; provisional?: Pending | undefined; gaveUp?: string | undefined }
+  | { draft: Items.IndexedDraft; provisional?: Pending | undefined; gaveUp?: string | undefined }
   | { empty: string; known: boolean }
   | { waiting: Pending };
 
 /** Loads, chunks and embeds an item whose version changed; everything but the write, so it can run ahead. */
 async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, target: number, emptyBefore: Map<string, string>, now: number): Promise<Prepared> {
   const contentHash = Ids.fingerprint(JSON.stringify({ version: entry.version, target }));
-  const existing = Items.contentHash(deps.db, channelId, entry.externalId);
+  const existing = await deps.store.items.contentHash(channelId, entry.externalId);
   if (existing === contentHash || (entry.keep && existing !== undefined)) return { unchanged: true };
   if (emptyBefore.get(entry.externalId) === contentHash && existing === undefined) return { empty: contentHash, known: true };
   // An item standing on stand-in text records when its real text is tried next; until then it is left as it is.
   const standingIn = Ids.fingerprint(JSON.stringify({ version: entry.version, target, provisional: true }));
-  const before = existing !== undefined ? pendingOf(deps.db, channelId, entry.externalId) : undefined;
+  const before = existing !== undefined ? pendingOf(await deps.store.items.metadata(channelId, entry.externalId)) : undefined;
   // An edited entry is read at once; its failures keep counting from the first.
   if (before && before.next > now && existing === standingIn) return { waiting: before };
   const item = await entry.load();
@@ -396,7 +399,8 @@ async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, 
   if (chunks.length === 0 && !pending) return { empty: contentHash, known: false };
   const vectors = chunks.length > 0 && deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
   return {
-    draft: {
+    // Analyzed here too: the write is left with nothing but writing.
+    draft: SearchTerms.indexed({
       channelId,
       externalId: entry.externalId,
       title: item.title,
@@ -407,15 +411,14 @@ async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, 
       contentHash: stored,
       chunks,
       vectors,
-    },
+    }),
     provisional: pending,
     gaveUp,
   };
 }
 
 /** The retry record of a stored item standing on stand-in text, if it has one. */
-function pendingOf(db: Database, channelId: string, externalId: string): Pending | undefined {
-  const raw = db.prepare('SELECT metadata FROM items WHERE id = ?').pluck().get(Items.itemId(channelId, externalId)) as string | null | undefined;
+function pendingOf(raw: string | undefined): Pending | undefined {
   const pending = raw ? (JSON.parse(raw) as { pendingText?: Pending }).pendingText : undefined;
   return pending && typeof pending.next === 'number' ? pending : undefined;
 }
@@ -424,9 +427,9 @@ function pendingOf(db: Database, channelId: string, externalId: string): Pending
  * Removes the channel's items the source no longer has (see Coverage). A listing with no entries at all removes
  * nothing: an empty feed is far more often a broken one than a creator deleting everything.
  */
-function removeGone(db: Database, channelId: string, listing: { entries: Entry[]; coverage: Coverage; previous: string[] | undefined }, log: Logger): number {
+async function removeGone(store: Store, channelId: string, listing: { entries: Entry[]; coverage: Coverage; previous: string[] | undefined }, log: Logger): Promise<number> {
   const listed = new Set(listing.entries.map((e) => e.externalId));
-  const stored = Items.byChannel(db, channelId);
+  const stored = await store.items.byChannel(channelId);
   if (listing.entries.length === 0) {
     if (stored.length > 0) log.warn('source listed no items; keeping what is indexed', { channelId, items: stored.length });
     return 0;
@@ -445,7 +448,7 @@ function removeGone(db: Database, channelId: string, listing: { entries: Entry[]
       break;
     }
   }
-  for (const item of gone) Items.remove(db, item.id);
+  for (const item of gone) await store.items.remove(item.id);
   return gone.length;
 }
 

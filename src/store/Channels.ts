@@ -108,6 +108,21 @@ export async function byProfiles(sql: Sql): Promise<Map<string, StoredChannel[]>
   return grouped;
 }
 
+/** Who may read each channel's chunks, as the search index counts them: its status and access, its profile's visibility. */
+export async function audiences(sql: Sql): Promise<{ id: string; profileId: string; status: string; accessLevel: string; visibility: string }[]> {
+  return sql.all(
+    `SELECT ch.id, ch.profile_id AS profileId, ch.status, ch.access_level AS accessLevel, p.visibility
+     FROM channels ch JOIN profiles p ON p.id = ch.profile_id ORDER BY ch.id`,
+  );
+}
+
+/** Channels that sync from a source and are live (or held by a sync that may have died), with when they last synced or failed. */
+export async function syncable(sql: Sql): Promise<{ id: string; kind: ChannelKind; syncedAt: number | null; failedAt: number | null }[]> {
+  return sql.all(
+    `SELECT id, kind, last_synced_at AS syncedAt, last_error_at AS failedAt FROM channels WHERE status IN ('live', 'syncing') AND source_url IS NOT NULL ORDER BY id`,
+  );
+}
+
 /** How many channels exist. */
 export async function count(sql: Sql): Promise<number> {
   return (await sql.get<{ n: number }>('SELECT count(*) AS n FROM channels'))!.n;

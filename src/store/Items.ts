@@ -1,13 +1,13 @@
-import type { Database } from './Database.js';
 import * as Ids from './Ids.js';
-import * as Text from '../retrieval/Text.js';
 import * as SearchDocs from './SearchDocs.js';
+import type { Sql } from './Sql.js';
 import * as VectorIndex from './VectorIndex.js';
+import { connectionOf } from './engines/Sqlite.js';
 
 /** A chunk before it is stored. */
 export type ChunkDraft = {
   text: string;
-  /** Index tokens of the text and its item title; set by the store when absent. */
+  /** Index tokens of the text and its item title (set by the search analysis when absent). */
   tokenCount?: number | undefined;
   startSeconds?: number | undefined;
   endSeconds?: number | undefined;
@@ -35,6 +35,9 @@ export type ItemDraft = {
   vectors?: Float32Array[] | undefined;
 };
 
+/** A draft with what the search index counts of each chunk (`retrieval/SearchTerms.indexed`): what `put` stores. */
+export type IndexedDraft = Omit<ItemDraft, 'chunks'> & { chunks: (ChunkDraft & { tokenCount: number; terms: Map<string, number> })[] };
+
 export type StoredItem = {
   id: string;
   channelId: string;
@@ -54,89 +57,118 @@ export type Outcome = 'created' | 'updated' | 'unchanged';
 export const itemId = (channelId: string, externalId: string): string => Ids.stable('it', channelId, externalId);
 
 /**
- * Stores an item and its chunks. Unchanged content (same fingerprint) writes at most its metadata; changed content replaces the
- * item's chunks in one transaction, so readers see the old chunks or the new ones, never a mix.
+ * Stores an item and its chunks with their search rows (and vectors, when given). Unchanged content (same fingerprint)
+ * writes at most its metadata; changed content replaces the item's chunks in one transaction, so readers see the old
+ * chunks or the new ones, never a mix.
  */
-export function put(db: Database, draft: ItemDraft): { itemId: string; outcome: Outcome; chunkCount: number } {
+export async function put(sql: Sql, draft: IndexedDraft): Promise<{ itemId: string; outcome: Outcome; chunkCount: number }> {
   const id = itemId(draft.channelId, draft.externalId);
-  return SearchDocs.writing(db, () => db.transaction(() => {
-    const existing = db.prepare('SELECT content_hash AS contentHash, metadata FROM items WHERE id = ?').get(id) as { contentHash: string; metadata: string | null } | undefined;
+  return sql.transaction(async (tx) => {
+    const existing = await tx.get<{ contentHash: string; metadata: string | null }>('SELECT content_hash AS contentHash, metadata FROM items WHERE id = ?', [id]);
     if (existing?.contentHash === draft.contentHash) {
       // The same text: only what the item records about itself (a retry schedule) may have moved on.
       const metadata = JSON.stringify(draft.metadata ?? {});
-      if (existing.metadata !== metadata) db.prepare('UPDATE items SET metadata = ? WHERE id = ?').run(metadata, id);
-      const chunkCount = db.prepare('SELECT count(*) FROM chunks WHERE item_id = ?').pluck().get(id) as number;
+      if (existing.metadata !== metadata) await tx.run('UPDATE items SET metadata = ? WHERE id = ?', [metadata, id]);
+      const chunkCount = (await tx.get<{ n: number }>('SELECT count(*) AS n FROM chunks WHERE item_id = ?', [id]))!.n;
       return { itemId: id, outcome: 'unchanged' as const, chunkCount };
     }
     const now = Date.now();
     if (existing) {
-      db.prepare('DELETE FROM chunks WHERE item_id = ?').run(id);
-      db.prepare(
-        `UPDATE items SET title = ?, source_url = ?, published_at = ?, author = ?, content_hash = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-      ).run(draft.title, draft.sourceUrl ?? null, draft.publishedAt ?? null, draft.author ?? null, draft.contentHash, JSON.stringify(draft.metadata ?? {}), now, id);
+      await tx.run('DELETE FROM chunks WHERE item_id = ?', [id]);
+      await tx.run('UPDATE items SET title = ?, source_url = ?, published_at = ?, author = ?, content_hash = ?, metadata = ?, updated_at = ? WHERE id = ?', [
+        draft.title,
+        draft.sourceUrl ?? null,
+        draft.publishedAt ?? null,
+        draft.author ?? null,
+        draft.contentHash,
+        JSON.stringify(draft.metadata ?? {}),
+        now,
+        id,
+      ]);
     } else {
-      db.prepare(
+      await tx.run(
         `INSERT INTO items (id, channel_id, external_id, title, source_url, published_at, author, content_hash, metadata, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, draft.channelId, draft.externalId, draft.title, draft.sourceUrl ?? null, draft.publishedAt ?? null, draft.author ?? null,
-        draft.contentHash, JSON.stringify(draft.metadata ?? {}), now, now);
-    }
-    const insert = db.prepare(
-      `INSERT INTO chunks (id, item_id, ordinal, text, char_count, token_count, start_seconds, end_seconds, speaker, page_start, page_end, cues)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const titleTokens = Text.tokens(draft.title).length;
-    const docs = draft.chunks.map((chunk, ordinal): SearchDocs.SearchDoc => {
-      const length = chunk.tokenCount ?? titleTokens + Text.tokens(chunk.text).length;
-      const rowid = Number(
-        insert.run(Ids.stable('ck', id, ordinal, draft.contentHash), id, ordinal, chunk.text, chunk.text.length,
-          length, chunk.startSeconds ?? null, chunk.endSeconds ?? null, chunk.speaker ?? null,
-          chunk.pageStart ?? null, chunk.pageEnd ?? null, chunk.cues?.length ? JSON.stringify(chunk.cues) : null).lastInsertRowid,
+        [id, draft.channelId, draft.externalId, draft.title, draft.sourceUrl ?? null, draft.publishedAt ?? null, draft.author ?? null, draft.contentHash, JSON.stringify(draft.metadata ?? {}), now, now],
       );
-      return { rowid, channelId: draft.channelId, title: draft.title, text: chunk.text, length };
-    });
+    }
+    const docs: SearchDocs.SearchDoc[] = [];
+    for (const [ordinal, chunk] of draft.chunks.entries()) {
+      const row = await tx.get<{ rowid: number }>(
+        `INSERT INTO chunks (id, item_id, ordinal, text, char_count, token_count, start_seconds, end_seconds, speaker, page_start, page_end, cues)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid`,
+        [
+          Ids.stable('ck', id, ordinal, draft.contentHash),
+          id,
+          ordinal,
+          chunk.text,
+          chunk.text.length,
+          chunk.tokenCount,
+          chunk.startSeconds ?? null,
+          chunk.endSeconds ?? null,
+          chunk.speaker ?? null,
+          chunk.pageStart ?? null,
+          chunk.pageEnd ?? null,
+          chunk.cues?.length ? JSON.stringify(chunk.cues) : null,
+        ],
+      );
+      docs.push({ rowid: row!.rowid, channelId: draft.channelId, length: chunk.tokenCount, terms: chunk.terms });
+    }
     // The search index's rows are written with the chunks: a chunk is searchable as soon as it is stored.
-    SearchDocs.put(db, docs);
-    const rowids = docs.map((d) => d.rowid);
-    if (draft.vectors) VectorIndex.put(db, rowids.map((rowid, i) => ({ rowid, vector: draft.vectors![i]! })));
+    await SearchDocs.put(tx, docs);
+    const connection = connectionOf(tx);
+    if (draft.vectors && connection) VectorIndex.put(connection, docs.map((d, i) => ({ rowid: d.rowid, vector: draft.vectors![i]! })));
     return { itemId: id, outcome: existing ? ('updated' as const) : ('created' as const), chunkCount: draft.chunks.length };
-    // Immediate: the read and the writes see one snapshot even while another connection writes.
-  }).immediate());
+  });
 }
 
 /** The stored fingerprint of an item, if it exists: lets ingestion skip work for unchanged content. */
-export function contentHash(db: Database, channelId: string, externalId: string): string | undefined {
-  return db.prepare('SELECT content_hash FROM items WHERE id = ?').pluck().get(itemId(channelId, externalId)) as string | undefined;
+export async function contentHash(sql: Sql, channelId: string, externalId: string): Promise<string | undefined> {
+  return (await sql.get<{ contentHash: string }>('SELECT content_hash AS contentHash FROM items WHERE id = ?', [itemId(channelId, externalId)]))?.contentHash;
+}
+
+/** What an item records about itself (retry schedules, formats), as stored; undefined when there is no such item. */
+export async function metadata(sql: Sql, channelId: string, externalId: string): Promise<string | undefined> {
+  return (await sql.get<{ metadata: string }>('SELECT metadata FROM items WHERE id = ?', [itemId(channelId, externalId)]))?.metadata;
+}
+
+/** What each of a channel's items records about itself, by its id at the source. */
+export async function metadataByChannel(sql: Sql, channelId: string): Promise<Map<string, string>> {
+  const rows = await sql.all<{ externalId: string; metadata: string }>('SELECT external_id AS externalId, metadata FROM items WHERE channel_id = ?', [channelId]);
+  return new Map(rows.map((r) => [r.externalId, r.metadata]));
 }
 
 /** Removes an item and its chunks. */
-export function remove(db: Database, id: string): boolean {
-  return db.prepare('DELETE FROM items WHERE id = ?').run(id).changes > 0;
+export async function remove(sql: Sql, id: string): Promise<boolean> {
+  return (await sql.run('DELETE FROM items WHERE id = ?', [id])) > 0;
 }
 
+const itemColumns = `i.id, i.channel_id AS channelId, i.external_id AS externalId, i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt,
+  i.author, i.content_hash AS contentHash, i.updated_at AS updatedAt, (SELECT count(*) FROM chunks c WHERE c.item_id = i.id) AS chunkCount`;
+
 /** The items of a channel, newest first. */
-export function byChannel(db: Database, channelId: string): StoredItem[] {
-  return db
-    .prepare(
-      `SELECT i.id, i.channel_id AS channelId, i.external_id AS externalId, i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt,
-         i.author, i.content_hash AS contentHash, i.updated_at AS updatedAt, (SELECT count(*) FROM chunks c WHERE c.item_id = i.id) AS chunkCount
-       FROM items i WHERE i.channel_id = ? ORDER BY i.published_at DESC, i.id`,
-    )
-    .all(channelId) as StoredItem[];
+export async function byChannel(sql: Sql, channelId: string): Promise<StoredItem[]> {
+  // Undated items last: SQLite puts NULL last when descending, PostgreSQL first, so it is said.
+  return sql.all<StoredItem>(`SELECT ${itemColumns} FROM items i WHERE i.channel_id = ? ORDER BY i.published_at IS NULL, i.published_at DESC, i.id`, [channelId]);
 }
+
+const notes = {
+  sqlite: `SELECT id, json_extract(metadata, '$.pendingText.reason') AS reason, json_extract(metadata, '$.pendingText.next') AS next,
+      json_extract(metadata, '$.textUnavailable') AS unavailable
+    FROM items WHERE channel_id = ? AND json_valid(metadata) AND (reason IS NOT NULL OR unavailable IS NOT NULL)`,
+  postgres: `SELECT id, reason, next, unavailable FROM (
+      SELECT id, metadata::jsonb #>> '{pendingText,reason}' AS reason, (metadata::jsonb #>> '{pendingText,next}')::double precision AS next,
+        metadata::jsonb ->> 'textUnavailable' AS unavailable
+      FROM items WHERE channel_id = ? AND metadata LIKE '{%') t
+    WHERE reason IS NOT NULL OR unavailable IS NOT NULL`,
+};
 
 /**
  * What a channel's items record about their text, by item id: still waiting for it (`pendingText`, from stand-in
  * text) or given up on (`textUnavailable`). Items with neither are left out.
  */
-export function textNotes(db: Database, channelId: string): Map<string, string> {
-  const rows = db
-    .prepare(
-      `SELECT id, json_extract(metadata, '$.pendingText.reason') AS reason, json_extract(metadata, '$.pendingText.next') AS next,
-         json_extract(metadata, '$.textUnavailable') AS unavailable
-       FROM items WHERE channel_id = ? AND json_valid(metadata) AND (reason IS NOT NULL OR unavailable IS NOT NULL)`,
-    )
-    .all(channelId) as { id: string; reason: string | null; next: number | null; unavailable: string | null }[];
+export async function textNotes(sql: Sql, channelId: string): Promise<Map<string, string>> {
+  const rows = await sql.all<{ id: string; reason: string | null; next: number | null; unavailable: string | null }>(notes[sql.dialect], [channelId]);
   return new Map(rows.map((r) => [r.id, r.reason ? `stand-in text; ${r.reason}; next try after ${new Date(r.next ?? 0).toISOString()}` : `stand-in text for good; ${r.unavailable}`]));
 }
 
@@ -144,29 +176,21 @@ export function textNotes(db: Database, channelId: string): Map<string, string> 
 export type StoredChunk = { id: string; ordinal: number; text: string; startSeconds: number | null; endSeconds: number | null; pageStart: number | null; pageEnd: number | null };
 
 /** An item with its chunks in order, or undefined. */
-export function withChunks(db: Database, id: string): (StoredItem & { chunks: StoredChunk[] }) | undefined {
-  const item = db
-    .prepare(
-      `SELECT i.id, i.channel_id AS channelId, i.external_id AS externalId, i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt,
-         i.author, i.content_hash AS contentHash, i.updated_at AS updatedAt, (SELECT count(*) FROM chunks c WHERE c.item_id = i.id) AS chunkCount
-       FROM items i WHERE i.id = ?`,
-    )
-    .get(id) as StoredItem | undefined;
+export async function withChunks(sql: Sql, id: string): Promise<(StoredItem & { chunks: StoredChunk[] }) | undefined> {
+  const item = await sql.get<StoredItem>(`SELECT ${itemColumns} FROM items i WHERE i.id = ?`, [id]);
   if (!item) return undefined;
-  const chunks = db
-    .prepare(
-      `SELECT id, ordinal, text, start_seconds AS startSeconds, end_seconds AS endSeconds, page_start AS pageStart, page_end AS pageEnd
-       FROM chunks WHERE item_id = ? ORDER BY ordinal`,
-    )
-    .all(id) as StoredChunk[];
+  const chunks = await sql.all<StoredChunk>(
+    `SELECT id, ordinal, text, start_seconds AS startSeconds, end_seconds AS endSeconds, page_start AS pageStart, page_end AS pageEnd
+     FROM chunks WHERE item_id = ? ORDER BY ordinal`,
+    [id],
+  );
   return { ...item, chunks };
 }
 
 /** Item and chunk totals of a channel. */
-export function counts(db: Database, channelId: string): { items: number; chunks: number } {
-  return db
-    .prepare(
-      `SELECT count(DISTINCT i.id) AS items, count(c.rowid) AS chunks FROM items i LEFT JOIN chunks c ON c.item_id = i.id WHERE i.channel_id = ?`,
-    )
-    .get(channelId) as { items: number; chunks: number };
+export async function counts(sql: Sql, channelId: string): Promise<{ items: number; chunks: number }> {
+  return (await sql.get<{ items: number; chunks: number }>(
+    'SELECT count(DISTINCT i.id) AS items, count(c.rowid) AS chunks FROM items i LEFT JOIN chunks c ON c.item_id = i.id WHERE i.channel_id = ?',
+    [channelId],
+  ))!;
 }

@@ -1,95 +1,38 @@
-import * as Text from '../retrieval/Text.js';
-import type { Statement } from 'better-sqlite3';
-import type { Database } from './Database.js';
-import { getMeta, setMeta } from './Database.js';
+import type { Sql } from './Sql.js';
 
 /**
- * The search index's rows, derived from chunks: each chunk's distinct stems with their counts, the title's counting
- * three times (as BM25F weighs a title field), written in the transaction that writes the chunk. Stems are stored as
- * ids into `search_terms`; an id, once given, never changes, so any process may cache them.
+ * The search index's rows, derived from chunks: each chunk's distinct stems with their weighted counts, written in
+ * the transaction that writes the chunk (the analysis itself is the search index's, `retrieval/SearchTerms.ts`).
+ * Stems are stored as ids into `search_terms`; an id, once committed, never changes, so any process may cache it.
+ * Every document that comes or goes, and every change of who may read a channel, is appended to `search_log` by
+ * triggers: an index in memory catches up from it.
  */
 
-/** A chunk as the index reads it. */
-export type SearchDoc = { rowid: number; channelId: string; title: string; text: string; length: number };
+/** A chunk's row as it is written: its stems with their weighted counts. */
+export type SearchDoc = { rowid: number; channelId: string; length: number; terms: Map<string, number> };
 
 /** A stored document: its distinct term ids, ascending, with their weighted counts. */
 export type StoredDoc = { rowid: number; channelId: string; length: number; terms: Uint8Array };
 
-/** The weight of a title occurrence against one in the text. */
-export const titleWeight = 3;
-/** Bumped when analysis changes: stored rows are then rebuilt on open. */
-const analysisVersion = '1';
-const versionKey = 'search_index_version';
+/** One entry of the write log, with the document it added (if it is still there). */
+export type LogEntry = {
+  seq: number;
+  kind: 'add' | 'remove' | 'audiences' | 'reset';
+  chunk: number | null;
+  /** What a removed document held. */
+  oldTerms: Uint8Array | null;
+  channelId: string | null;
+  length: number | null;
+  terms: Uint8Array | null;
+};
+
+/** A chunk without its row, as the analysis reads it. */
+export type Unindexed = { rowid: number; channelId: string; title: string; text: string; length: number };
+
 /** Counts are stored in 16 bits. */
 const maxCount = 65_535;
 
-/**
- * Term ids known to be committed, per connection, and those met inside the write under way: a rolled-back write may
- * have given ids that are gone, so they are trusted only once it commits. Writes nested in a caller's transaction
- * cache nothing, since that transaction may still roll back.
- */
-type Cache = { committed: Map<string, number>; pending: Map<string, number> | undefined; select: Statement; insert: Statement; writes: number };
-const caches = new WeakMap<Database, Cache>();
-
-function cacheOf(db: Database): Cache {
-  let cache = caches.get(db);
-  if (!cache) {
-    cache = { committed: new Map(), pending: undefined, select: db.prepare('SELECT id FROM search_terms WHERE term = ?').pluck(), insert: db.prepare('INSERT INTO search_terms (term) VALUES (?)'), writes: 0 };
-    caches.set(db, cache);
-  }
-  return cache;
-}
-
-/**
- * Runs a write that stores index rows: term ids it gives are cached once it commits. A write already inside a
- * transaction is run as is.
- */
-export function writing<T>(db: Database, write: () => T): T {
-  if (db.inTransaction) return write();
-  const cache = cacheOf(db);
-  cache.pending = new Map();
-  try {
-    const result = write();
-    if (cache.committed.size > 500_000) cache.committed.clear();
-    for (const [stem, id] of cache.pending) cache.committed.set(stem, id);
-    return result;
-  } finally {
-    cache.pending = undefined;
-  }
-}
-
-/** The id of each stem, given new ids where needed; call inside a write transaction. */
-function idsOf(db: Database, stems: Iterable<string>): Map<string, number> {
-  const cache = cacheOf(db);
-  const ids = new Map<string, number>();
-  for (const stem of stems) {
-    let id = cache.committed.get(stem) ?? cache.pending?.get(stem);
-    if (id === undefined) {
-      id = (cache.select.get(stem) as number | undefined) ?? Number(cache.insert.run(stem).lastInsertRowid);
-      cache.pending?.set(stem, id);
-    }
-    ids.set(stem, id);
-  }
-  return ids;
-}
-
-/** Adds each stem of a text to `counts`, `weight` per occurrence; tokens are counted first, so each is stemmed once. */
-function countStems(text: string, weight: number, counts: Map<string, number>): void {
-  const tokens = new Map<string, number>();
-  for (const token of Text.tokens(text)) tokens.set(token, (tokens.get(token) ?? 0) + 1);
-  for (const [token, n] of tokens) {
-    const stem = Text.stem(token);
-    counts.set(stem, (counts.get(stem) ?? 0) + n * weight);
-  }
-}
-
-/** Each distinct stem of a chunk and its title with its weighted count. */
-export function analyze(title: string, text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  countStems(title, titleWeight, counts);
-  countStems(text, 1, counts);
-  return counts;
-}
+const versionKey = 'search_index_version';
 
 /** Encodes (id, count) pairs, ascending by id, as varint id deltas each followed by a varint count. */
 export function encode(pairs: [number, number][]): Buffer {
@@ -137,62 +80,149 @@ export function decode(terms: Uint8Array, each: (termId: number, count: number) 
   }
 }
 
-/** Writes the index rows of newly stored chunks. Call inside the transaction that wrote them. */
-export function put(db: Database, docs: SearchDoc[]): void {
-  if (docs.length === 0) return;
-  if (++cacheOf(db).writes % 1000 === 0) trimLog(db);
-  const insert = db.prepare('INSERT OR REPLACE INTO search_docs (rowid, channel_id, length, terms) VALUES (?, ?, ?, ?)');
-  const titles = new Map<string, Map<string, number>>();
-  for (const doc of docs) {
-    let title = titles.get(doc.title);
-    if (!title) titles.set(doc.title, (title = analyze(doc.title, '')));
-    const counts = new Map(title);
-    countStems(doc.text, 1, counts);
-    const ids = idsOf(db, counts.keys());
-    insert.run(doc.rowid, doc.channelId, doc.length, encode([...counts].map(([s, n]) => [ids.get(s)!, n])));
-  }
-}
-
-/** The id of a stem, or undefined when no chunk ever had it. */
-export function termId(db: Database, stem: string): number | undefined {
-  return db.prepare('SELECT id FROM search_terms WHERE term = ?').pluck().get(stem) as number | undefined;
+/** Term ids known to be committed in this database. */
+function committed(sql: Sql): Map<string, number> {
+  let ids = sql.memo.get('search_terms') as Map<string, number> | undefined;
+  if (!ids || ids.size > 500_000) sql.memo.set('search_terms', (ids = new Map()));
+  return ids;
 }
 
 /**
- * Fills the rows of chunks that have none (a store from before the index, or after an analysis change), in batches
- * of one transaction each, so an interrupted fill resumes where it stopped. Returns how many chunks were added.
+ * The id of each stem, giving new ids where needed; `learned` collects ids given or read here, to be trusted once the
+ * write commits. On PostgreSQL in two round trips; a stem another writer adds meanwhile is taken as theirs.
  */
-export function fill(db: Database, options: { batch?: number; onProgress?: (done: number, total: number) => void } = {}): number {
-  if (getMeta(db, versionKey) !== analysisVersion) {
-    db.transaction(() => {
-      db.exec("DELETE FROM search_docs; DELETE FROM search_log; INSERT INTO search_log (kind) VALUES ('reset');");
-      setMeta(db, versionKey, analysisVersion);
-    })();
+async function idsOf(sql: Sql, stems: string[], learned: Map<string, number>): Promise<Map<string, number>> {
+  const known = committed(sql);
+  const ids = new Map<string, number>();
+  const unknown: string[] = [];
+  for (const stem of stems) {
+    const id = known.get(stem) ?? learned.get(stem);
+    if (id === undefined) unknown.push(stem);
+    else ids.set(stem, id);
   }
-  const missing = () => db.prepare('SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM search_docs d WHERE d.rowid = c.rowid)').pluck().get() as number;
-  const total = missing();
-  if (total === 0) return 0;
-  const batch = options.batch ?? 5_000;
-  const next = db.prepare(
+  if (unknown.length === 0) return ids;
+  if (sql.dialect === 'postgres') {
+    // Only stems not there yet are inserted: a conflicting insert would still take a number from the sequence, and
+    // term ids index arrays in memory.
+    await sql.run(
+      `INSERT INTO search_terms (term) SELECT t FROM unnest(CAST(? AS TEXT[])) AS t
+       WHERE NOT EXISTS (SELECT 1 FROM search_terms s WHERE s.term = t) ON CONFLICT (term) DO NOTHING`,
+      [unknown],
+    );
+    for (const row of await sql.all<{ id: number; term: string }>('SELECT id, term FROM search_terms WHERE term = ANY(CAST(? AS TEXT[]))', [unknown])) {
+      ids.set(row.term, row.id);
+      learned.set(row.term, row.id);
+    }
+    return ids;
+  }
+  for (const stem of unknown) {
+    const id =
+      (await sql.get<{ id: number }>('SELECT id FROM search_terms WHERE term = ?', [stem]))?.id ??
+      (await sql.get<{ id: number }>('INSERT INTO search_terms (term) VALUES (?) RETURNING id', [stem]))!.id;
+    ids.set(stem, id);
+    learned.set(stem, id);
+  }
+  return ids;
+}
+
+/**
+ * Writes the index rows of chunks, replacing any they had: inside the transaction that wrote the chunks. Term ids it
+ * gives are remembered once that transaction commits (a caller's outer transaction could still roll them back).
+ */
+export async function put(sql: Sql, docs: SearchDoc[]): Promise<void> {
+  if (docs.length === 0) return;
+  // The log is kept short as writes go: an index further behind than what is kept reloads in full.
+  const writes = ((sql.memo.get('search_writes') as number | undefined) ?? 0) + 1;
+  sql.memo.set('search_writes', writes);
+  if (writes % 1000 === 0) await trimLog(sql);
+  const learned = new Map<string, number>();
+  await sql.transaction(async (tx) => {
+    const ids = await idsOf(tx, [...new Set(docs.flatMap((d) => [...d.terms.keys()]))], learned);
+    for (const doc of docs) {
+      // A row replaced is logged as removed and added again, so indexes in memory take its old terms out.
+      await tx.run('DELETE FROM search_docs WHERE rowid = ?', [doc.rowid]);
+      await tx.run('INSERT INTO search_docs (rowid, channel_id, length, terms) VALUES (?, ?, ?, ?)', [
+        doc.rowid,
+        doc.channelId,
+        doc.length,
+        encode([...doc.terms].map(([stem, n]) => [ids.get(stem)!, n])),
+      ]);
+    }
+  });
+  if (!sql.inTransaction) for (const [stem, id] of learned) committed(sql).set(stem, id);
+}
+
+/** The id of each stem some chunk ever had; others are left out. */
+export async function termIds(sql: Sql, stems: string[]): Promise<Map<string, number>> {
+  const known = committed(sql);
+  const ids = new Map<string, number>();
+  const unknown = stems.filter((stem) => {
+    const id = known.get(stem);
+    if (id !== undefined) ids.set(stem, id);
+    return id === undefined;
+  });
+  if (unknown.length === 0) return ids;
+  const rows =
+    sql.dialect === 'postgres'
+      ? await sql.all<{ id: number; term: string }>('SELECT id, term FROM search_terms WHERE term = ANY(CAST(? AS TEXT[]))', [unknown])
+      : await sql.all<{ id: number; term: string }>('SELECT id, term FROM search_terms WHERE term IN (SELECT value FROM json_each(?))', [unknown]);
+  for (const row of rows) {
+    ids.set(row.term, row.id);
+    if (!sql.inTransaction) known.set(row.term, row.id);
+  }
+  return ids;
+}
+
+/** Up to `limit` stored documents after `afterRowid`, in rowid order: the index loads page by page. */
+export async function page(sql: Sql, afterRowid: number, limit: number): Promise<StoredDoc[]> {
+  return sql.all<StoredDoc>('SELECT rowid, channel_id AS channelId, length, terms FROM search_docs WHERE rowid > ? ORDER BY rowid LIMIT ?', [afterRowid, limit]);
+}
+
+/** The first and last position of the write log (null when it is empty). */
+export async function logBounds(sql: Sql): Promise<{ first: number | null; last: number | null }> {
+  return (await sql.get<{ first: number | null; last: number | null }>('SELECT min(seq) AS first, max(seq) AS last FROM search_log'))!;
+}
+
+/** Up to `limit` log entries after `afterSeq`, in order, each added document with its row. */
+export async function changes(sql: Sql, afterSeq: number, limit: number): Promise<LogEntry[]> {
+  return sql.all<LogEntry>(
+    `SELECT l.seq, l.kind, l.chunk, l.terms AS oldTerms, d.channel_id AS channelId, d.length, d.terms
+     FROM search_log l LEFT JOIN search_docs d ON l.kind = 'add' AND d.rowid = l.chunk WHERE l.seq > ? ORDER BY l.seq LIMIT ?`,
+    [afterSeq, limit],
+  );
+}
+
+/** The analysis the stored rows were written with. */
+export async function analysis(sql: Sql): Promise<string | undefined> {
+  return (await sql.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [versionKey]))?.value;
+}
+
+/** Drops every row, to be written again with analysis `version`: every index in memory reloads. */
+export async function reset(sql: Sql, version: string): Promise<void> {
+  await sql.transaction(async (tx) => {
+    await tx.run('DELETE FROM search_docs');
+    await tx.run('DELETE FROM search_log');
+    await tx.run(`INSERT INTO search_log (kind) VALUES ('reset')`);
+    await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [versionKey, version]);
+  });
+}
+
+/** How many chunks have no row. */
+export async function unindexedCount(sql: Sql): Promise<number> {
+  return (await sql.get<{ n: number }>('SELECT count(*) AS n FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM search_docs d WHERE d.rowid = c.rowid)'))!.n;
+}
+
+/** Up to `limit` chunks without a row after `afterRowid`, in rowid order. */
+export async function unindexed(sql: Sql, afterRowid: number, limit: number): Promise<Unindexed[]> {
+  return sql.all<Unindexed>(
     `SELECT c.rowid AS rowid, i.channel_id AS channelId, i.title, c.text, c.token_count AS length
      FROM chunks c JOIN items i ON i.id = c.item_id
      WHERE c.rowid > ? AND NOT EXISTS (SELECT 1 FROM search_docs d WHERE d.rowid = c.rowid) ORDER BY c.rowid LIMIT ?`,
+    [afterRowid, limit],
   );
-  let after = 0;
-  let done = 0;
-  for (;;) {
-    const rows = next.all(after, batch) as SearchDoc[];
-    if (rows.length === 0) break;
-    writing(db, () => db.transaction(() => put(db, rows))());
-    after = rows[rows.length - 1]!.rowid;
-    trimLog(db);
-    done += rows.length;
-    options.onProgress?.(done, total);
-  }
-  return done;
 }
 
 /** Keeps the last `keep` log entries: an index further behind than that reloads in full. */
-export function trimLog(db: Database, keep = 200_000): void {
-  db.prepare('DELETE FROM search_log WHERE seq <= (SELECT max(seq) FROM search_log) - ?').run(keep);
+export async function trimLog(sql: Sql, keep = 200_000): Promise<void> {
+  await sql.run('DELETE FROM search_log WHERE seq <= (SELECT max(seq) FROM search_log) - ?', [keep]);
 }

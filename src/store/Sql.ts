@@ -12,6 +12,13 @@ export type Param = string | number | bigint | boolean | null | undefined | Uint
 
 export type Sql = {
   readonly dialect: Dialect;
+  /** True inside a transaction: what it wrote may still be rolled back. */
+  readonly inTransaction: boolean;
+  /**
+   * Values a store module keeps about this database across calls (term ids, once committed): one map per open
+   * database, the same inside its transactions.
+   */
+  readonly memo: Map<string, unknown>;
   /** Every row the statement returns. */
   all<T>(text: string, params?: readonly Param[]): Promise<T[]>;
   /** The first row, if any. */

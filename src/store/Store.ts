@@ -7,12 +7,16 @@ import type { Dialect, Sql } from './Sql.js';
 import * as Accounts from './Accounts.js';
 import * as Channels from './Channels.js';
 import * as Charges from './Charges.js';
+import * as Chunks from './Chunks.js';
 import * as Collections from './Collections.js';
 import * as Credentials from './Credentials.js';
 import * as Ledger from './Ledger.js';
+import * as Items from './Items.js';
 import * as Meta from './Meta.js';
 import * as Payments from './Payments.js';
 import * as Profiles from './Profiles.js';
+import * as SearchDocs from './SearchDocs.js';
+import * as TermModelRows from './TermModelRows.js';
 
 export { Conflict, Unavailable } from './Sql.js';
 
@@ -33,12 +37,16 @@ export type Store = {
   accounts: Bound<typeof Accounts>;
   channels: Bound<typeof Channels>;
   charges: Bound<typeof Charges>;
+  chunks: Bound<typeof Chunks>;
   collections: Bound<typeof Collections>;
   credentials: Bound<typeof Credentials>;
+  items: Bound<typeof Items>;
   ledger: Bound<typeof Ledger>;
   meta: Bound<typeof Meta>;
   payments: Bound<typeof Payments>;
   profiles: Bound<typeof Profiles>;
+  search: Bound<typeof SearchDocs>;
+  termModel: Bound<typeof TermModelRows>;
   /**
    * Runs `work` in one transaction: all its writes land or none do. Keep it short and name what it guards; fetch,
    * embed and call models before it, never inside.
@@ -81,12 +89,16 @@ function over(sql: Sql): Store {
     accounts: bind(Accounts, sql),
     channels: bind(Channels, sql),
     charges: bind(Charges, sql),
+    chunks: bind(Chunks, sql),
     collections: bind(Collections, sql),
     credentials: bind(Credentials, sql),
+    items: bind(Items, sql),
     ledger: bind(Ledger, sql),
     meta: bind(Meta, sql),
     payments: bind(Payments, sql),
     profiles: bind(Profiles, sql),
+    search: bind(SearchDocs, sql),
+    termModel: bind(TermModelRows, sql),
     transaction: (work) => sql.transaction((tx) => work(over(tx))),
   };
 }
@@ -99,6 +111,8 @@ function reporting(sql: Sql, listener: (statement: { text: string; rows: number 
   };
   return {
     dialect: sql.dialect,
+    inTransaction: sql.inTransaction,
+    memo: sql.memo,
     all: async (text, params) => {
       const rows = await sql.all(text, params);
       return told(text, rows as never, rows.length);

@@ -4,7 +4,6 @@ import { AccessLevel, ChannelKind, ChannelStatus } from '../../contract/Channel.
 import * as Demo from '../../demo/Demo.js';
 import * as Upload from '../../ingest/Upload.js';
 import { dateMs, httpUrl as asHttpUrl } from '../../ingest/Values.js';
-import * as Items from '../../store/Items.js';
 import { type Command, UsageError, type Values, jsonOption, number, oneOf, required, text } from '../Command.js';
 
 /** An http(s) URL option, checked. */
@@ -130,12 +129,12 @@ export const channelsList: Command = {
   usage: 'channels list [--profile SLUG] [--json]',
   options: { profile: { type: 'string' }, ...jsonOption },
   async run({ services, out }, { values }) {
-    const { db, store } = services();
+    const { store } = services();
     const slug = text(values, 'profile');
     const profiles = slug === undefined ? await store.profiles.list() : [await store.profiles.get(slug)];
     const rows = [];
     for (const p of profiles) {
-      for (const c of await store.channels.byProfile(p.id)) rows.push({ profile: p.slug, ...c, ...Items.counts(db, c.id) });
+      for (const c of await store.channels.byProfile(p.id)) rows.push({ profile: p.slug, ...c, ...(await store.items.counts(c.id)) });
     }
     if (values.json) out.json(rows);
     else
@@ -225,11 +224,11 @@ export const itemsList: Command = {
   usage: 'items list --channel ID [--json]',
   options: { channel: { type: 'string' }, ...jsonOption },
   async run({ services, out }, { values }) {
-    const { db, store } = services();
+    const { store } = services();
     const channelId = (await store.channels.get(required(values, 'channel'))).id;
-    const items = Items.byChannel(db, channelId);
+    const items = await store.items.byChannel(channelId);
     // Items standing on stand-in text say so, with why and when their real text is tried next.
-    const notes = Items.textNotes(db, channelId);
+    const notes = await store.items.textNotes(channelId);
     if (values.json) out.json(items.map((i) => (notes.has(i.id) ? { ...i, text: notes.get(i.id) } : i)));
     else
       out.table(

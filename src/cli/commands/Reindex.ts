@@ -13,7 +13,7 @@ export const reindex: Command = {
     const { db, embedder } = services;
     if (!values['no-terms']) {
       const started = performance.now();
-      const info = TermModel.build(db, { onProgress: (stage) => out.status(`term model: ${stage}`) });
+      const info = await TermModel.build(services.store, { onProgress: (stage) => out.status(`term model: ${stage}`) });
       // The model reads public content only, and a sample of it on a large store: say how much of it.
       out.line(`term model: ${info.terms} terms from ${info.chunks} of ${info.publicChunks} public chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }

@@ -39,11 +39,11 @@ const serveRebuildLimit = 2_000;
  * Keeps the term model current without stalling requests: new public content is folded in (in proportion to it), a
  * rebuild runs only within `rebuildLimit` public chunks, and a due rebuild the server will not run is logged once.
  */
-function termModelRefresher(services: Services): (rebuildLimit: number) => void {
+function termModelRefresher(services: Services): (rebuildLimit: number) => Promise<void> {
   let reported: string | undefined;
-  return (rebuildLimit) => {
+  return async (rebuildLimit) => {
     try {
-      const { action, rebuildDue } = TermModel.refresh(services.db, { rebuildLimit });
+      const { action, rebuildDue } = await TermModel.refresh(services.store, { rebuildLimit });
       if (action !== 'unchanged') services.logger.info(`term model ${action}`);
       if (rebuildDue !== undefined && rebuildDue !== reported) {
         services.logger.warn('term model: a rebuild is due; run `profile-edge reindex` (or `profile-edge sync`)', { reason: rebuildDue });
@@ -72,9 +72,9 @@ export const serve: Command = {
     }
     // A small store gets its term model (re)built now; a large one folds in what is new and waits for a rebuild.
     const refreshTermModel = termModelRefresher(services);
-    refreshTermModel(TermModel.automaticLimit);
+    await refreshTermModel(TermModel.automaticLimit);
     // The search indexes load before the first question rather than during it (seconds per million chunks).
-    services.lexicalIndex();
+    void services.lexicalIndex().catch((error: unknown) => services.logger.error('search index failed to load; the first question tries again', { error }));
     services.vectors?.warm();
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '')) {
@@ -88,7 +88,7 @@ export const serve: Command = {
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
           // Rebuilding blocks requests for its duration: only small stores get it here; others fold in what is new.
-          onReport: (r) => r.created + r.updated + r.removed > 0 && refreshTermModel(serveRebuildLimit),
+          onReport: (r) => void (r.created + r.updated + r.removed > 0 && refreshTermModel(serveRebuildLimit)),
         })
       : undefined;
     // A server restarted within minutes of a crash reconciles later, while it runs.

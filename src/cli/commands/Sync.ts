@@ -5,7 +5,6 @@ import * as Charset from '../../ingest/Charset.js';
 import * as Transcript from '../../ingest/Transcript.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import * as Ids from '../../store/Ids.js';
-import * as Items from '../../store/Items.js';
 import * as Scheduler from '../../sources/Scheduler.js';
 import * as Subtext from '../../sources/Subtext.js';
 import * as Youtube from '../../sources/Youtube.js';
@@ -78,7 +77,7 @@ export const sync: Command = {
     }
     if (values.json) out.json(reports);
     else if (ids.length === 0) out.line('no channel has a source to sync (set one with: channels update ID --source-url URL)');
-    refreshTermModel(services.db, reports, out);
+    await refreshTermModel(services.store, reports, out);
     if (!values.watch || interrupt.signal.aborted) return reports.some(failedRun) || interrupt.signal.aborted ? 1 : 0;
 
     out.status(`watching: syncing channels as they fall due (${Object.entries(config.sync.intervalMinutes).map(([k, m]) => `${k} every ${m} min`).join(', ')}); Ctrl-C stops`);
@@ -88,7 +87,7 @@ export const sync: Command = {
       only: channelId !== undefined || slug !== undefined ? new Set(ids) : undefined,
       onReport: (report) => {
         if (report.outcome !== 'skipped') out.line(describe(report));
-        refreshTermModel(services.db, [report], out);
+        void refreshTermModel(services.store, [report], out);
       },
     });
     await untilSignal();
@@ -111,7 +110,7 @@ export const importExport: Command = {
       if (positionals.length > 1) throw new UsageError('import one Subtext export at a time');
       listing = await subtextListing(positionals[0]!);
     } else if (channel.kind === 'youtube') {
-      listing = await captionListing(services.db, channel.id, positionals, text(values, 'video'));
+      listing = await captionListing(services.store, channel.id, positionals, text(values, 'video'));
     } else {
       throw new UsageError(`import reads Subtext exports and YouTube caption files; ${channel.id} is ${channel.kind} (use upload for files)`);
     }
@@ -123,7 +122,7 @@ export const importExport: Command = {
       interrupt.dispose();
     }
     if (values.json) out.json(report);
-    refreshTermModel(services.db, [report], out);
+    await refreshTermModel(services.store, [report], out);
     // Skipped (paused, or a sync holds the channel) imported nothing: that is a failure to the operator.
     return report.outcome === 'synced' && report.failed === 0 ? 0 : 1;
   },
@@ -155,9 +154,9 @@ async function subtextListing(file: string): Promise<Sync.Listing> {
  * yt-dlp caption files as items of a YouTube channel, one per video; a video the feed already brought keeps its title,
  * date and URL. Imported captions are kept by later syncs. The listing removes nothing.
  */
-async function captionListing(db: Sync.SyncDependencies['db'], channelId: string, files: string[], video: string | undefined): Promise<Sync.Listing> {
+async function captionListing(store: Sync.SyncDependencies['store'], channelId: string, files: string[], video: string | undefined): Promise<Sync.Listing> {
   if (video !== undefined && files.length > 1) throw new UsageError('--video names the video of one file');
-  const known = new Map(Items.byChannel(db, channelId).map((i) => [i.externalId, i]));
+  const known = new Map((await store.items.byChannel(channelId)).map((i) => [i.externalId, i]));
   const entries = await Promise.all(
     files.map(async (file) => {
       const name = path.basename(file);
@@ -214,8 +213,8 @@ async function syncWithProgress(
  * more public content, or channels made private or paused) it runs here, at any size: a build is bounded (under a
  * minute at a million chunks), and this process serves no one meanwhile.
  */
-function refreshTermModel(db: Sync.SyncDependencies['db'], reports: SyncReport[], out: Output): void {
+async function refreshTermModel(store: Sync.SyncDependencies['store'], reports: SyncReport[], out: Output): Promise<void> {
   if (!reports.some(changed)) return;
-  const { action } = TermModel.refresh(db, { rebuildLimit: Infinity, onProgress: (stage) => out.status(`term model: ${stage}`) });
+  const { action } = await TermModel.refresh(store, { rebuildLimit: Infinity, onProgress: (stage) => out.status(`term model: ${stage}`) });
   if (action === 'built') out.status('term model rebuilt');
 }

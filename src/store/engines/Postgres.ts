@@ -34,6 +34,7 @@ export async function open(url: string, options: { max?: number } = {}): Promise
 }
 
 function wrap(pool: pg.Pool, url: string): Engine {
+  const memo = new Map<string, unknown>();
   const on = (client: pg.Pool | pg.PoolClient, depth: number): Sql => {
     const query = async <T>(text: string, params: readonly Param[] | undefined): Promise<pg.QueryResult & { rows: T[] }> => {
       try {
@@ -44,6 +45,8 @@ function wrap(pool: pg.Pool, url: string): Engine {
     };
     return {
       dialect: 'postgres',
+      inTransaction: depth > 0,
+      memo,
       all: async <T>(text: string, params?: readonly Param[]) => (await query<T>(text, params)).rows,
       get: async <T>(text: string, params?: readonly Param[]) => (await query<T>(text, params)).rows[0],
       run: async (text, params) => (await query(text, params)).rowCount ?? 0,

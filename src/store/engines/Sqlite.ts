@@ -31,6 +31,15 @@ export function open(file: string): { engine: SqliteEngine; created: boolean } {
 }
 
 const wrapped = new WeakMap<Database, SqliteEngine>();
+const connections = new WeakMap<Sql, Database>();
+
+/**
+ * The SQLite connection under a query layer (the engine's, or one of its transactions'), for store modules that use
+ * SQLite's own features; undefined on another engine.
+ */
+export function connectionOf(sql: Sql): Database | undefined {
+  return connections.get(sql);
+}
 
 /** The engine over an open connection: one per connection, so everything on it waits in one queue. */
 export function wrap(db: Database, file = db.name): SqliteEngine {
@@ -66,12 +75,15 @@ function over(db: Database, file: string): SqliteEngine {
     }
   };
   let busy = false;
+  const memo = new Map<string, unknown>();
 
   const runner = (depth: number, own: boolean): Sql => {
     // Outside a transaction a statement is one synchronous call: it waits only while a transaction holds the turn.
     const now = <T>(work: () => T): Promise<T> => (own || !busy ? Promise.resolve().then(() => translated(work)) : exclusive(async () => translated(work)));
     const sql: Sql = {
       dialect: 'sqlite',
+      inTransaction: own,
+      memo,
       all: <T>(text: string, params?: readonly Param[]) => now(() => prepared(text).all(...args(params)) as T[]),
       get: <T>(text: string, params?: readonly Param[]) => now(() => prepared(text).get(...args(params)) as T | undefined),
       run: (text, params) => now(() => prepared(text).run(...args(params)).changes),
@@ -109,11 +121,12 @@ function over(db: Database, file: string): SqliteEngine {
         });
       },
     };
+    connections.set(sql, db);
     return sql;
   };
 
   const sql = runner(0, false);
-  return {
+  const engine: SqliteEngine = {
     ...sql,
     db,
     describe: () => (file === ':memory:' || file === '' ? 'SQLite in memory' : `SQLite at ${file}`),
@@ -127,6 +140,8 @@ function over(db: Database, file: string): SqliteEngine {
       db.close();
     },
   };
+  connections.set(engine, db);
+  return engine;
 }
 
 function translated<T>(work: () => T): T {

@@ -140,7 +140,7 @@ export function create(services: Services, options: { listenHost?: string } = {}
         const itemId = String(req.params.itemId);
         const signed = req.query.sig !== undefined || req.query.expires !== undefined;
         const link = signed ? await services.citationLinks.verify({ slug, itemId, expires: req.query.expires, sig: req.query.sig }) : undefined;
-        const page = await CitationPage.load(services, { slug, itemId, chunkIds, caller, link });
+        const page = await CitationPage.load(services.store, { slug, itemId, chunkIds, caller, link });
         if (req.accepts(['html', 'json']) === 'json') res.json(page);
         else res.set(CitationPage.htmlHeaders).type('html').send(CitationPage.html(page));
       } catch (thrown) {

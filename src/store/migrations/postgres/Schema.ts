@@ -274,3 +274,14 @@ CREATE TABLE credential_bindings (
   created_at BIGINT NOT NULL
 );
 `;
+
+export const termModel = `
+CREATE TABLE term_model_terms (
+  term TEXT PRIMARY KEY,
+  idf DOUBLE PRECISION NOT NULL,
+  lsa BYTEA NOT NULL,
+  lsa_neighbours TEXT NOT NULL,
+  ppmi_neighbours TEXT NOT NULL,
+  folded_at BIGINT
+);
+`;
