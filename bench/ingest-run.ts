@@ -6,7 +6,6 @@ import { parseArgs } from 'node:util';
 import * as Config from '../src/config/Config.js';
 import * as Services from '../src/Services.js';
 import * as Sync from '../src/sources/Sync.js';
-import * as VectorIndex from '../src/store/VectorIndex.js';
 
 const { values } = parseArgs({ options: { feed: { type: 'string' }, db: { type: 'string' }, embeddings: { type: 'string' } } });
 const env: Record<string, string> = { DATABASE_PATH: values.db!, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', FETCH_ALLOW_PRIVATE: 'true', FETCH_CONCURRENCY: '8' };
@@ -18,7 +17,7 @@ await services.store.channels.create({ id: 'ch_bench', profileId: profile.id, ki
 if (services.embedder) {
   // The index exists before the sync, as after `reindex`: new items are embedded as they are written.
   const [probe] = await services.embedder.embed(['probe'], 'document');
-  VectorIndex.create(db, { embedderId: services.embedder.id, dimensions: probe!.length });
+  await services.store.vectors.create({ embedderId: services.embedder.id, dimensions: probe!.length });
 }
 const deps = { ...Sync.dependencies(services), embedder: services.embedder };
 
@@ -38,7 +37,7 @@ process.stdout.write(
     items: first.report.created,
     failed: first.report.failed,
     chunks: db.prepare('SELECT count(*) FROM chunks').pluck().get(),
-    vectors: VectorIndex.count(db),
+    vectors: await services.store.vectors.count(),
     firstSeconds: first.seconds,
     unchangedOutcome: again.report.outcome,
     unchangedSeconds: again.seconds,

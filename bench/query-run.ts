@@ -23,7 +23,6 @@ import * as Keys from '../src/auth/Keys.js';
 import * as Services from '../src/Services.js';
 import * as Store from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
-import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Tools from '../tools/Tools.js';
 
@@ -176,17 +175,17 @@ if (values.vectors) {
   const vectorEnv = { EMBEDDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bench-384' };
   const openWithVectors = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000', ...vectorEnv }));
   let withVectors = openWithVectors();
-  if (VectorIndex.info(withVectors.db)?.embedderId !== withVectors.embedder!.id) {
+  if ((await withVectors.store.vectors.info())?.embedderId !== withVectors.embedder!.id) {
     // Built once and kept in the cached store, as `profile-edge reindex` would; then opened as a server would find it.
     started = performance.now();
-    await VectorBuild.build(withVectors.db, withVectors.embedder!, { onProgress: (done, total) => done % 20_000 < 64 && log(`embedded ${done} / ${total}`) });
+    await VectorBuild.build(withVectors.store, withVectors.embedder!, { onProgress: (done, total) => done % 20_000 < 64 && log(`embedded ${done} / ${total}`) });
     built.vectorBuildSeconds = seconds(started);
     fs.writeFileSync(sidecar, JSON.stringify(built));
     withVectors.close();
     withVectors = openWithVectors();
   }
   // A weight as `profile-edge fit` stores one for an embedder that earned it: unfitted, vectors are skipped entirely.
-  VectorIndex.setFusion(withVectors.db, withVectors.embedder!.id, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.15, weight: 0.5 }));
+  await withVectors.store.vectors.setFusion(withVectors.embedder!.id, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.15, weight: 0.5 }));
   await withVectors.lexicalIndex();
   const askWith = (q: string) => Tools.invoke({ services: withVectors, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
   // Lexical alone again, from a service that has not answered these questions: each question is new to both (chunk
@@ -217,10 +216,10 @@ if (values.vectors) {
     const vectors = (await withVectors.vectors!.question(q))!;
     embed.push(performance.now() - t);
     t = performance.now();
-    vectors.nearest(channelIds, 20);
+    await vectors.nearest(channelIds, 20);
     nearest.push(performance.now() - t);
     t = performance.now();
-    vectors.similarities(prunedHits[i]!.slice(0, 50).map((h) => h.rowid));
+    await vectors.similarities(prunedHits[i]!.slice(0, 50).map((h) => h.rowid));
     similarities.push(performance.now() - t);
   }
   vectorFigures = {

@@ -1,6 +1,6 @@
 /**
  * Vector search benchmark: recall@limit against exact float KNN, and time per query, of the quantized scan with
- * full-precision re-scoring (`VectorIndex.nearest`) on synthetic stores of unit vectors; beside it, for the choice of
+ * full-precision re-scoring (`VectorCodes.nearest`) on synthetic stores of unit vectors; beside it, for the choice of
  * quantization, sqlite-vec's exact float scan and an int8 scan re-scored the same way.
  *
  *   npx tsx bench/vectors.ts [--sizes 100000,1000000] [--dimensions 384] [--queries 20] [--limit 50]
@@ -14,9 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as VectorCodes from '../src/retrieval/VectorCodes.js';
 import * as Store from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
-import * as VectorIndex from '../src/store/VectorIndex.js';
 
 const { values } = parseArgs({
   options: {
@@ -85,7 +85,7 @@ for (const size of sizes) {
       const profile = await store.profiles.create({ slug: 'bench', name: 'Bench', visibility: 'public' });
       const channelIds = Array.from({ length: channelCount }, (_, c) => `ch_bench_${c}`);
       for (const id of channelIds) await store.channels.create({ id, profileId: profile.id, kind: 'user_upload', label: id, accessLevel: 'public', ratePerMillionTokens: 1 });
-      VectorIndex.create(db, { embedderId: 'bench', dimensions });
+      await store.vectors.create({ embedderId: 'bench', dimensions });
       const docs = new Float32Array(size * dimensions);
       let started = performance.now();
       // Items of 1,000 chunks through the real write path: vectors go in with their chunks, one transaction an item.
@@ -117,20 +117,21 @@ for (const size of sizes) {
 
       const recall = (found: number[][], expected: Set<number>[]) =>
         (found.reduce((sum, hits, q) => sum + hits.filter((r) => expected[q]!.has(indexOf.get(r)!)).length, 0) / (queryCount * limit)).toFixed(3);
-      const run = (label: string, expected: Set<number>[], search: (q: Float32Array) => number[]) => {
-        search(queries[0]!);
+      const run = async (label: string, expected: Set<number>[], search: (q: Float32Array) => number[] | Promise<number[]>) => {
+        await search(queries[0]!);
         const t = performance.now();
-        const found = queries.map(search);
+        const found: number[][] = [];
+        for (const q of queries) found.push(await search(q));
         console.log(`  ${label.padEnd(44)} recall@${limit} ${recall(found, expected)}  ${perQuery(performance.now() - t)}`);
       };
 
       for (const oversample of oversamples) {
-        run(`signs + re-scoring, oversample ${oversample}`, truth, (vector) =>
-          VectorIndex.nearest(db, { vector, limit, channelIds, oversample }).map((h) => h.rowid));
+        await run(`signs + re-scoring, oversample ${oversample}`, truth, async (vector) =>
+          (await VectorCodes.nearest(store, { vector, limit, channelIds, oversample })).map((h) => h.rowid));
       }
       for (const oversample of oversamples.slice(0, 2)) {
-        run(`  scoped to 1 of ${channelCount} channels, oversample ${oversample}`, truthScoped, (vector) =>
-          VectorIndex.nearest(db, { vector, limit, channelIds: [channelIds[0]!], oversample }).map((h) => h.rowid));
+        await run(`  scoped to 1 of ${channelCount} channels, oversample ${oversample}`, truthScoped, async (vector) =>
+          (await VectorCodes.nearest(store, { vector, limit, channelIds: [channelIds[0]!], oversample })).map((h) => h.rowid));
       }
       if (values['no-compare']) continue;
 
@@ -155,14 +156,14 @@ for (const size of sizes) {
       })();
       console.log(`  (comparison tables built in ${seconds(performance.now() - started)})`);
       const floatScan = db.prepare('SELECT rowid FROM bench_floats WHERE embedding MATCH ? AND k = ?').pluck();
-      run('sqlite-vec exact float scan', truth, (q) => floatScan.all(blob(q), limit) as number[]);
+      await run('sqlite-vec exact float scan', truth, (q) => floatScan.all(blob(q), limit) as number[]);
       const int8Scan = db.prepare('SELECT rowid FROM bench_int8 WHERE q MATCH vec_int8(?) AND k = ?').pluck();
       const rescore = db.prepare(
         `SELECT e.rowid FROM json_each(?) j JOIN chunk_embeddings e ON e.rowid = j.value
          ORDER BY vec_distance_cosine(e.embedding, ?) LIMIT ?`,
       ).pluck();
       for (const oversample of [1, 2, 4]) {
-        run(`int8 + re-scoring, oversample ${oversample}`, truth, (q) => rescore.all(JSON.stringify(int8Scan.all(int8(q), limit * oversample)), blob(q), limit) as number[]);
+        await run(`int8 + re-scoring, oversample ${oversample}`, truth, (q) => rescore.all(JSON.stringify(int8Scan.all(int8(q), limit * oversample)), blob(q), limit) as number[]);
       }
     } finally {
       db.close();

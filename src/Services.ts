@@ -67,14 +67,15 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
   const { db, created } = Store.open(config.databasePath);
   const logger = options.logger ?? Log.create({ level: config.logLevel });
   const embedder = Embedders.fromConfig(config);
-  const index = VectorIndex.info(db);
+  const store = Stores.overSqlite(db);
+  // Read from the connection itself while creating services stays synchronous (the vector index's description).
+  const index = VectorIndex.describedIn(Store.getMeta(db, 'vector_index'));
   let vectors: VectorSearch.VectorSearch | undefined;
   if (embedder && index?.embedderId === embedder.id && config.embedding.provider !== 'none') {
-    vectors = VectorSearch.create({ db, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs });
+    vectors = VectorSearch.create({ store, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs });
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: Promise<LexicalIndex.LexicalIndex> | undefined;
   let termModel: { stamp: string | undefined; model: Promise<TermModel.TermModel | undefined> | undefined } = { stamp: undefined, model: undefined };
-  const store = Stores.overSqlite(db);
   return {
     config,
     store,

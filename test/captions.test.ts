@@ -172,7 +172,7 @@ describe('caption files with no readable cue', () => {
       const raised = toServiceError(await rejection(bad, 'vtt'));
       expect([raised.code, raised.status]).toEqual(['invalid_request', 400]);
       // Through an upload, which names the file.
-      const uploaded = await Upload.ingest({ store, db }, { channelId, file: 'talk.srt', content: bad, chunkTargetTokens: 320 }).catch((error: unknown) => error);
+      const uploaded = await Upload.ingest({ store }, { channelId, file: 'talk.srt', content: bad, chunkTargetTokens: 320 }).catch((error: unknown) => error);
       expect(uploaded).toBeInstanceOf(ServiceError);
       expect(uploaded).toMatchObject({
         code: 'invalid_request',

@@ -620,10 +620,10 @@ const cases: Case[] = [
 ];
 
 /** Content whose citations point inside their source: a YouTube video (times) and a PDF (pages). */
-async function addDeepLinkedContent({ db, store }: Environment.Environment['services']): Promise<void> {
+async function addDeepLinkedContent({ store }: Environment.Environment['services']): Promise<void> {
   const profile = await store.profiles.create({ slug: 'deep-links', name: 'Deep Links', visibility: 'unlisted' });
   const video = await store.channels.create({ profileId: profile.id, kind: 'youtube', label: 'Videos', accessLevel: 'public', ratePerMillionTokens: 1 });
-  await Upload.ingest({ db, store }, {
+  await Upload.ingest({ store }, {
     channelId: video.id,
     file: 'kettlebell [kb_swing_01].en.vtt',
     content: 'WEBVTT\n\n00:01:35.000 --> 00:01:50.000\nA kettlebell swing session should last about twelve minutes, swings on the minute.\n',

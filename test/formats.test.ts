@@ -122,11 +122,11 @@ describe.skipIf(!Shared.hasFixtures)('real-world transcripts and PDFs (../shared
 
   test('behavior: an uploaded PDF keeps page numbers on its chunks; citations name the pages', async () => {
     const file = Shared.fixture('pdf/pysample_pdflatex-4-pages.pdf');
-    const stored = await Upload.ingest({ store, db }, { channelId, file, chunkTargetTokens: 120 });
+    const stored = await Upload.ingest({ store }, { channelId, file, chunkTargetTokens: 120 });
     const chunks = chunksOf(stored.itemId);
     expect(new Set(chunks.map((c) => c.pageStart))).toEqual(new Set([1, 2, 3, 4]));
     for (const c of chunks) expect(c.pageEnd).toBeGreaterThanOrEqual(c.pageStart!);
-    const crazy = await Upload.ingest({ store, db }, { channelId, file: Shared.fixture('pdf/pysample_crazyones-pdfa.pdf'), chunkTargetTokens: 320 });
+    const crazy = await Upload.ingest({ store }, { channelId, file: Shared.fixture('pdf/pysample_crazyones-pdfa.pdf'), chunkTargetTokens: 320 });
     expect(chunksOf(crazy.itemId)[0]!.text).toMatch(/^The Crazy Ones/);
   });
 });
@@ -141,7 +141,7 @@ describe('uploads of HTML, JSON transcripts and PDF', () => {
   test('behavior: an HTML page is indexed by its main text and title, without navigation', async () => {
     const body = Array.from({ length: 4 }, (_, i) => `<p>Paragraph ${i} on laminated dough: butter layers, folds and rest times between the turns, explained at length for bakers.</p>`).join('');
     const file = write('lamination.html', `<html><head><title>Lamination</title></head><body><nav>Home Shop Login</nav><article><h2>Folds</h2>${body}</article></body></html>`);
-    const stored = await Upload.ingest({ store, db }, { channelId, file, chunkTargetTokens: 320 });
+    const stored = await Upload.ingest({ store }, { channelId, file, chunkTargetTokens: 320 });
     expect(stored.title).toBe('Lamination');
     const text = chunksOf(stored.itemId).map((c) => c.text).join('\n');
     expect(text).toContain('Folds');
@@ -151,10 +151,10 @@ describe('uploads of HTML, JSON transcripts and PDF', () => {
 
   test('behavior: a JSON or HTML transcript upload keeps speakers and times', async () => {
     const json = write('ep2.json', JSON.stringify({ segments: [{ speaker: 'Ada', startTime: 3, endTime: 5, body: 'Looms weave flowers.' }] }));
-    const stored = await Upload.ingest({ store, db }, { channelId, file: json, chunkTargetTokens: 320 });
+    const stored = await Upload.ingest({ store }, { channelId, file: json, chunkTargetTokens: 320 });
     expect(chunksOf(stored.itemId)[0]).toMatchObject({ text: 'Ada: Looms weave flowers.', startSeconds: 3, endSeconds: 5, speaker: 'Ada' });
     const html = write('ep3.html', '<cite>Ada:</cite><time>0:07</time><p>Engines weave patterns.</p>');
-    expect(chunksOf((await Upload.ingest({ store, db }, { channelId, file: html, chunkTargetTokens: 320 })).itemId)[0]).toMatchObject({ startSeconds: 7, speaker: 'Ada' });
+    expect(chunksOf((await Upload.ingest({ store }, { channelId, file: html, chunkTargetTokens: 320 })).itemId)[0]).toMatchObject({ startSeconds: 7, speaker: 'Ada' });
   });
 
   test('error: upload checks what would fail every file before any work: missing files, bad --source-url or --published-at', async () => {
@@ -172,8 +172,8 @@ describe('uploads of HTML, JSON transcripts and PDF', () => {
 
   test('error: a file that is not its format is a 400 naming it, and nothing is written', async () => {
     const before = db.prepare('SELECT count(*) FROM items').pluck().get();
-    await expect(Upload.ingest({ store, db }, { channelId, file: write('broken.json', '{"words": []}'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('cannot read "broken.json": not a JSON transcript') });
-    await expect(Upload.ingest({ store, db }, { channelId, file: write('broken.pdf', 'not a pdf'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('not a readable PDF') });
+    await expect(Upload.ingest({ store }, { channelId, file: write('broken.json', '{"words": []}'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('cannot read "broken.json": not a JSON transcript') });
+    await expect(Upload.ingest({ store }, { channelId, file: write('broken.pdf', 'not a pdf'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('not a readable PDF') });
     expect(db.prepare('SELECT count(*) FROM items').pluck().get()).toBe(before);
   });
 });

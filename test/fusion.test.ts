@@ -8,8 +8,7 @@ import * as FitFusion from '../src/eval/FitFusion.js';
 import * as Fusion from '../src/retrieval/Fusion.js';
 import * as Reranker from '../src/retrieval/Reranker.js';
 import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js';
-import * as Store from '../src/store/Database.js';
-import * as VectorIndex from '../src/store/VectorIndex.js';
+import * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
 import * as CorpusEmbedder from './support/CorpusEmbedder.js';
 import * as EmbeddingServer from './support/EmbeddingServer.js';
@@ -101,14 +100,14 @@ describe('profile-edge fit and eval with an embedder', () => {
     expect(report.embedding.chunks).toBe(2 * topics);
     expect(fit.stderr).toContain(`embed openai:concepts ${2 * topics}/${2 * topics}`);
 
-    const { db } = Store.open(env.DATABASE_PATH);
+    const { store } = await Stores.open({ path: env.DATABASE_PATH });
     try {
-      const stored = Fusion.parse(VectorIndex.fusion(db, 'openai:concepts'));
+      const stored = Fusion.parse(await store.vectors.fusion('openai:concepts'));
       expect(stored && Fusion.weightOf(stored)).toBe(report.weight);
       // Another embedder's index never reads it.
-      expect(VectorIndex.fusion(db, 'openai:other')).toBeUndefined();
+      expect(await store.vectors.fusion('openai:other')).toBeUndefined();
     } finally {
-      db.close();
+      await store.close();
     }
 
     const evaluated = await Cli.run(env, 'eval', '--dataset', dataset, '--json');
@@ -135,11 +134,11 @@ describe('profile-edge fit and eval with an embedder', () => {
     const fit = await Cli.run(env, 'fit', '--dataset', dataset);
     expect(fit.code, fit.stderr).toBe(0);
     expect(fit.stdout).toMatch(/weight 0/);
-    const { db } = Store.open(env.DATABASE_PATH);
+    const { store } = await Stores.open({ path: env.DATABASE_PATH });
     try {
-      expect(Fusion.weightOf(Fusion.parse(VectorIndex.fusion(db, 'openai:noise'))!)).toBe(0);
+      expect(Fusion.weightOf(Fusion.parse(await store.vectors.fusion('openai:noise'))!)).toBe(0);
     } finally {
-      db.close();
+      await store.close();
     }
   });
 
@@ -185,13 +184,13 @@ describe.skipIf(!hasScifact)('vectors on SciFact train (../shared/datasets/scifa
     try {
       expect(store.vectors!.embedded.vectors).toBe(store.chunks);
       // Unfitted, similarity weighs nothing and queries skip vectors: ranking is lexical by construction.
-      expect(store.vectors!.search.fusion()).toMatchObject({ fitted: false, model: { weights: expect.arrayContaining([0]) } });
+      expect(await store.vectors!.search.fusion()).toMatchObject({ fitted: false, model: { weights: expect.arrayContaining([0]) } });
       const lexical = await Evaluate.evaluate(store, data);
 
       const { model, report } = await FitFusion.fit(store, data);
-      VectorIndex.setFusion(store.services.db, store.vectors!.search.embedderId, model);
+      await store.services.store.vectors.setFusion(store.vectors!.search.embedderId, model);
       const fitted = await Evaluate.evaluate(store, data, { vectors: store.vectors!.search });
-      expect(store.vectors!.search.fusion().fitted).toBe(true);
+      expect((await store.vectors!.search.fusion()).fitted).toBe(true);
       expect(fitted.ndcg10).toBeGreaterThanOrEqual(lexical.ndcg10);
       expect(report.hybrid.ndcg10).toBeGreaterThanOrEqual(report.lexical.ndcg10);
     } finally {

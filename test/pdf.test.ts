@@ -131,11 +131,11 @@ describe('uploaded right-to-left PDFs are found by a question in their language'
 
   beforeAll(async () => {
     environment = await Environment.create();
-    const { db, store } = environment.services;
+    const { store } = environment.services;
     const profile = await store.profiles.create({ slug: 'rtl-guides', name: 'RTL Guides', visibility: 'public' });
     const channel = await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Guides', accessLevel: 'public', ratePerMillionTokens: 1 });
     // Small chunks, so that each page is a chunk of its own and the page found can be told.
-    for (const name of ['arabic.pdf', 'hebrew.pdf', 'field-guide.pdf', 'compost-note.pdf']) items[name] = await Upload.ingest({ db, store }, { channelId: channel.id, file: fixture(name), chunkTargetTokens: 30 });
+    for (const name of ['arabic.pdf', 'hebrew.pdf', 'field-guide.pdf', 'compost-note.pdf']) items[name] = await Upload.ingest({ store }, { channelId: channel.id, file: fixture(name), chunkTargetTokens: 30 });
   });
   afterAll(async () => {
     await environment?.close();

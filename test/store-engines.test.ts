@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
+import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
+import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as TermModel from '../src/retrieval/TermModel.js';
+import * as Text from '../src/retrieval/Text.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Migrations from '../src/store/Migrations.js';
 import * as Stores from '../src/store/Store.js';
@@ -52,7 +56,7 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     } finally {
       await other.drop();
     }
-    expect(Migrations.migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(Migrations.migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
   test('behavior: accounts are created, found by id or name, listed; a taken name is a conflict', async () => {
@@ -243,5 +247,86 @@ describe('Store on an unreachable PostgreSQL', () => {
     const error = await Stores.open({ url: 'postgres://postgres@127.0.0.1:9/none' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Stores.Unavailable);
     expect(String((error as Error).message)).toMatch(/ECONNREFUSED|connect/);
+  });
+});
+
+/** Content, its search rows, the lexical index and the term model: the same on every engine. */
+describe.each(Engines.engines)('content and search on %s', (engine) => {
+  let store: OpenStore;
+  let target: Awaited<ReturnType<typeof Engines.fresh>>;
+  let channelId: string;
+
+  const texts = [
+    'The kettle boils water for tea in three minutes.',
+    'Descale the kettle every month with vinegar and water.',
+    'A bicycle chain needs oil after rain.',
+    'Pump the bicycle tyres to four bar before a ride.',
+    'Green tea brews best below boiling, around eighty degrees.',
+    'Store the kettle empty so no scale builds up.',
+  ];
+
+  beforeAll(async () => {
+    target = await Engines.fresh(engine);
+    store = (await Stores.open(target.target)).store;
+    const profile = await store.profiles.create({ slug: 'home', name: 'Home', visibility: 'public' });
+    channelId = (await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 })).id;
+    for (const [n, text] of texts.entries()) {
+      await store.items.put(
+        SearchTerms.indexed({ channelId, externalId: `note-${n}`, title: `Note ${n}`, contentHash: `h${n}`, publishedAt: n === 0 ? undefined : 1_700_000_000_000 + n, metadata: n === 1 ? { pendingText: { reason: 'no captions yet', next: 5 } } : {}, chunks: [{ text }] }),
+      );
+    }
+  });
+  afterAll(async () => {
+    await store?.close();
+    await target?.drop();
+  });
+
+  test('behavior: items are stored once per fingerprint, listed newest first (undated last), and counted', async () => {
+    const again = await store.items.put(SearchTerms.indexed({ channelId, externalId: 'note-2', title: 'Note 2', contentHash: 'h2', chunks: [{ text: texts[2]! }] }));
+    expect(again.outcome).toBe('unchanged');
+    const listed = await store.items.byChannel(channelId);
+    expect(listed.map((i) => i.externalId)).toEqual(['note-5', 'note-4', 'note-3', 'note-2', 'note-1', 'note-0']);
+    expect(await store.items.counts(channelId)).toEqual({ items: 6, chunks: 6 });
+    expect([...(await store.items.textNotes(channelId)).values()]).toEqual([expect.stringMatching(/^stand-in text; no captions yet; next try after 1970-01-01/)]);
+    const item = (await store.items.withChunks(listed[0]!.id))!;
+    expect(item.chunks.map((c) => c.text)).toEqual([texts[5]]);
+    // A fresh store numbers chunks from 1 on both engines; rowids that name no chunk are left out.
+    const rows = await store.chunks.rows([1, 2, 3, 4, 5, 6, 1000]);
+    expect(rows).toHaveLength(6);
+    expect(rows.find((r) => r.itemId === item.id)).toMatchObject({ channelId, title: 'Note 5', text: texts[5], ordinal: 0 });
+  });
+
+  test('behavior: the lexical index finds what was written, follows later writes and deletes, and weighs by the scope', async () => {
+    const index = await LexicalIndex.open(store);
+    const ask = async (question: string) => {
+      const terms = Text.queryTerms(question);
+      const hits = await index.search({ terms, text: question, channelIds: new Set([channelId]), limit: 3 });
+      const rows = await store.chunks.rows(hits.map((h) => h.rowid));
+      return hits.map((h) => rows.find((r) => r.rowid === h.rowid)!.text);
+    };
+    expect((await ask('how often to descale a kettle'))[0]).toBe(texts[1]);
+    const written = await store.items.put(SearchTerms.indexed({ channelId, externalId: 'late', title: 'Late', contentHash: 'late', chunks: [{ text: 'Glimmerwort grows in shade.' }] }));
+    expect(await ask('glimmerwort')).toEqual(['Glimmerwort grows in shade.']);
+    await store.items.remove(written.itemId);
+    expect(await ask('glimmerwort')).toEqual([]);
+    const stats = await index.statistics(new Set([channelId]), [Text.stem('kettle')]);
+    expect(stats.chunkCount).toBe(6);
+    expect(stats.df(Text.stem('kettle'))).toBe(3);
+    await store.channels.update(channelId, { status: 'paused' });
+    expect(await ask('kettle')).toEqual([]);
+    await store.channels.update(channelId, { status: 'live' });
+    expect((await ask('kettle')).length).toBe(3);
+  });
+
+  test('behavior: the term model builds from the public chunks, reloads, and folds in new ones', async () => {
+    const info = await TermModel.build(store, { dimensions: 4, seed: 3 });
+    expect(info).toMatchObject({ chunks: 6, publicChunks: 6 });
+    expect((await TermModel.load(store))?.info).toEqual(info);
+    for (const [n, text] of ['Kettle scale dissolves in vinegar.', 'Vinegar and a kettle remove scale.'].entries()) {
+      await store.items.put(SearchTerms.indexed({ channelId, externalId: `fold-${n}`, title: 'Fold', contentHash: `f${n}`, chunks: [{ text }] }));
+    }
+    expect((await TermModel.freshness(store)).publicChunks).toBe(8);
+    expect((await TermModel.update(store))?.chunks).toBe(2);
+    expect((await TermModel.update(store))?.chunks).toBe(0);
   });
 });

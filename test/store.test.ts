@@ -59,10 +59,10 @@ describe('Upload.ingest', () => {
   test('behavior: re-uploading unchanged content changes nothing', async () => {
     const channel = await uploadChannel();
     const notes = write('notes.md', '# Notes\n\nWhole-grain flour ferments faster.\n');
-    const first = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const first = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(first).toMatchObject({ outcome: 'created', chunkCount: 1, title: 'Notes' });
     const before = snapshot(db);
-    const second = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const second = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(second).toMatchObject({ outcome: 'unchanged', itemId: first.itemId });
     expect(snapshot(db)).toEqual(before);
   });
@@ -70,10 +70,10 @@ describe('Upload.ingest', () => {
   test('behavior: changed content replaces the item’s chunks and their index entries', async () => {
     const channel = await uploadChannel();
     const notes = write('notes.txt', 'Rye needs a wetter dough.');
-    const first = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const first = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     const oldIds = chunkRows().map((c) => c.id);
     fs.writeFileSync(notes, 'Spelt needs a gentler mix.');
-    const second = await Upload.ingest({ store, db }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
+    const second = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(second).toMatchObject({ outcome: 'updated', itemId: first.itemId });
     expect(chunkRows().map((c) => c.text)).toEqual(['Spelt needs a gentler mix.']);
     expect(chunkRows().map((c) => c.id)).not.toEqual(oldIds);
@@ -89,7 +89,7 @@ describe('Upload.ingest', () => {
       'ep1.srt',
       '1\n00:00:01,000 --> 00:00:04,000\nAda Lovelace: Engines weave patterns.\n\n2\n00:00:04,000 --> 00:00:07,250\nLike looms weave flowers.\n\n3\n00:00:07,250 --> 00:00:08,000\nCharles Babbage: Indeed.\n\n4\n00:00:08,000 --> 00:00:09,000\nAda Lovelace: Quite.\n\n5\n00:00:09,000 --> 00:00:10,000\nCharles Babbage: So.\n',
     );
-    await Upload.ingest({ store, db }, { channelId: channel.id, file: srt, chunkTargetTokens: 320 });
+    await Upload.ingest({ store }, { channelId: channel.id, file: srt, chunkTargetTokens: 320 });
     const text = 'Ada Lovelace: Engines weave patterns. Like looms weave flowers.\nCharles Babbage: Indeed.\nAda Lovelace: Quite.\nCharles Babbage: So.';
     expect(db.prepare('SELECT text, start_seconds AS s, end_seconds AS e, speaker, char_count AS n FROM chunks').get()).toEqual({
       text,
@@ -108,7 +108,7 @@ describe('Upload.ingest', () => {
   ])('error: %s is refused and nothing is written', async (_name, name, content, metadata, message) => {
     const channel = await uploadChannel();
     const before = snapshot(db);
-    await expect(Upload.ingest({ store, db }, { channelId: channel.id, file: write(name, content), metadata, chunkTargetTokens: 320 })).rejects.toThrow(message);
+    await expect(Upload.ingest({ store }, { channelId: channel.id, file: write(name, content), metadata, chunkTargetTokens: 320 })).rejects.toThrow(message);
     expect(snapshot(db)).toEqual(before);
   });
 });

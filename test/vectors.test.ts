@@ -13,6 +13,7 @@ import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js'
 import * as Fusion from '../src/retrieval/Fusion.js';
 import * as Reranker from '../src/retrieval/Reranker.js';
 import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as VectorCodes from '../src/retrieval/VectorCodes.js';
 import * as VectorSearch from '../src/retrieval/VectorSearch.js';
 import type { Logger } from '../src/log/Logger.js';
 import * as Keys from '../src/auth/Keys.js';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   const store = Stores.overSqlite(db);
   const profile = await store.profiles.create({ slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
   await store.channels.create({ id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
-  for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store, db }, { channelId: 'ch_kitchen', file, content, chunkTargetTokens: 320 });
+  for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store }, { channelId: 'ch_kitchen', file, content, chunkTargetTokens: 320 });
   const account = await store.accounts.create({ name: 'buyer' });
   await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1000 });
   env.KEY = (await Keys.issue(store, { kind: 'api_key', accountId: account.id })).token;
@@ -60,10 +61,10 @@ const cli = (...argv: string[]) => Cli.run(env, ...argv);
  * A fusion as `profile-edge fit` would store one for an embedder that earned a weight. The stand-in embedder puts the
  * kitchen notes near 0.27 of an unrelated question and the synonym's note at 0.38 of its question: a fit centres there.
  */
-function storeFusion(embedderId: string): void {
+async function storeFusion(embedderId: string): Promise<void> {
   const { db } = Store.open(env.DATABASE_PATH!);
   try {
-    VectorIndex.setFusion(db, embedderId, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.05, weight: 8 }, Reranker.defaultModel.calibration, { fitted: true }));
+    await Stores.overSqlite(db).vectors.setFusion(embedderId, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.05, weight: 8 }, Reranker.defaultModel.calibration, { fitted: true }));
   } finally {
     db.close();
   }
@@ -179,13 +180,14 @@ describe('VectorIndex', () => {
       const store = Stores.overSqlite(db);
       const profile = await store.profiles.create({ slug: 'zero', name: 'Zero', visibility: 'public' });
       await store.channels.create({ id: 'ch_zero', profileId: profile.id, kind: 'user_upload', label: 'Z', accessLevel: 'public', ratePerMillionTokens: 1 });
-      for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store, db }, { channelId: 'ch_zero', file, content, chunkTargetTokens: 320 });
+      for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store }, { channelId: 'ch_zero', file, content, chunkTargetTokens: 320 });
       const rowids = db.prepare('SELECT rowid FROM chunks ORDER BY rowid').pluck().all() as number[];
-      VectorIndex.create(db, { embedderId: 'test', dimensions: 2 });
-      VectorIndex.put(db, [{ rowid: rowids[0]!, vector: Float32Array.of(1, 0) }, { rowid: rowids[1]!, vector: Float32Array.of(0, 0) }]);
-      expect(VectorIndex.count(db)).toBe(1);
-      expect(VectorIndex.nearest(db, { vector: Float32Array.of(0, 0), limit: 5, channelIds: ['ch_zero'] })).toEqual([]);
-      expect(VectorIndex.nearest(db, { vector: Float32Array.of(0.6, 0.8), limit: 5, channelIds: ['ch_zero'] })).toEqual([{ rowid: rowids[0], similarity: expect.closeTo(0.6, 5) }]);
+      await store.vectors.create({ embedderId: 'test', dimensions: 2 });
+      await store.vectors.put([{ rowid: rowids[0]!, vector: Float32Array.of(1, 0) }, { rowid: rowids[1]!, vector: Float32Array.of(0, 0) }]);
+      expect(await store.vectors.count()).toBe(1);
+      expect(await VectorCodes.nearest(store, { vector: Float32Array.of(0, 0), limit: 5, channelIds: ['ch_zero'] })).toEqual([]);
+      expect(await VectorCodes.similarities(store, Float32Array.of(0, 0), rowids)).toEqual(new Map());
+      expect(await VectorCodes.nearest(store, { vector: Float32Array.of(0.6, 0.8), limit: 5, channelIds: ['ch_zero'] })).toEqual([{ rowid: rowids[0], similarity: expect.closeTo(0.6, 5) }]);
     } finally {
       db.close();
     }
@@ -197,7 +199,7 @@ describe('VectorIndex', () => {
       const vectors = [unit(1, 0, 0, 0), unit(1, 1, 0, 0), unit(1, 1, 0, 0), unit(0, 0, 1, 0), unit(-1, 0.2, 0, 1)];
       const rowids = await stock(db, { channelId: 'ch_a', vectors, dimensions: 4 });
       const query = unit(1, 0.5, 0, 0);
-      const hits = VectorIndex.nearest(db, { vector: query, limit: 3, channelIds: ['ch_a'], oversample: 1 });
+      const hits = await VectorCodes.nearest(Stores.overSqlite(db), { vector: query, limit: 3, channelIds: ['ch_a'], oversample: 1 });
       expect(hits.map((h) => h.rowid)).toEqual([rowids[1], rowids[2], rowids[0]]);
       for (const hit of hits) expect(hit.similarity).toBeCloseTo(dot(vectors[rowids.indexOf(hit.rowid)]!, query), 6);
     } finally {
@@ -214,7 +216,7 @@ describe('VectorIndex', () => {
       const publicVectors = Array.from({ length: 12 }, (_, i) => unit(...Array.from({ length: 16 }, (_, d) => (d === 0 ? 1 : Math.sin(i * 7 + d * 3)))));
       await stock(db, { channelId: 'ch_public', vectors: publicVectors, dimensions: 16 });
       // A small oversample: a scan that looked past the scope would find only private candidates.
-      const search = VectorSearch.create({ db, embedder: fixed(query), logger: silent(), oversample: 2 });
+      const search = VectorSearch.create({ store: Stores.overSqlite(db), embedder: fixed(query), logger: silent(), oversample: 2 });
       const ask = async (channels: string[]) => (await search.question('q'))!.nearest(new Set(channels), 3);
       const before = await ask(['ch_public']);
       expect(before).toHaveLength(3);
@@ -231,56 +233,102 @@ describe('VectorIndex', () => {
 
   test('behavior: the scan finds what another connection wrote after it last looked, and reads a rebuilt index anew', () =>
     withTwoConnections('codes.db', async (reader, writer) => {
-      const [first] = await stock(writer, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
-      const near = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 5, channelIds: ['ch_codes', 'ch_later'] }).map((h) => h.rowid);
-      expect(near(unit(0, 1, 0))).toEqual([first]);
-      const [later] = await stock(writer, { channelId: 'ch_later', vectors: [unit(0, 1, 0)], dimensions: 3 });
-      expect(near(unit(0, 1, 0))).toEqual([later, first]);
-      writer.prepare('DELETE FROM chunks WHERE rowid = ?').run(later);
-      expect(near(unit(0, 1, 0))).toEqual([first]);
+      const [first] = await stock(writer.db, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      const near = async (vector: Float32Array) => (await VectorCodes.nearest(reader.store, { vector, limit: 5, channelIds: ['ch_codes', 'ch_later'] })).map((h) => h.rowid);
+      expect(await near(unit(0, 1, 0))).toEqual([first]);
+      const [later] = await stock(writer.db, { channelId: 'ch_later', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      expect(await near(unit(0, 1, 0))).toEqual([later, first]);
+      writer.db.prepare('DELETE FROM chunks WHERE rowid = ?').run(later);
+      expect(await near(unit(0, 1, 0))).toEqual([first]);
       // A rebuild with another dimension: what the reader held is of no use, and is dropped.
-      VectorIndex.create(writer, { embedderId: 'fixed', dimensions: 2 });
-      VectorIndex.put(writer, [{ rowid: first!, vector: unit(0, 1) }]);
-      expect(VectorIndex.nearest(reader, { vector: unit(0, 1), limit: 5, channelIds: ['ch_codes'] })).toEqual([{ rowid: first, similarity: expect.closeTo(1, 6) }]);
+      await writer.store.vectors.create({ embedderId: 'fixed', dimensions: 2 });
+      await writer.store.vectors.put([{ rowid: first!, vector: unit(0, 1) }]);
+      expect(await VectorCodes.nearest(reader.store, { vector: unit(0, 1), limit: 5, channelIds: ['ch_codes'] })).toEqual([{ rowid: first, similarity: expect.closeTo(1, 6) }]);
     }));
 
   test('behavior: content replaced under reused rowids, and vectors written late, are found as they are now', () =>
     withTwoConnections('reused.db', async (reader, writer) => {
-      const [first] = await stock(writer, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
-      const [bare] = await stock(writer, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
-      const [top] = await stock(writer, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      const [first] = await stock(writer.db, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      const [bare] = await stock(writer.db, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
+      const [top] = await stock(writer.db, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
       // One candidate re-scored: which chunk it is depends only on the codes the reader holds.
-      const nearest = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 1, channelIds: ['ch_old', 'ch_new'], oversample: 1 }).map((h) => h.rowid);
-      expect(nearest(unit(0, 1, 0))).toEqual([top]);
+      const nearest = async (vector: Float32Array) => (await VectorCodes.nearest(reader.store, { vector, limit: 1, channelIds: ['ch_old', 'ch_new'], oversample: 1 })).map((h) => h.rowid);
+      expect(await nearest(unit(0, 1, 0))).toEqual([top]);
       // The newest item's content is replaced: SQLite gives its new chunk the rowid the old one had.
-      await Stores.overSqlite(writer).items.put(SearchTerms.indexed({ channelId: 'ch_new', externalId: 'item', title: 'ch-new', contentHash: 'changed', chunks: [{ text: 'replaced' }], vectors: [unit(0, 0, 1)] }));
-      const [replaced] = writer.prepare("SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = 'ch_new'").pluck().all() as number[];
+      await writer.store.items.put(SearchTerms.indexed({ channelId: 'ch_new', externalId: 'item', title: 'ch-new', contentHash: 'changed', chunks: [{ text: 'replaced' }], vectors: [unit(0, 0, 1)] }));
+      const [replaced] = writer.db.prepare("SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = 'ch_new'").pluck().all() as number[];
       expect(replaced).toBe(top);
-      expect(nearest(unit(0, 0, 1))).toEqual([replaced]);
+      expect(await nearest(unit(0, 0, 1))).toEqual([replaced]);
       // A chunk stored without a vector, below rowids the reader has read, gets one later.
       expect(bare).toBeLessThan(top!);
-      VectorIndex.put(writer, [{ rowid: bare!, vector: unit(0, 0, 1) }]);
-      expect(VectorIndex.nearest(reader, { vector: unit(0, 0, 1), limit: 1, channelIds: ['ch_bare', 'ch_old'], oversample: 1 }).map((h) => h.rowid)).toEqual([bare]);
+      await writer.store.vectors.put([{ rowid: bare!, vector: unit(0, 0, 1) }]);
+      expect((await VectorCodes.nearest(reader.store, { vector: unit(0, 0, 1), limit: 1, channelIds: ['ch_bare', 'ch_old'], oversample: 1 })).map((h) => h.rowid)).toEqual([bare]);
       expect(first).toBeLessThan(bare!);
       // Writes pruned from the log before the reader saw them: it reads every code anew.
-      const pruned = await stock(writer, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
-      writer.exec('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
-      expect(VectorIndex.nearest(reader, { vector: unit(0, 1, 0), limit: 2, channelIds: ['ch_pruned'], oversample: 1 }).map((h) => h.rowid)).toEqual(pruned);
+      const pruned = await stock(writer.db, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
+      writer.db.exec('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
+      expect((await VectorCodes.nearest(reader.store, { vector: unit(0, 1, 0), limit: 2, channelIds: ['ch_pruned'], oversample: 1 })).map((h) => h.rowid)).toEqual(pruned);
     }));
 
-  test('behavior: an index built before the vector log gets one, and writes after it are followed', () =>
-    withTwoConnections('unlogged.db', async (reader, writer) => {
-      const [first] = await stock(writer, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
-      writer.exec('DROP TRIGGER chunk_embeddings_written; DROP TRIGGER chunk_embeddings_deleted; DROP TABLE vector_log');
-      expect(writer.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%'").pluck().get()).toBe(0);
-      const near = (vector: Float32Array) => VectorIndex.nearest(reader, { vector, limit: 1, channelIds: ['ch_one', 'ch_two'], oversample: 1 }).map((h) => h.rowid);
-      expect(near(unit(0, 1, 0))).toEqual([first]);
-      expect(reader.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(3);
-      VectorIndex.put(writer, [{ rowid: first!, vector: unit(0, 0, 1) }]);
-      const [second] = await stock(writer, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
-      expect(near(unit(0, 0, 1))).toEqual([first]);
-      expect(near(unit(0, 1, 0))).toEqual([second]);
-    }));
+  test('behavior: an index built before the vector log gets one when its store is opened, its sign table is dropped, and writes after it are followed', async () => {
+    // The store as a version before migration 10 left it: floats beside sqlite-vec's sign table, and no vector log.
+    const old = Store.open(path.join(directory, 'unlogged.db')).db;
+    let first: number | undefined;
+    try {
+      [first] = await stock(old, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      signsLayout(old, { logged: false });
+      expect(old.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(0);
+      expect(old.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(1);
+    } finally {
+      old.close();
+    }
+    await withTwoConnections('unlogged.db', async (reader, writer) => {
+      // Opening the store migrated it: the log and its triggers are there before anything is read.
+      expect(reader.db.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(3);
+      const near = async (vector: Float32Array) => (await VectorCodes.nearest(reader.store, { vector, limit: 1, channelIds: ['ch_one', 'ch_two'], oversample: 1 })).map((h) => h.rowid);
+      expect(await near(unit(0, 1, 0))).toEqual([first]);
+      expect(legacyObjects(reader.db)).toEqual([]);
+      await writer.store.vectors.put([{ rowid: first!, vector: unit(0, 0, 1) }]);
+      const [second] = await stock(writer.db, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      expect(await near(unit(0, 0, 1))).toEqual([first]);
+      expect(await near(unit(0, 1, 0))).toEqual([second]);
+      // The sign table's delete trigger went with it; the migration's keeps the floats to live chunks.
+      writer.db.prepare('DELETE FROM chunks WHERE rowid = ?').run(second);
+      expect(await writer.store.vectors.count()).toBe(1);
+      expect(await near(unit(0, 1, 0))).toEqual([first]);
+    });
+  });
+
+  test('behavior: an index of signs beside its floats, from before migration 10, is carried over: the sign table is dropped, nothing is lost', async () => {
+    const file = path.join(directory, 'signs.db');
+    const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2)];
+    const old = Store.open(file).db;
+    let rowids: number[];
+    try {
+      rowids = await stock(old, { channelId: 'ch_a', vectors, dimensions: 3 });
+      signsLayout(old, { logged: true });
+      expect(old.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
+    } finally {
+      old.close();
+    }
+    // Opened anew, as the version after it opens it.
+    const { db } = Store.open(file);
+    try {
+      const store = Stores.overSqlite(db);
+      expect(legacyObjects(db)).not.toEqual([]);
+      // Only the floats are read: nothing needs carrying.
+      expect(await store.vectors.upgrade()).toBe(0);
+      expect(legacyObjects(db)).toEqual([]);
+      expect(await store.vectors.count()).toBe(3);
+      const probe = unit(1, 0.1, 0.2);
+      const hits = await VectorCodes.nearest(store, { vector: probe, limit: 5, channelIds: ['ch_a'] });
+      expect(hits.map((h) => h.rowid)).toEqual([rowids[2], rowids[0], rowids[1]]);
+      db.prepare('DELETE FROM chunks WHERE rowid = ?').run(rowids[2]);
+      expect(await store.vectors.count()).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
 
   test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', async () => {
     const { db } = Store.open(':memory:');
@@ -289,10 +337,11 @@ describe('VectorIndex', () => {
       const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
       const vectors = Array.from({ length: 300 }, () => unit(...Array.from({ length: 40 }, random)));
       const rowids = await stock(db, { channelId: 'ch_many', vectors, dimensions: 40 });
+      const store = Stores.overSqlite(db);
       for (let q = 0; q < 5; q++) {
         const query = unit(...Array.from({ length: 40 }, random));
         const exact = vectors.map((v, i) => [dot(v, query), rowids[i]!] as const).sort((a, b) => b[0] - a[0]).slice(0, 10).map(([, r]) => r);
-        expect(VectorIndex.nearest(db, { vector: query, limit: 10, channelIds: ['ch_many'], oversample: 30 }).map((h) => h.rowid)).toEqual(exact);
+        expect((await VectorCodes.nearest(store, { vector: query, limit: 10, channelIds: ['ch_many'], oversample: 30 })).map((h) => h.rowid)).toEqual(exact);
       }
     } finally {
       db.close();
@@ -302,25 +351,31 @@ describe('VectorIndex', () => {
   test('behavior: an index of floats alone, built before quantization, is upgraded once from its stored vectors', async () => {
     const { db } = Store.open(':memory:');
     try {
+      const store = Stores.overSqlite(db);
       const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2), unit(0, 0, 0)];
       const rowids = await stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: vectors.length });
       floatsOnly(db, rowids.slice(0, 3), vectors.slice(0, 3));
-      expect(VectorIndex.count(db)).toBe(3);
+      // Counting would carry it over itself: the legacy table is counted directly.
+      expect(db.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
 
       const logger = silent();
       const probe = unit(1, 0.1, 0.2);
-      const search = VectorSearch.create({ db, embedder: fixed(probe), logger });
+      const search = VectorSearch.create({ store, embedder: fixed(probe), logger });
+      // A question waits for the upgrade the search began when it was created.
+      const question = (await search.question('q'))!;
       expect(logger.lines).toContainEqual(['info', expect.stringContaining('upgraded'), { vectors: 3 }]);
-      expect(VectorIndex.upgrade(db)).toBe(0);
-      const hits = (await search.question('q'))!.nearest(new Set(['ch_a']), 5);
+      expect(await store.vectors.upgrade()).toBe(0);
+      expect(legacyObjects(db)).toEqual([]);
+      expect(await store.vectors.count()).toBe(3);
+      const hits = await question.nearest(new Set(['ch_a']), 5);
       expect(hits.map((h) => h.rowid)).toEqual([rowids[2], rowids[0], rowids[1]]);
       expect(hits[0]!.score).toBeCloseTo(dot(vectors[2]!, probe), 6);
       // Still kept current from the chunk transaction and the delete trigger.
       db.prepare('DELETE FROM chunks WHERE rowid = ?').run(rowids[2]);
-      VectorIndex.put(db, [{ rowid: rowids[3]!, vector: probe }]);
-      expect(VectorIndex.count(db)).toBe(3);
-      expect((await search.question('q'))!.nearest(new Set(['ch_a']), 1)[0]).toEqual({ rowid: rowids[3], score: expect.closeTo(1, 6) });
-      expect(() => VectorIndex.put(db, [{ rowid: rowids[3]!, vector: unit(1, 0) }])).toThrow(/2 dimensions for an index of 3/);
+      await store.vectors.put([{ rowid: rowids[3]!, vector: probe }]);
+      expect(await store.vectors.count()).toBe(3);
+      expect((await (await search.question('q'))!.nearest(new Set(['ch_a']), 1))[0]).toEqual({ rowid: rowids[3], score: expect.closeTo(1, 6) });
+      await expect(store.vectors.put([{ rowid: rowids[3]!, vector: unit(1, 0) }])).rejects.toThrow(/2 dimensions for an index of 3/);
     } finally {
       db.close();
     }
@@ -334,23 +389,58 @@ describe('VectorIndex', () => {
       const store = Stores.overSqlite(db);
       const channel = await store.channels.create({ id: 'ch_b', profileId: (await store.profiles.list())[0]!.id, kind: 'user_upload', label: 'b', accessLevel: 'public', ratePerMillionTokens: 1 });
       await store.items.put(SearchTerms.indexed({ channelId: channel.id, externalId: 'b', title: 'b', contentHash: 'b', chunks: [{ text: 'b' }], vectors: [unit(0, 0, 1)] }));
-      expect(VectorIndex.count(db)).toBe(3);
-      expect(VectorIndex.nearest(db, { vector: unit(0.1, 0.2, 1), limit: 5, channelIds: ['ch_a'] }).map((h) => h.rowid)).toEqual([rowids[1], rowids[0]]);
-      expect(VectorIndex.nearest(db, { vector: unit(0.1, 0.2, 1), limit: 1, channelIds: ['ch_a', 'ch_b'] })[0]!.similarity).toBeCloseTo(dot(unit(0, 0, 1), unit(0.1, 0.2, 1)), 6);
+      expect(legacyObjects(db)).toEqual([]);
+      expect(await store.vectors.count()).toBe(3);
+      expect((await VectorCodes.nearest(store, { vector: unit(0.1, 0.2, 1), limit: 5, channelIds: ['ch_a'] })).map((h) => h.rowid)).toEqual([rowids[1], rowids[0]]);
+      expect((await VectorCodes.nearest(store, { vector: unit(0.1, 0.2, 1), limit: 1, channelIds: ['ch_a', 'ch_b'] }))[0]!.similarity).toBeCloseTo(dot(unit(0, 0, 1), unit(0.1, 0.2, 1)), 6);
     } finally {
       db.close();
     }
   });
 });
 
-/** Replaces the index with the layout VectorIndex.create wrote before quantization: one vec0 table of floats. */
+/**
+ * Gives an index with no vectors yet the layout VectorIndex.create wrote before quantization, as a store of then is
+ * once migration 10 has run on it: the floats in one vec0 table alone, `chunk_embeddings` empty.
+ */
 function floatsOnly(db: Store.Database, rowids: number[], vectors: Float32Array[]): void {
-  db.exec('DROP TRIGGER chunks_vectors_delete; DROP TABLE chunk_vectors; DROP TABLE chunk_embeddings; DROP TABLE vector_channels;');
+  expect(db.prepare('SELECT count(*) FROM chunk_embeddings').pluck().get()).toBe(0);
   db.exec(`CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[${vectors[0]!.length}] distance_metric=cosine)`);
   db.exec('CREATE TRIGGER chunks_vectors_delete AFTER DELETE ON chunks BEGIN DELETE FROM chunk_vectors WHERE rowid = old.rowid; END;');
   const insert = db.prepare('INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)');
   vectors.forEach((v, i) => insert.run(BigInt(rowids[i]!), Buffer.from(v.buffer)));
 }
+
+/**
+ * Gives an index the layout VectorIndex.create wrote after quantization, before migration 10 (not applied: reopen the
+ * file to have it run): the floats in `chunk_embeddings`, their signs in a sqlite-vec table filed by channel number,
+ * one trigger deleting both with their chunk. `logged: false` is the layout from before the vector log too.
+ */
+function signsLayout(db: Store.Database, options: { logged: boolean }): void {
+  const { dimensions } = VectorIndex.describedIn(Store.getMeta(db, 'vector_index'))!;
+  db.exec('DROP TRIGGER chunks_embeddings_delete');
+  db.exec('CREATE TABLE vector_channels (id INTEGER PRIMARY KEY, channel_id TEXT NOT NULL UNIQUE) STRICT');
+  db.exec(`CREATE VIRTUAL TABLE chunk_vectors USING vec0(channel integer, code bit[${Math.ceil(dimensions / 8) * 8}], chunk_size=64)`);
+  db.exec(`CREATE TRIGGER chunks_vectors_delete AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_vectors WHERE rowid = old.rowid;
+    DELETE FROM chunk_embeddings WHERE rowid = old.rowid;
+  END;`);
+  const rows = db.prepare('SELECT e.rowid AS rowid, e.embedding AS embedding, i.channel_id AS channel FROM chunk_embeddings e JOIN chunks c ON c.rowid = e.rowid JOIN items i ON i.id = c.item_id').all() as { rowid: number; embedding: Buffer; channel: string }[];
+  for (const row of rows) {
+    db.prepare('INSERT INTO vector_channels (channel_id) VALUES (?) ON CONFLICT (channel_id) DO NOTHING').run(row.channel);
+    const channel = db.prepare('SELECT id FROM vector_channels WHERE channel_id = ?').pluck().get(row.channel) as number;
+    const vector = new Float32Array(Uint8Array.from(row.embedding).buffer);
+    const code = Buffer.alloc(Math.ceil(dimensions / 8));
+    vector.forEach((x, i) => void (x > 0 && (code[i >> 3]! |= 1 << (i & 7))));
+    db.prepare('INSERT INTO chunk_vectors (rowid, channel, code) VALUES (?, ?, vec_bit(?))').run(BigInt(row.rowid), BigInt(channel), code);
+  }
+  if (!options.logged) db.exec('DROP TRIGGER chunk_embeddings_written; DROP TRIGGER chunk_embeddings_deleted; DROP TABLE vector_log');
+  db.prepare('DELETE FROM schema_migrations WHERE version = 10').run();
+}
+
+/** What is left of sqlite-vec's table of before (it, its shadow tables, its channel numbers, its trigger). */
+const legacyObjects = (db: Store.Database) =>
+  db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%' OR name IN ('vector_channels', 'chunks_vectors_delete') ORDER BY name").pluck().all();
 
 const unit = (...values: number[]) => {
   const norm = Math.hypot(...values);
@@ -364,16 +454,25 @@ const silent = () => {
   return Object.assign({ debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } satisfies Logger, { lines });
 };
 
-/** Two connections to one new store file, as a server and a sync in another process have. */
-async function withTwoConnections(name: string, run: (reader: Store.Database, writer: Store.Database) => Promise<void>): Promise<void> {
+type Connection = { db: Store.Database; store: Stores.Store };
+
+/**
+ * Two connections to one store file, as a server and a sync in another process have, each with the one Store over it
+ * (which holds that connection's codes in memory).
+ */
+async function withTwoConnections(name: string, run: (reader: Connection, writer: Connection) => Promise<void>): Promise<void> {
   const file = path.join(directory, name);
-  const reader = Store.open(file).db;
-  const writer = Store.open(file).db;
+  const connect = (): Connection => {
+    const { db } = Store.open(file);
+    return { db, store: Stores.overSqlite(db) };
+  };
+  const reader = connect();
+  const writer = connect();
   try {
     await run(reader, writer);
   } finally {
-    reader.close();
-    writer.close();
+    reader.db.close();
+    writer.db.close();
   }
 }
 
@@ -386,7 +485,7 @@ async function stock(
   const store = Stores.overSqlite(db);
   const profile = await store.profiles.create({ slug, name: slug, visibility: 'public' });
   await store.channels.create({ id: options.channelId, profileId: profile.id, kind: 'user_upload', label: slug, accessLevel: options.access ?? 'public', ratePerMillionTokens: 1 });
-  if (!VectorIndex.info(db)) VectorIndex.create(db, { embedderId: 'fixed', dimensions: options.dimensions });
+  if (!(await store.vectors.info())) await store.vectors.create({ embedderId: 'fixed', dimensions: options.dimensions });
   const count = options.chunks ?? options.vectors.length;
   await store.items.put(SearchTerms.indexed({
     channelId: options.channelId,
@@ -422,7 +521,7 @@ describe('VectorSearch', () => {
         },
       };
       const logger = silent();
-      const search = VectorSearch.create({ db, embedder, logger, questionTimeoutMs: 50 });
+      const search = VectorSearch.create({ store: Stores.overSqlite(db), embedder, logger, questionTimeoutMs: 50 });
       expect(await search.question('q')).toBeUndefined();
       expect(signals[0]!.aborted).toBe(true);
       expect(await search.question('q')).toBeUndefined();
@@ -436,7 +535,7 @@ describe('VectorSearch', () => {
       ]);
       expect(logger.lines.filter(([level]) => level === 'debug')).toHaveLength(3);
       mode = 'work';
-      expect((await search.question('q'))?.nearest(new Set(['ch_a']), 1)).toHaveLength(1);
+      expect(await (await search.question('q'))?.nearest(new Set(['ch_a']), 1)).toHaveLength(1);
       expect(said().at(-1)).toEqual(['info', 'vector search available again', undefined]);
     } finally {
       db.close();
@@ -447,12 +546,13 @@ describe('VectorSearch', () => {
     const { db } = Store.open(':memory:');
     try {
       await stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
+      const store = Stores.overSqlite(db);
       const logger = silent();
-      const search = VectorSearch.create({ db, embedder: fixed(unit(1, 0)), logger });
-      search.warm();
+      const search = VectorSearch.create({ store, embedder: fixed(unit(1, 0)), logger });
+      await search.warm();
       expect(logger.lines.at(-1)).toEqual(['debug', 'vector index loaded', { vectors: 1, ms: expect.any(Number) }]);
       expect(await search.question('q')).toBeDefined();
-      VectorIndex.markBuilt(db, VectorIndex.building('other'));
+      await store.vectors.markBuilt(VectorIndex.building('other'));
       expect(await search.question('q')).toBeUndefined();
       expect(logger.lines.at(-1)).toEqual(['warn', expect.stringContaining("not this embedder's"), { configured: 'fixed', indexed: 'other (building)' }]);
     } finally {
@@ -576,17 +676,17 @@ describe('profile-edge reindex and vector retrieval', () => {
     const unfitted = Services.create(Config.load(env));
     try {
       // Until a fit says how much similarity is worth, it weighs nothing: the question is not even embedded.
-      expect(unfitted.vectors!.fusion().fitted).toBe(false);
+      expect((await unfitted.vectors!.fusion()).fitted).toBe(false);
       const sent = server.requests.length;
       expect((await ask(unfitted, 'How cold should the fridge be?')).retrieval.noRelevantContent).toBe(true);
       expect(server.requests.length).toBe(sent);
     } finally {
       unfitted.close();
     }
-    storeFusion('openai:stand-in');
+    await storeFusion('openai:stand-in');
     const services = Services.create(Config.load(env));
     try {
-      expect(services.vectors!.fusion().fitted).toBe(true);
+      expect((await services.vectors!.fusion()).fitted).toBe(true);
       const answer = await ask(services, 'How cold should the fridge be?');
       expect(answer.retrieval.noRelevantContent).toBe(false);
       expect(answer.chunks[0]!.text).toContain('refrigerator');
@@ -629,11 +729,12 @@ describe('profile-edge reindex and vector retrieval', () => {
     expect((await cli('upload', '--channel', 'ch_kitchen', file)).code).toBe(0);
     const { db } = Store.open(env.DATABASE_PATH!);
     try {
-      expect(VectorIndex.count(db)).toBe(3);
+      const store = Stores.overSqlite(db);
+      expect(await store.vectors.count()).toBe(3);
       fs.writeFileSync(file, 'Rye flour keeps for three months in a cool cupboard.');
-      await Upload.ingest({ store: Stores.overSqlite(db), db }, { channelId: 'ch_kitchen', file, chunkTargetTokens: 320, embedder: OpenAiEmbedder.create({ baseUrl: server.url, model: 'stand-in' }) });
-      expect(VectorIndex.count(db)).toBe(3);
-      expect(db.prepare('SELECT count(*) FROM chunk_vectors v LEFT JOIN chunks c ON c.rowid = v.rowid WHERE c.rowid IS NULL').pluck().get()).toBe(0);
+      await Upload.ingest({ store }, { channelId: 'ch_kitchen', file, chunkTargetTokens: 320, embedder: OpenAiEmbedder.create({ baseUrl: server.url, model: 'stand-in' }) });
+      expect(await store.vectors.count()).toBe(3);
+      expect(db.prepare('SELECT count(*) FROM chunk_embeddings e LEFT JOIN chunks c ON c.rowid = e.rowid WHERE c.rowid IS NULL').pluck().get()).toBe(0);
     } finally {
       db.close();
     }
@@ -657,7 +758,7 @@ describe('profile-edge reindex and vector retrieval', () => {
       const run = await cli('reindex');
       expect(run.stdout).toContain('lexical only');
       const { db } = Store.open(env.DATABASE_PATH!);
-      expect(VectorIndex.info(db)).toBeUndefined();
+      expect(await Stores.overSqlite(db).vectors.info()).toBeUndefined();
       db.close();
     } finally {
       env.EMBEDDER = 'openai';
@@ -673,7 +774,7 @@ describe('profile-edge reindex and vector retrieval', () => {
       const run = await cli('reindex', '--no-terms');
       expect(run.code).toBe(0);
       expect(run.stderr).toContain('reindex transformers:kitchen');
-      storeFusion('transformers:kitchen');
+      await storeFusion('transformers:kitchen');
       const services = Services.create(Config.load(env));
       try {
         const answer = await ask(services, 'How cold should the fridge be?');

@@ -42,7 +42,6 @@ export async function buildStore(
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-eval-'));
   const config = Config.load({ DATABASE_PATH: path.join(directory, 'eval.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }) });
   const services = Services.create(config);
-  const db = services.db;
   const profile = await services.store.profiles.create({ slug: evalSlug, name: 'Evaluation corpus', visibility: 'public' });
   const channel = await services.store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Corpus', accessLevel: 'public', ratePerMillionTokens: 0 });
   let done = 0;
@@ -60,11 +59,11 @@ export async function buildStore(
   await TermModel.build(services.store, { onProgress: options.onStage });
   let vectors: EvalStore['vectors'];
   if (options.embedder) {
-    const embedded = await VectorBuild.build(db, options.embedder, { onProgress: options.onEmbedProgress });
-    vectors = { search: VectorSearch.create({ db, embedder: options.embedder, logger: services.logger }), embedded };
+    const embedded = await VectorBuild.build(services.store, options.embedder, { onProgress: options.onEmbedProgress });
+    vectors = { search: VectorSearch.create({ store: services.store, embedder: options.embedder, logger: services.logger }), embedded };
   }
-  const docOf = new Map((db.prepare('SELECT id, external_id AS doc FROM items').all() as { id: string; doc: string }[]).map((r) => [r.id, r.doc]));
-  const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
+  const docOf = await services.store.items.externalIds();
+  const chunks = await services.store.chunks.count();
   const scope = await Scope.resolve(services.store, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
   return {
     services,

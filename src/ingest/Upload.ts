@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Handles } from '../store/Store.js';
+import type { Store } from '../store/Store.js';
 import * as Ids from '../store/Ids.js';
-import * as VectorIndex from '../store/VectorIndex.js';
 import type { Embedder } from '../retrieval/Embedder.js';
 import * as SearchTerms from '../retrieval/SearchTerms.js';
 import type * as Items from '../store/Items.js';
@@ -120,7 +119,7 @@ const titleFromFile = (file: string): string =>
  * content replaces the item's chunks in one transaction. Everything is validated before the store is touched.
  */
 export async function ingest(
-  { store, db }: Handles,
+  { store }: { store: Store },
   input: { channelId: string; file: string; content?: string | Buffer | undefined; metadata?: UploadMetadata; chunkTargetTokens: number; embedder?: Embedder | undefined },
 ): Promise<UploadResult> {
   const channel = await store.channels.get(input.channelId);
@@ -144,7 +143,7 @@ export async function ingest(
   );
   // Embedding happens before the write (a transaction holds no outside call), and only for changed content.
   const unchanged = (await store.items.contentHash(channel.id, externalId)) === contentHash;
-  const vectors = input.embedder && !unchanged && VectorIndex.info(db) ? await input.embedder.embed(chunks.map((c) => `${title}\n${c.text}`), 'document') : undefined;
+  const vectors = input.embedder && !unchanged && (await store.vectors.info()) ? await input.embedder.embed(chunks.map((c) => `${title}\n${c.text}`), 'document') : undefined;
   const stored = await store.items.put(SearchTerms.indexed({
     vectors,
     channelId: channel.id,

@@ -194,7 +194,7 @@ async function rerank(
   },
 ): Promise<Evidence[]> {
   const rows = await hydrate(store, options.hits.map((h) => h.rowid));
-  const similarity = options.vectors && similarityFeature(options.model, options.vectors, options.hits);
+  const similarity = options.vectors && (await similarityFeature(options.model, options.vectors, options.hits));
   const analyzedRows = new Map([...rows].map(([rowid, row]) => [rowid, analyzed(store, row)]));
   const views = new Map<string, ReturnType<typeof profileView>>();
   const evidence: Evidence[] = [];
@@ -220,9 +220,9 @@ async function rerank(
  * The similarity feature of each candidate: its cosine similarity to the question, or for a chunk with no vector the
  * fitted mean, which the standardized model reads as neither for nor against.
  */
-function similarityFeature(model: Reranker.Model, vectors: QuestionVectors, hits: SearchHit[]): ((rowid: number) => number) | undefined {
+async function similarityFeature(model: Reranker.Model, vectors: QuestionVectors, hits: SearchHit[]): Promise<((rowid: number) => number) | undefined> {
   if (model.features.at(-1) !== Fusion.feature) return undefined;
-  const known = vectors.similarities(hits.map((h) => h.rowid));
+  const known = await vectors.similarities(hits.map((h) => h.rowid));
   const neutral = model.mean.at(-1)!;
   return (rowid) => known.get(rowid) ?? neutral;
 }
@@ -249,11 +249,11 @@ export async function candidateFeatures(
   const channelIds = new Set(options.channels.keys());
   const stats = await index.statistics(channelIds, Text.stemsOf(options.question));
   const question = Features.question(terms, options.question, stats);
-  const neighbours = options.vectors?.nearest(channelIds, vectorNeighbours) ?? [];
+  const neighbours = (await options.vectors?.nearest(channelIds, vectorNeighbours)) ?? [];
   const hits = withNeighbours(await index.search({ terms, text: options.question, channelIds, limit: options.candidates }), neighbours, options.candidates);
   const rows = await hydrate(store, hits.map((h) => h.rowid));
   const soft = softFeatures(options.termModel, question);
-  const similarity = options.vectors && similarityFeature(Fusion.unfitted(), options.vectors, hits);
+  const similarity = options.vectors && (await similarityFeature(Fusion.unfitted(), options.vectors, hits));
   return hits.flatMap((hit) => {
     const row = rows.get(hit.rowid);
     const c = row && analyzed(store, row);
@@ -328,7 +328,7 @@ async function expand(store: Store, selected: Evidence[]): Promise<void> {
  */
 export async function retrieve(store: Store, index: LexicalIndex, options: RetrievalOptions): Promise<Retrieval> {
   // Similarity that weighs nothing changes no score: the question is not even embedded, and ranking is lexical.
-  const fusion = options.vectors?.fusion();
+  const fusion = await options.vectors?.fusion();
   const weighed = fusion !== undefined && Fusion.weightOf(fusion.model) !== 0;
   // Embedding (a request to an endpoint, as a rule) goes on while the lexical first stage runs.
   const embedding = weighed ? options.vectors!.question(options.question) : undefined;
@@ -349,7 +349,7 @@ export async function retrieve(store: Store, index: LexicalIndex, options: Retri
   const lexical = await index.search({ terms, text: options.question, channelIds, limit: candidates });
   const vectors = await embedding;
   const model = (vectors && fusion?.model) ?? options.model ?? Reranker.defaultModel;
-  const neighbours = vectors?.nearest(channelIds, vectorNeighbours) ?? [];
+  const neighbours = (await vectors?.nearest(channelIds, vectorNeighbours)) ?? [];
   const searchFor = async (subjectTerms: typeof terms, text: string) => withNeighbours(await index.search({ terms: subjectTerms, text, channelIds, limit: candidates }), neighbours, candidates);
   const hits = withNeighbours(lexical, neighbours, candidates);
   let candidateCount = hits.length;

@@ -1,6 +1,6 @@
 import type { Logger } from '../log/Logger.js';
-import type { Database } from '../store/Database.js';
-import * as VectorIndex from '../store/VectorIndex.js';
+import type { Store } from '../store/Store.js';
+import * as VectorCodes from './VectorCodes.js';
 import type { Embedder } from './Embedder.js';
 import * as Fusion from './Fusion.js';
 import type * as Reranker from './Reranker.js';
@@ -9,9 +9,9 @@ import type { SearchHit } from './SearchIndex.js';
 /** One question's vector: the chunks nearest it, and its similarity to any chunk. */
 export type QuestionVectors = {
   /** The `limit` chunks in scope nearest the question, best first, scored by cosine similarity. */
-  nearest(channelIds: ReadonlySet<string>, limit: number): SearchHit[];
+  nearest(channelIds: ReadonlySet<string>, limit: number): Promise<SearchHit[]>;
   /** The cosine similarity of each chunk that has a vector; others are left out. */
-  similarities(rowids: number[]): Map<number, number>;
+  similarities(rowids: number[]): Promise<Map<number, number>>;
 };
 
 /**
@@ -39,38 +39,41 @@ export type VectorSearch = {
   /** The embedder questions and chunks are embedded with. */
   readonly embedderId: string;
   /** The reranker with similarity as a feature: the fit stored for this embedder, or the unfitted default. */
-  fusion(): { model: Reranker.Model; fitted: boolean };
+  fusion(): Promise<{ model: Reranker.Model; fitted: boolean }>;
   /** Embeds a question; undefined when the embedder fails, and retrieval then goes on lexically. */
   question(text: string): Promise<QuestionVectors | undefined>;
   /** Reads the index into memory before the first question rather than during it (a second per 100k chunks). */
-  warm(): void;
+  warm(): Promise<void>;
 };
 
 /**
- * Vector search over the sqlite-vec index for the configured embedder. An index built before quantization is upgraded
+ * Vector search over the stored vectors of the configured embedder (sign codes in memory, floats re-scored). An index built before quantization is upgraded
  * from its stored floats when the search is created. If the embedding endpoint fails, the query is answered from the
  * lexical index rather than failing.
  */
 export function create(options: {
-  db: Database;
+  store: Store;
   embedder: Embedder;
   logger: Logger;
   oversample?: number;
   /** How long a question waits for its embedding before it is answered lexically. */
   questionTimeoutMs?: number | undefined;
 }): VectorSearch {
-  const { db, embedder, logger } = options;
-  try {
-    const carried = VectorIndex.upgrade(db);
-    if (carried > 0) logger.info('vector index upgraded to quantized search from its stored vectors', { vectors: carried });
-  } catch (error) {
-    // Searching tries again; until one succeeds, answers are lexical.
-    logger.warn('could not upgrade the vector index; answering lexically until it can, or until `profile-edge reindex`', { error });
-  }
+  const { store, embedder, logger } = options;
+  // A store from before the current layout is carried over once, before the first question reads it.
+  const upgraded = store.vectors.upgrade().then(
+    (carried) => {
+      if (carried > 0) logger.info('vector index upgraded to quantized search from its stored vectors', { vectors: carried });
+    },
+    (error: unknown) => {
+      // Searching tries again; until one succeeds, answers are lexical.
+      logger.warn('could not upgrade the vector index; answering lexically until it can, or until `profile-edge reindex`', { error });
+    },
+  );
   let warnedStale = false;
   let parsed: { stored: unknown; model: Reranker.Model | undefined } | undefined;
-  const fusion = () => {
-    const stored = VectorIndex.fusion(db, embedder.id);
+  const fusion = async () => {
+    const stored = await store.vectors.fusion(embedder.id);
     // Parsed once per stored fit: fusion() is read at every question.
     if (!parsed || parsed.stored !== stored) parsed = { stored, model: stored === undefined ? undefined : Fusion.parse(stored) };
     const { model } = parsed;
@@ -95,23 +98,28 @@ export function create(options: {
       logger.info('vector search available again', { embedder: embedder.id });
     },
   };
-  if (!fusion().fitted) logger.info('vector fusion not fitted for this embedder: vectors add candidates, similarity weighs nothing until `profile-edge fit`', { embedder: embedder.id });
+  void fusion().then(
+    (f) => f.fitted || logger.info('vector fusion not fitted for this embedder: vectors add candidates, similarity weighs nothing until `profile-edge fit`', { embedder: embedder.id }),
+    () => undefined,
+  );
   return {
-    name: 'sqlite-vec',
+    name: 'sign-codes',
     embedderId: embedder.id,
     fusion,
-    warm() {
+    async warm() {
       const started = performance.now();
       try {
-        const held = VectorIndex.warm(db);
+        await upgraded;
+        const held = await VectorCodes.warm(store);
         logger.debug('vector index loaded', { vectors: held, ms: Math.round(performance.now() - started) });
       } catch (error) {
         logger.warn('vector index unreadable; answering from the lexical index', { error });
       }
     },
     async question(text) {
+      await upgraded;
       // A server outlives the index it started with: one rebuilt since for another embedder, or half built, is unusable.
-      const index = VectorIndex.info(db);
+      const index = await store.vectors.info();
       if (index?.embedderId !== embedder.id) {
         health.down('the vector index is not this embedder\'s (rebuilt or being rebuilt since start): answering lexically until it is', { configured: embedder.id, indexed: index?.embedderId });
         return undefined;
@@ -128,9 +136,9 @@ export function create(options: {
       }
       health.up();
       // A failing read of the vector tables costs the question its vectors, never its answer.
-      const guarded = <T>(read: () => T, fallback: T): T => {
+      const guarded = async <T>(read: () => Promise<T>, fallback: T): Promise<T> => {
         try {
-          return read();
+          return await read();
         } catch (error) {
           logger.warn('vector index unreadable; answering from the lexical index', { error });
           return fallback;
@@ -140,14 +148,14 @@ export function create(options: {
       const known = new Map<number, number>();
       return {
         nearest: (channelIds, limit) =>
-          guarded(() => {
-            const hits = VectorIndex.nearest(db, { vector, limit, channelIds, oversample: options.oversample ?? neighbourOversample });
+          guarded(async () => {
+            const hits = await VectorCodes.nearest(store, { vector, limit, channelIds, oversample: options.oversample ?? neighbourOversample });
             for (const { rowid, similarity } of hits) known.set(rowid, similarity);
             return hits.map(({ rowid, similarity }) => ({ rowid, score: similarity }));
           }, []),
         similarities: (rowids) =>
-          guarded(() => {
-            const found = VectorIndex.similarities(db, vector, rowids.filter((r) => !known.has(r)));
+          guarded(async () => {
+            const found = await VectorCodes.similarities(store, vector, rowids.filter((r) => !known.has(r)));
             for (const rowid of rowids) if (known.has(rowid)) found.set(rowid, known.get(rowid)!);
             return found;
           }, new Map<number, number>()),

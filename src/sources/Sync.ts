@@ -5,10 +5,8 @@ import type { Logger } from '../log/Logger.js';
 import type { Embedder } from '../retrieval/Embedder.js';
 import type { Lease, StoredChannel } from '../store/Channels.js';
 import type { Store } from '../store/Store.js';
-import type { Database } from '../store/Database.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
-import * as VectorIndex from '../store/VectorIndex.js';
 import * as SearchTerms from '../retrieval/SearchTerms.js';
 import type { Connector, Coverage, Entry, Listing } from './Connector.js';
 import type { Services } from '../Services.js';
@@ -58,7 +56,6 @@ function processGone(pid: number): boolean {
 
 export type SyncDependencies = {
   store: Store;
-  db: Database;
   fetcher: Fetcher;
   connectors: Partial<Record<Connector['kind'], Connector>>;
   chunkTargetTokens: number;
@@ -91,7 +88,6 @@ export type Pending = { reason: string; attempts: number; since: number; next: n
 /** What a sync needs, from the process's services. */
 export const dependencies = (services: Services): SyncDependencies => ({
   store: services.store,
-  db: services.db,
   fetcher: services.fetcher,
   connectors: services.connectors,
   chunkTargetTokens: services.config.chunkTargetTokens,
@@ -397,7 +393,7 @@ async function prepare(deps: SyncDependencies, channelId: string, entry: Entry, 
   // the channel remembers its version, so it is not fetched again until it changes, and it never fails the sync.
   const chunks = Chunker.chunk(item.document, Chunker.sizes(target));
   if (chunks.length === 0 && !pending) return { empty: contentHash, known: false };
-  const vectors = chunks.length > 0 && deps.embedder && VectorIndex.info(deps.db) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
+  const vectors = chunks.length > 0 && deps.embedder && (await deps.store.vectors.info()) ? await deps.embedder.embed(chunks.map((c) => `${item.title}\n${c.text}`), 'document') : undefined;
   return {
     // Analyzed here too: the write is left with nothing but writing.
     draft: SearchTerms.indexed({

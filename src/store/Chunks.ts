@@ -48,3 +48,8 @@ export async function texts(sql: Sql, itemId: string, ordinals: number[]): Promi
 export async function count(sql: Sql): Promise<number> {
   return (await sql.get<{ n: number }>('SELECT count(*) AS n FROM chunks'))!.n;
 }
+
+/** Up to `limit` chunks after `afterRowid`, in rowid order, with their items' titles: what an embedder reads. */
+export async function page(sql: Sql, afterRowid: number, limit: number): Promise<{ rowid: number; title: string; text: string }[]> {
+  return sql.all('SELECT c.rowid AS rowid, i.title, c.text FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid > ? ORDER BY c.rowid LIMIT ?', [afterRowid, limit]);
+}

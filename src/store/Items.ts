@@ -2,7 +2,6 @@ import * as Ids from './Ids.js';
 import * as SearchDocs from './SearchDocs.js';
 import type { Sql } from './Sql.js';
 import * as VectorIndex from './VectorIndex.js';
-import { connectionOf } from './engines/Sqlite.js';
 
 /** A chunk before it is stored. */
 export type ChunkDraft = {
@@ -116,8 +115,7 @@ export async function put(sql: Sql, draft: IndexedDraft): Promise<{ itemId: stri
     }
     // The search index's rows are written with the chunks: a chunk is searchable as soon as it is stored.
     await SearchDocs.put(tx, docs);
-    const connection = connectionOf(tx);
-    if (draft.vectors && connection) VectorIndex.put(connection, docs.map((d, i) => ({ rowid: d.rowid, vector: draft.vectors![i]! })));
+    if (draft.vectors) await VectorIndex.put(tx, docs.map((d, i) => ({ rowid: d.rowid, vector: draft.vectors![i]! })));
     return { itemId: id, outcome: existing ? ('updated' as const) : ('created' as const), chunkCount: draft.chunks.length };
   });
 }
@@ -136,6 +134,11 @@ export async function metadata(sql: Sql, channelId: string, externalId: string):
 export async function metadataByChannel(sql: Sql, channelId: string): Promise<Map<string, string>> {
   const rows = await sql.all<{ externalId: string; metadata: string }>('SELECT external_id AS externalId, metadata FROM items WHERE channel_id = ?', [channelId]);
   return new Map(rows.map((r) => [r.externalId, r.metadata]));
+}
+
+/** Every item's id at its source, by item id: what an evaluation maps its judgments through. */
+export async function externalIds(sql: Sql): Promise<Map<string, string>> {
+  return new Map((await sql.all<{ id: string; externalId: string }>('SELECT id, external_id AS externalId FROM items')).map((r) => [r.id, r.externalId]));
 }
 
 /** Removes an item and its chunks. */

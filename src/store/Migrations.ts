@@ -10,6 +10,7 @@ import { cueOffsets } from './migrations/006_cue_offsets.js';
 import { searchIndex } from './migrations/007_search_index.js';
 import { paymentBindings } from './migrations/008_payment_bindings.js';
 import { termModel } from './migrations/009_term_model.js';
+import { vectors } from './migrations/010_vectors.js';
 import * as Postgres from './migrations/postgres/Schema.js';
 
 export type Migration = { version: number; name: string } & Record<Dialect, string>;
@@ -25,6 +26,7 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'search_index', sqlite: searchIndex, postgres: Postgres.searchIndex },
   { version: 8, name: 'payment_bindings', sqlite: paymentBindings, postgres: Postgres.paymentBindings },
   { version: 9, name: 'term_model', sqlite: termModel, postgres: Postgres.termModel },
+  { version: 10, name: 'vectors', sqlite: vectors, postgres: Postgres.vectors },
 ];
 
 const ledgerTable: Record<Dialect, string> = {

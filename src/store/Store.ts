@@ -17,6 +17,7 @@ import * as Payments from './Payments.js';
 import * as Profiles from './Profiles.js';
 import * as SearchDocs from './SearchDocs.js';
 import * as TermModelRows from './TermModelRows.js';
+import * as VectorIndex from './VectorIndex.js';
 
 export { Conflict, Unavailable } from './Sql.js';
 
@@ -47,6 +48,7 @@ export type Store = {
   profiles: Bound<typeof Profiles>;
   search: Bound<typeof SearchDocs>;
   termModel: Bound<typeof TermModelRows>;
+  vectors: Bound<typeof VectorIndex>;
   /**
    * Runs `work` in one transaction: all its writes land or none do. Keep it short and name what it guards; fetch,
    * embed and call models before it, never inside.
@@ -99,6 +101,7 @@ function over(sql: Sql): Store {
     profiles: bind(Profiles, sql),
     search: bind(SearchDocs, sql),
     termModel: bind(TermModelRows, sql),
+    vectors: bind(VectorIndex, sql),
     transaction: (work) => sql.transaction((tx) => work(over(tx))),
   };
 }
@@ -165,10 +168,14 @@ export async function open(target: Target): Promise<{ store: OpenStore; created:
   return { store: owning(engine), created };
 }
 
+const overConnections = new WeakMap<Database, OpenStore>();
+
 /**
- * The Store over a SQLite connection already open and migrated (`Database.open`), for the code that still holds the
- * connection itself while the rest moves onto the Store.
+ * The Store over a SQLite connection already open and migrated (`Database.open`), for the code that opens the
+ * connection itself; one per connection, so what is kept per store (codes in memory) is kept once.
  */
 export function overSqlite(db: Database): OpenStore {
-  return owning(Sqlite.wrap(db));
+  let store = overConnections.get(db);
+  if (!store) overConnections.set(db, (store = owning(Sqlite.wrap(db))));
+  return store;
 }

@@ -47,7 +47,6 @@ export async function store(prefix: string): Promise<{
     logLines,
     deps: (overrides = {}) => ({
       store,
-      db,
       fetcher: fetcher(),
       connectors: Connectors.create(),
       chunkTargetTokens: 320,

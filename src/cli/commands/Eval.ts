@@ -7,7 +7,6 @@ import * as FitFusion from '../../eval/FitFusion.js';
 import * as Yardstick from '../../eval/Yardstick.js';
 import * as Embedders from '../../retrieval/Embedders.js';
 import * as Fusion from '../../retrieval/Fusion.js';
-import * as VectorIndex from '../../store/VectorIndex.js';
 import { type Command, type CommandContext, UsageError, type Values, number, required, text } from '../Command.js';
 import type { Output } from '../Output.js';
 
@@ -31,11 +30,11 @@ async function load(out: Output, directory: string, qrels: string | undefined, e
 }
 
 /** The fusion stored for the configured embedder in the operator's database, copied to the evaluation store. */
-function carryFusion(context: CommandContext, store: Evaluate.EvalStore): boolean {
+async function carryFusion(context: CommandContext, store: Evaluate.EvalStore): Promise<boolean> {
   if (!store.vectors) return false;
-  const fitted = VectorIndex.fusion(context.services().db, store.vectors.search.embedderId);
-  if (fitted !== undefined) VectorIndex.setFusion(store.services.db, store.vectors.search.embedderId, fitted);
-  return store.vectors.search.fusion().fitted;
+  const fitted = await context.services().store.vectors.fusion(store.vectors.search.embedderId);
+  if (fitted !== undefined) await store.services.store.vectors.setFusion(store.vectors.search.embedderId, fitted);
+  return (await store.vectors.search.fusion()).fitted;
 }
 
 const throughput = (embedded: { chunks: number; seconds: number }) => embedded.chunks / Math.max(embedded.seconds, 1e-3);
@@ -78,10 +77,10 @@ export const evaluate: Command = {
         }
         return;
       }
-      const fitted = carryFusion(context, store);
+      const fitted = await carryFusion(context, store);
       const hybrid = await run('query (hybrid)', store.vectors);
       const embedding = { embedder: store.vectors.search.embedderId, chunks: store.vectors.embedded.chunks, seconds: Number(store.vectors.embedded.seconds.toFixed(1)), chunksPerSecond: Number(throughput(store.vectors.embedded).toFixed(1)) };
-      const fusion = { fitted, weight: fittedWeight(store) };
+      const fusion = { fitted, weight: await fittedWeight(store) };
       if (values.json) out.json({ lexical, hybrid, embedding, fusion });
       else {
         out.line(`queries ${lexical.queries}, documents ${lexical.documents}, chunks ${lexical.chunks}`);
@@ -185,7 +184,7 @@ async function answers(context: CommandContext, values: Values): Promise<void> {
 const metricsLine = (r: Evaluate.EvalResult) =>
   `nDCG@10 ${r.ndcg10.toFixed(4)}  Recall@10 ${r.recall10.toFixed(4)}  Recall@100 ${r.recall100.toFixed(4)}  MRR@10 ${r.mrr10.toFixed(4)}  latency p50 ${r.latencyMs.p50.toFixed(1)} ms, p95 ${r.latencyMs.p95.toFixed(1)} ms`;
 
-const fittedWeight = (store: Evaluate.EvalStore) => Fusion.weightOf(store.vectors!.search.fusion().model);
+const fittedWeight = async (store: Evaluate.EvalStore) => Fusion.weightOf((await store.vectors!.search.fusion()).model);
 
 export const fit: Command = {
   name: 'fit',
@@ -207,7 +206,7 @@ export const fit: Command = {
         },
       });
       progress?.stop();
-      VectorIndex.setFusion(context.services().db, embedder.id, model);
+      await context.services().store.vectors.setFusion(embedder.id, model);
       const embedding = { chunks: store.vectors!.embedded.chunks, seconds: Number(store.vectors!.embedded.seconds.toFixed(1)), chunksPerSecond: Number(throughput(store.vectors!.embedded).toFixed(1)) };
       if (values.json) out.json({ ...report, embedding, stored: context.config.databasePath });
       else {

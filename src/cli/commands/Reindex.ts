@@ -1,6 +1,5 @@
 import * as TermModel from '../../retrieval/TermModel.js';
 import * as VectorBuild from '../../retrieval/VectorBuild.js';
-import * as VectorIndex from '../../store/VectorIndex.js';
 import { type Command, number } from '../Command.js';
 
 export const reindex: Command = {
@@ -10,7 +9,7 @@ export const reindex: Command = {
   options: { batch: { type: 'string' }, 'no-terms': { type: 'boolean' } },
   async run({ services: open, out }, { values }) {
     const services = open();
-    const { db, embedder } = services;
+    const { embedder } = services;
     if (!values['no-terms']) {
       const started = performance.now();
       const info = await TermModel.build(services.store, { onProgress: (stage) => out.status(`term model: ${stage}`) });
@@ -18,13 +17,13 @@ export const reindex: Command = {
       out.line(`term model: ${info.terms} terms from ${info.chunks} of ${info.publicChunks} public chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }
     if (!embedder) {
-      VectorIndex.drop(db);
+      await services.store.vectors.drop();
       out.line('EMBEDDER=none: vector index removed; retrieval is lexical only.');
       return;
     }
     const batch = number(values, 'batch', { min: 1, max: 2048, integer: true }) ?? 64;
     let progress: ReturnType<typeof out.progress> | undefined;
-    const built = await VectorBuild.build(db, embedder, {
+    const built = await VectorBuild.build(services.store, embedder, {
       batch,
       onProgress: (done, total) => {
         progress ??= out.progress(total, `reindex ${embedder.id}`);
@@ -33,6 +32,6 @@ export const reindex: Command = {
     });
     progress?.stop();
     out.line(`vector index: ${built.vectors} of ${built.chunks} chunks embedded with ${embedder.id} (${(built.chunks / Math.max(built.seconds, 1e-3)).toFixed(1)} chunks/s)`);
-    if (!VectorIndex.fusion(db, embedder.id)) out.line('vector fusion is not fitted for this embedder: similarity weighs nothing until `profile-edge fit --dataset DIR` (see README, Vectors).');
+    if (!(await services.store.vectors.fusion(embedder.id))) out.line('vector fusion is not fitted for this embedder: similarity weighs nothing until `profile-edge fit --dataset DIR` (see README, Vectors).');
   },
 };

@@ -75,7 +75,7 @@ export const serve: Command = {
     await refreshTermModel(TermModel.automaticLimit);
     // The search indexes load before the first question rather than during it (seconds per million chunks).
     void services.lexicalIndex().catch((error: unknown) => services.logger.error('search index failed to load; the first question tries again', { error }));
-    services.vectors?.warm();
+    void services.vectors?.warm();
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '')) {
         throw new UsageError(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set PORT or --port)' : error.message}`);
