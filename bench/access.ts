@@ -24,7 +24,7 @@ const rounds = Number(values.rounds ?? 20_000);
 
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-bench-access-'));
 const config = Config.load({ ENVIRONMENT: 'test', DATABASE_PATH: path.join(directory, 'bench.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false' });
-const services = Services.create(config);
+const services = await Services.create(config);
 await Demo.load(services, { chunkTargetTokens: config.chunkTargetTokens });
 const outsider = await services.store.accounts.create({ name: 'outsider' });
 const apiKey = (await Keys.issue(services.store, { kind: 'api_key', accountId: outsider.id })).token;
@@ -79,5 +79,5 @@ for (const [name, presented] of callers) {
 }
 
 await HttpServer.close(server);
-services.close();
+await services.close();
 fs.rmSync(directory, { recursive: true, force: true });

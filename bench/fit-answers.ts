@@ -37,7 +37,7 @@ for (const qid of claims) {
   const run = await Retriever.retrieve(store.services.store, await store.services.lexicalIndex(), { question: dataset.queries.get(qid)!, channels: store.channels, mode: undefined, termModel: await store.services.termModel() });
   runs.push({ qid, ranked: run.ranked.slice(0, 30), question: run.question, relevant: new Set(dataset.qrels.get(qid)!.keys()) });
 }
-store.close();
+await store.close();
 const relevantChunk = (run: Run, e: Retriever.Evidence) => run.relevant.has(docOf.get(e.itemId)!);
 
 // The sentence model: every sentence of the best chunks, labelled by the eval's overlap test.

@@ -67,5 +67,5 @@ model.fit = {
   firstStageNdcg10: Number(firstStage.ndcg10.toFixed(4)),
 };
 fs.writeFileSync(path.join(projectRoot, 'src', 'retrieval', 'reranker.json'), `${JSON.stringify(model, null, 2)}\n`);
-store.close();
+await store.close();
 console.log(JSON.stringify(model.fit), '\nweights', Features.names.map((n, i) => `${n}=${model.weights[i]!.toFixed(3)}`).join(' '), '\ncalibration', model.calibration);

@@ -10,8 +10,8 @@ import * as Sync from '../src/sources/Sync.js';
 const { values } = parseArgs({ options: { feed: { type: 'string' }, db: { type: 'string' }, embeddings: { type: 'string' } } });
 const env: Record<string, string> = { DATABASE_PATH: values.db!, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', FETCH_ALLOW_PRIVATE: 'true', FETCH_CONCURRENCY: '8' };
 if (values.embeddings) Object.assign(env, { EMBEDDER: 'openai', EMBEDDING_BASE_URL: values.embeddings, EMBEDDING_MODEL: 'stand-in' });
-const services = Services.create(Config.load(env));
-const db = services.db;
+const services = await Services.create(Config.load(env));
+const db = services.db!;
 const profile = await services.store.profiles.create({ slug: 'bench-show', name: 'Bench Show', visibility: 'public' });
 await services.store.channels.create({ id: 'ch_bench', profileId: profile.id, kind: 'podcast_rss', label: 'Bench', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: values.feed! });
 if (services.embedder) {
@@ -46,4 +46,4 @@ process.stdout.write(
     peakRssMb: process.resourceUsage().maxRSS / 1024,
   })}\n`,
 );
-services.close();
+await services.close();

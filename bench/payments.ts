@@ -39,7 +39,7 @@ const row = (name: string, xs: number[]) => console.log(`  ${name.padEnd(34)} p5
 const sandbox = await Sandbox.start({ payerUsd: 1_000 });
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-bench-payments-'));
 const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: path.join(directory, 'bench.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false' });
-const services = Services.create(config);
+const services = await Services.create(config);
 await Demo.load(services, { chunkTargetTokens: config.chunkTargetTokens });
 const account = await services.store.accounts.create({ name: 'bench' });
 await services.store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1_000_000 });
@@ -119,6 +119,6 @@ for (const rail of ['tempo', 'x402_base'] as const) {
 }
 
 await HttpServer.close(server);
-services.close();
+await services.close();
 await sandbox.close();
 fs.rmSync(directory, { recursive: true, force: true });

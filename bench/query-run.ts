@@ -53,8 +53,9 @@ const chunkText = () => Array.from({ length: 3 + Math.floor(random() * 5) }, () 
 async function build(): Promise<void> {
   if (fs.existsSync(file)) return;
   const started = performance.now();
-  const services = open();
-  const { db, store } = services;
+  const services = await open();
+  const { store } = services;
+  const db = services.db!;
   const channels: string[] = [];
   for (let p = 0; p < 50; p++) {
     const profile = await store.profiles.create({ slug: `creator-${p}`, name: `Creator ${p}`, visibility: 'public', directory: true });
@@ -68,7 +69,7 @@ async function build(): Promise<void> {
     if (i % 20_000 === 0) log(`built ${i * 10} / ${n} chunks (${seconds(started)} s)`);
   }
   db.exec("INSERT INTO chunk_fts(chunk_fts) VALUES('optimize')");
-  services.close();
+  await services.close();
   built.ingestSeconds = seconds(started);
   fs.writeFileSync(sidecar, JSON.stringify(built));
 }
@@ -99,8 +100,8 @@ const buffer = Buffer.alloc(1 << 24);
 while (fs.readSync(handle, buffer) > 0);
 fs.closeSync(handle);
 const storeReadSeconds = seconds(started);
-const services = open();
-const db = services.db;
+const services = await open();
+const db = services.db!;
 
 // The index: filled from the chunks when the store predates it, then loaded into memory.
 const rssBefore = process.memoryUsage().rss;
@@ -174,15 +175,15 @@ if (values.vectors) {
   const url = await new Promise<string>((resolve) => embeddings.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
   const vectorEnv = { EMBEDDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bench-384' };
   const openWithVectors = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000', ...vectorEnv }));
-  let withVectors = openWithVectors();
+  let withVectors = await openWithVectors();
   if ((await withVectors.store.vectors.info())?.embedderId !== withVectors.embedder!.id) {
     // Built once and kept in the cached store, as `profile-edge reindex` would; then opened as a server would find it.
     started = performance.now();
     await VectorBuild.build(withVectors.store, withVectors.embedder!, { onProgress: (done, total) => done % 20_000 < 64 && log(`embedded ${done} / ${total}`) });
     built.vectorBuildSeconds = seconds(started);
     fs.writeFileSync(sidecar, JSON.stringify(built));
-    withVectors.close();
-    withVectors = openWithVectors();
+    await withVectors.close();
+    withVectors = await openWithVectors();
   }
   // A weight as `profile-edge fit` stores one for an embedder that earned it: unfitted, vectors are skipped entirely.
   await withVectors.store.vectors.setFusion(withVectors.embedder!.id, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.15, weight: 0.5 }));
@@ -190,7 +191,7 @@ if (values.vectors) {
   const askWith = (q: string) => Tools.invoke({ services: withVectors, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
   // Lexical alone again, from a service that has not answered these questions: each question is new to both (chunk
   // analyses are cached), and the two alternate question by question so the machine's drift favours neither.
-  const lexicalAgain = open();
+  const lexicalAgain = await open();
   await lexicalAgain.lexicalIndex();
   const askLexically = (q: string) => Tools.invoke({ services: lexicalAgain, name: 'profile_query', args: args(q), presented: { apiKey: key, origin: 'bench' }, binding: { kind: 'global' } });
   for (const q of questions.slice(0, 10)) {
@@ -206,7 +207,7 @@ if (values.vectors) {
       (vectorsOn ? hybrid : lexicalPaired).push(performance.now() - t);
     }
   }
-  lexicalAgain.close();
+  await lexicalAgain.close();
   // Where the time goes: the question's embedding, its nearest chunks, similarity for 50 candidates.
   const embed: number[] = [];
   const nearest: number[] = [];
@@ -232,7 +233,7 @@ if (values.vectors) {
     similaritiesP50ms: ms(similarities, 50),
     vectorBuildSeconds: built.vectorBuildSeconds ?? 0,
   };
-  withVectors.close();
+  await withVectors.close();
   embeddings.kill();
 }
 
@@ -286,4 +287,4 @@ console.log(
     ...vectorFigures,
   }),
 );
-services.close();
+await services.close();

@@ -11,12 +11,10 @@ import * as TermModel from './retrieval/TermModel.js';
 import type { Embedder } from './retrieval/Embedder.js';
 import * as Embedders from './retrieval/Embedders.js';
 import * as VectorSearch from './retrieval/VectorSearch.js';
-import * as VectorIndex from './store/VectorIndex.js';
 import * as Connectors from './sources/Connectors.js';
 import * as SignedLinks from './pages/SignedLinks.js';
 import type { Fetcher } from './sources/Fetcher.js';
 import type { Database } from './store/Database.js';
-import * as Store from './store/Database.js';
 import * as Stores from './store/Store.js';
 
 /** Everything a tool handler stands on, built once per process and handed down. */
@@ -24,8 +22,8 @@ export type Services = {
   config: Config;
   /** Everything the service keeps. */
   store: Stores.OpenStore;
-  /** The SQLite connection under `store`, for the code not yet moved onto the Store. */
-  db: Database;
+  /** The SQLite connection under `store`, for tests that read SQLite directly; undefined on PostgreSQL. */
+  db: Database | undefined;
   logger: Logger;
   quoteLimiter: RateLimiter.RateLimiter;
   /** The on-chain rails payment is taken on (those with a receiving address). */
@@ -50,7 +48,7 @@ export type Services = {
   connectors: Connectors.ConnectorSet;
   /** True when this process created the database file. */
   createdStore: boolean;
-  close(): void;
+  close(): Promise<void>;
 };
 
 /**
@@ -63,13 +61,15 @@ async function keptLinkSecret(store: Stores.Store): Promise<string> {
 }
 
 /** Opens the store and builds the shared services from configuration. */
-export function create(config: Config, options: { logger?: Logger } = {}): Services {
-  const { db, created } = Store.open(config.databasePath);
+export async function create(config: Config, options: { logger?: Logger } = {}): Promise<Services> {
+  const { store, created, sqlite: db } = await Stores.open(config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
   const logger = options.logger ?? Log.create({ level: config.logLevel });
   const embedder = Embedders.fromConfig(config);
-  const store = Stores.overSqlite(db);
-  // Read from the connection itself while creating services stays synchronous (the vector index's description).
-  const index = VectorIndex.describedIn(Store.getMeta(db, 'vector_index'));
+  // What fails after the store opened closes it: nothing half-started is left holding connections.
+  const index = await store.vectors.info().catch(async (error: unknown) => {
+    await store.close().catch(() => undefined);
+    throw error;
+  });
   let vectors: VectorSearch.VectorSearch | undefined;
   if (embedder && index?.embedderId === embedder.id && config.embedding.provider !== 'none') {
     vectors = VectorSearch.create({ store, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs });
@@ -118,6 +118,6 @@ export function create(config: Config, options: { logger?: Logger } = {}): Servi
     fetcher: Connectors.fetcherFromConfig(config),
     connectors: Connectors.fromConfig(config),
     createdStore: created,
-    close: () => db.close(),
+    close: () => store.close(),
   };
 }

@@ -6,7 +6,7 @@ describe('Config.load', () => {
   test('behavior: defaults serve on 127.0.0.1:3000 with the database under data/ and the demo loaded', () => {
     const config = Config.load({});
     expect(config).toMatchObject({ host: '127.0.0.1', port: 3000, environment: 'development', demoData: true });
-    expect(config.databasePath.endsWith('data/profile-edge.db')).toBe(true);
+    expect(config.database).toEqual({ engine: 'sqlite', path: expect.stringMatching(/data\/profile-edge\.db$/) });
     expect(config.rails.tempo).toMatchObject({ chainId: 4217, currency: '0x20C000000000000000000000b9537d11c60E8b50', payTo: undefined });
     expect(config.rails.x402_base).toMatchObject({ chainId: 8453, currency: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' });
   });

@@ -16,7 +16,7 @@ beforeAll(async () => {
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-demo-'));
   db = Store.open(path.join(directory, 'demo.db')).db;
   store = Stores.overSqlite(db);
-  first = await Demo.load({ store, db }, { chunkTargetTokens: 320 });
+  first = await Demo.load({ store }, { chunkTargetTokens: 320 });
 });
 
 afterAll(() => {
@@ -54,13 +54,13 @@ describe('the demo dataset', () => {
   });
 
   test('behavior: loading again changes nothing', async () => {
-    const again = await Demo.load({ store, db }, { chunkTargetTokens: 320 });
+    const again = await Demo.load({ store }, { chunkTargetTokens: 320 });
     expect(again).toMatchObject({ created: 0, updated: 0, unchanged: first.items, chunks: first.chunks });
   });
 
   test('behavior: is loaded on a store’s first start only', async () => {
     const fresh = Store.open(path.join(directory, 'fresh.db')).db;
-    const handles = { store: Stores.overSqlite(fresh), db: fresh };
+    const handles = { store: Stores.overSqlite(fresh) };
     try {
       expect(await Demo.loadOnFirstStart(handles, { chunkTargetTokens: 320 })).toBeDefined();
       expect(await Demo.loadOnFirstStart(handles, { chunkTargetTokens: 320 })).toBeUndefined();

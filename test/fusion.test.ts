@@ -194,7 +194,7 @@ describe.skipIf(!hasScifact)('vectors on SciFact train (../shared/datasets/scifa
       expect(fitted.ndcg10).toBeGreaterThanOrEqual(lexical.ndcg10);
       expect(report.hybrid.ndcg10).toBeGreaterThanOrEqual(report.lexical.ndcg10);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

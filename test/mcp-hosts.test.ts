@@ -42,7 +42,7 @@ describe('MCP over HTTP with a bad API key', () => {
   ];
 
   test.each(badKeys)('behavior: with %s, initialize, ping and tools/list work and a tool call says exactly what is wrong', async (_name, key, message) => {
-    const before = snapshot(served.environment.services.db);
+    const before = snapshot(served.environment.services.db!);
     const client = await connect('/mcp', { 'service-api-key': key });
     await client.ping();
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['profile_list_channels', 'profile_quote', 'profile_query']);
@@ -53,7 +53,7 @@ describe('MCP over HTTP with a bad API key', () => {
     expect(result.structuredContent.message).not.toMatch(/missing/);
     expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
     await client.close();
-    expect(snapshot(served.environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db!)).toEqual(before);
   });
 
   test('behavior: a revoked key reads as unknown or revoked, never as missing', async () => {
@@ -64,7 +64,7 @@ describe('MCP over HTTP with a bad API key', () => {
   });
 
   test('behavior: a free tool answers despite a bad key, and says what is wrong with it', async () => {
-    const before = snapshot(served.environment.services.db);
+    const before = snapshot(served.environment.services.db!);
     const client = await connect('/mara-lindqvist/mcp', { 'service-api-key': served.environment.keys.revokedKey });
     const listed = (await client.callTool({ name: 'profile_list_channels', arguments: {} })) as any;
     expect(listed.isError).toBeFalsy();
@@ -77,7 +77,7 @@ describe('MCP over HTTP with a bad API key', () => {
     expect(quoted.structuredContent).toMatchObject({ error: 'missing_rail' });
     expect(quoted.content[1].text).toMatch(/^Note: The service-api-key header/);
     await client.close();
-    expect(snapshot(served.environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db!)).toEqual(before);
   });
 
   test('behavior: a free tool on a private profile with a bad key is the anonymous answer (404), with the note', async () => {
@@ -145,7 +145,7 @@ describe('DNS-rebinding protection', () => {
     send(`${served.url}${path}`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
 
   test('error: a foreign Host on the loopback server is 403 on MCP, REST and health alike', async () => {
-    const before = snapshot(served.environment.services.db);
+    const before = snapshot(served.environment.services.db!);
     const rpc = await post('/mcp', { host: 'evil.example.com', origin: 'http://evil.example.com' });
     expect(rpc.status).toBe(403);
     expect(ErrorBody.parse(rpc.body)).toMatchObject({ error: 'forbidden_host', message: expect.stringContaining('evil.example.com') });
@@ -160,7 +160,7 @@ describe('DNS-rebinding protection', () => {
       body: JSON.stringify({ question: 'How warm should a starter be?', paymentMode: 'credits' }),
     });
     expect(query.status).toBe(403);
-    expect(snapshot(served.environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db!)).toEqual(before);
   });
 
   test('error: a foreign Origin is 403 even with a loopback Host', async () => {
@@ -314,7 +314,7 @@ describe('JSON-RPC shapes real clients send', () => {
   });
 
   test('error: a batch that repeats a request id is refused whole, so no request runs unanswered', async () => {
-    const before = snapshot(served.environment.services.db);
+    const before = snapshot(served.environment.services.db!);
     const body = JSON.stringify([
       { jsonrpc: '2.0', id: 1, method: 'ping' },
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'profile_query', arguments: { question: 'How warm should a starter be?', paymentMode: 'credits' } } },
@@ -322,11 +322,11 @@ describe('JSON-RPC shapes real clients send', () => {
     const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'service-api-key': served.environment.keys.callerKey }, body });
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).error).toMatchObject({ code: -32600, data: { error: 'invalid_request', message: expect.stringContaining('used twice') } });
-    expect(snapshot(served.environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db!)).toEqual(before);
   });
 
   test('behavior: a JSON-RPC notification naming a tool is not run, so nothing is charged', async () => {
-    const before = snapshot(served.environment.services.db);
+    const before = snapshot(served.environment.services.db!);
     const response = await fetch(`${served.url}/mcp`, {
       method: 'POST',
       headers: { 'service-api-key': served.environment.keys.callerKey },
@@ -334,7 +334,7 @@ describe('JSON-RPC shapes real clients send', () => {
     });
     expect(response.status).toBe(202);
     expect(await response.text()).toBe('');
-    expect(snapshot(served.environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db!)).toEqual(before);
   });
 
   test('behavior: both bad credentials are named', async () => {

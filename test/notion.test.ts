@@ -196,9 +196,10 @@ describe('notion property values (a workspace configured through the environment
       const synced = await Cli.run(env, 'sync', '--channel', 'ch_tracker', '--json');
       expect(JSON.parse(synced.stdout)).toMatchObject([{ outcome: 'synced', created: 1, failed: 0 }]);
 
-      const services = Services.create(Config.load(env));
+      const services = await Services.create(Config.load(env));
       try {
-        const lines = (services.db.prepare("SELECT group_concat(c.text, char(10)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = 'ch_tracker'").pluck().get() as string).split(/\n+/);
+        const items = await Promise.all((await services.store.items.byChannel('ch_tracker')).map((i) => services.store.items.withChunks(i.id)));
+        const lines = items.flatMap((i) => i!.chunks.map((c) => c.text)).join('\n').split(/\n+/);
         expect(lines).toEqual(
           expect.arrayContaining([
             'Ticket: ENG-42',
@@ -232,7 +233,7 @@ describe('notion property values (a workspace configured through the environment
         expect(found[0]).toMatchObject({ sourceUrl: expect.stringContaining(ticket.replace(/-/g, '')), text: expect.stringContaining('Ticket: ENG-42') });
         expect((await ask('Who are the owners from the platform guild?'))[0]!.text).toContain('Owners: Platform guild, Vendor liaison, security');
       } finally {
-        services.close();
+        await services.close();
       }
 
       // Notion signs a hosted file's URL afresh on every read: that alone is no edit.

@@ -119,7 +119,7 @@ async function paidCall(way: Way, rail: Rail, key: `0x${string}`, afterMs: numbe
 
 /** The payment rows of a wallet once every one of them has come to rest (answered, released or credited). */
 async function settledRows(wallet: string): Promise<Payments.PaymentRow[]> {
-  const db = environment.services.db;
+  const db = environment.services.db!;
   const rows = () => db.prepare(`SELECT id, state FROM payments WHERE wallet = ?`).all(wallet.toLowerCase()) as { id: string; state: string }[];
   await vi.waitFor(() => expect(rows().filter((r) => !['answered', 'released', 'credited'].includes(r.state))).toEqual([]), { timeout: 15_000, interval: 50 });
   return Promise.all(rows().map(async (r) => (await environment.services.store.payments.get(r.id))!));
@@ -139,7 +139,7 @@ async function outcome(rail: Rail, payer: { address: string }, delivered: boolea
   if (delivered) expect(row.state).toBe('answered');
   expect(spent, `${rail} payment ${row.id} is ${row.state}`).toBe(row.state === 'released' ? 0n : price);
   if (row.state === 'credited') {
-    const credit = environment.services.db.prepare('SELECT wallet, consumed_by AS consumedBy FROM wallet_credits WHERE payment_id = ?').get(row.id);
+    const credit = environment.services.db!.prepare('SELECT wallet, consumed_by AS consumedBy FROM wallet_credits WHERE payment_id = ?').get(row.id);
     expect(credit).toEqual({ wallet: payer.address.toLowerCase(), consumedBy: null });
   }
   return row.state as 'answered' | 'credited' | 'released';
@@ -197,7 +197,7 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
     line({ jsonrpc: '2.0', method: 'notifications/initialized' });
     line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'profile_query', arguments: { question, rail }, _meta: { 'org.paymentauth/credential': credential } } });
     // The host goes away once the payment is settling (the proxy holds the transfer on its way).
-    const db = environment.services.db;
+    const db = environment.services.db!;
     await vi.waitFor(() => expect(db.prepare('SELECT state FROM payments WHERE wallet = ?').pluck().get(payer.address.toLowerCase())).toBe('settling'), { timeout: 20_000, interval: 20 });
     child.stdin.end();
     expect(await exited).toBe(0);
@@ -217,7 +217,7 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
       const res = await send(headers);
       const delivered = res !== undefined && res.status === 200 && (await res.json().catch(() => undefined)) !== undefined;
       // Verifying a pushed transfer reads the chain: give a request that reached the server the time to be recorded.
-      await vi.waitFor(() => expect(environment.services.db.prepare('SELECT 1 FROM payments WHERE wallet = ?').get(payer.address.toLowerCase())).toBeDefined(), { timeout: 2_000 }).catch(() => undefined);
+      await vi.waitFor(() => expect(environment.services.db!.prepare('SELECT 1 FROM payments WHERE wallet = ?').get(payer.address.toLowerCase())).toBeDefined(), { timeout: 2_000 }).catch(() => undefined);
       const [row] = await settledRows(payer.address);
       if (!row) {
         // The server never had it: the pushed transfer is still the payer's to present, and pays.
@@ -254,7 +254,7 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
 });
 
 test('behavior: leaving before, during and after the transfer all happened above (both releases and credits were seen)', () => {
-  const states = environment.services.db.prepare(`SELECT state, COUNT(*) AS n FROM payments GROUP BY state`).all() as { state: string; n: number }[];
+  const states = environment.services.db!.prepare(`SELECT state, COUNT(*) AS n FROM payments GROUP BY state`).all() as { state: string; n: number }[];
   const count = (state: string) => states.find((s) => s.state === state)?.n ?? 0;
   expect(count('released')).toBeGreaterThan(0);
   expect(count('credited')).toBeGreaterThan(0);

@@ -498,7 +498,7 @@ describe('profile-edge ask', () => {
 });
 
 describe('reconciling payments a crash cut off', () => {
-  const insert = (db: Environment.Environment['services']['db'], row: { id: string; rail: string; spendKey: string; state: string; txHash?: string; settleBy?: number; wallet?: string }) =>
+  const insert = (db: NonNullable<Environment.Environment['services']['db']>, row: { id: string; rail: string; spendKey: string; state: string; txHash?: string; settleBy?: number; wallet?: string }) =>
     db
       .prepare(
         `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, tx_hash, settle_by, created_at, updated_at)
@@ -508,7 +508,8 @@ describe('reconciling payments a crash cut off', () => {
 
   test('behavior: settling payments from before transfers were kept: landed ones become credits, unused ones are released, unknown ones are credited', async () => {
     const { sandbox, environment } = served;
-    const { db, store } = environment.services;
+    const { store } = environment.services;
+    const db = environment.services.db!;
     // A real x402 payment, answered, then set back to where a crash mid-settle would have left it.
     const res = await post(x402Fetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'x402_base' });
     const { queryId } = await json(res);
@@ -557,7 +558,8 @@ describe('reconciling payments a crash cut off', () => {
 
   test('behavior: an x402 answer a credit paid for, whose authorization someone else sends later, leaves the wallet a credit again', async () => {
     const { sandbox, environment } = served;
-    const { db, store } = environment.services;
+    const { store } = environment.services;
+    const db = environment.services.db!;
     const payer = await sandbox.newPayer();
     // The wallet holds a credit (a payment of its that got no answer).
     insert(db, { id: `owed-${payer.address}`, rail: 'x402_base', spendKey: `${payer.address.toLowerCase()}:0x${'88'.repeat(32)}`, state: 'settled', wallet: payer.address });
@@ -581,7 +583,8 @@ describe('reconciling payments a crash cut off', () => {
 
   test('behavior: an authorization its payer cancelled is not taken for a transfer: settling, it is released; released, it is not credited', async () => {
     const { sandbox, environment } = served;
-    const { db, store } = environment.services;
+    const { store } = environment.services;
+    const db = environment.services.db!;
     const payer = await sandbox.newPayer();
     const wallet = payer.address.toLowerCase();
     const [settling, released] = [`0x${'9a'.repeat(32)}`, `0x${'9b'.repeat(32)}`] as const;
@@ -597,7 +600,8 @@ describe('reconciling payments a crash cut off', () => {
 
   test('behavior: a transfer that may still land is left for the next pass, and released once it can no longer land', async () => {
     const { sandbox, environment } = served;
-    const { db, store } = environment.services;
+    const { store } = environment.services;
+    const db = environment.services.db!;
     const wallet = sandbox.payer.address.toLowerCase();
     const soon = Date.now() + 20_000;
     // Kept before broadcast, never mined; an x402 authorization nobody settled; a signed transfer never broadcast.
@@ -650,7 +654,7 @@ describe('what an independent review found', () => {
   });
 
   test('behavior: an x402 payment whose signature is not its payer\'s is refused and binds nothing (no row per forged request)', async () => {
-    const db = served.environment.services.db;
+    const db = served.environment.services.db!;
     const unpaid = await ask({ question, rail: 'x402_base' });
     const payload = await x402Payer(served.sandbox, served.sandbox.payer.key).createPaymentPayload((await json(unpaid)).challenges[0]);
     const bindings = () => db.prepare('SELECT COUNT(*) FROM credential_bindings').pluck().get() as number;
@@ -722,7 +726,7 @@ describe('what an independent review found', () => {
       expect(res.status).toBe(503);
       expect((await json(res)).message).toMatch(/outcome is not known yet.*becomes a credit/);
       expect(await sandbox.balance(rail, payer.address)).toBe(10_000_000n - 50_000n);
-      const [row] = environment.services.db.prepare('SELECT id, state FROM payments').all() as { id: string; state: string }[];
+      const [row] = environment.services.db!.prepare('SELECT id, state FROM payments').all() as { id: string; state: string }[];
       expect(row!.state).toBe('settling');
       expect(await Onchain.reconcile(environment.services.store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1, pending: 0 });
       expect(await environment.services.store.payments.openCredit(rail, payer.address)).toBeDefined();

@@ -149,8 +149,8 @@ describe('uploaded right-to-left PDFs are found by a question in their language'
       presented: { apiKey: environment.keys.callerKey, origin: 'test' },
       binding: { kind: 'profile', slug: 'rtl-guides' },
     })) as RawQueryResponse;
-  const pageOf = (chunkId: string) => environment.services.db.prepare('SELECT page_start FROM chunks WHERE id = ?').pluck().get(chunkId);
-  const indexed = (itemId: string) => (environment.services.db.prepare('SELECT text FROM chunks WHERE item_id = ? ORDER BY ordinal').pluck().all(itemId) as string[]).join('\n');
+  const pageOf = (chunkId: string) => environment.services.db!.prepare('SELECT page_start FROM chunks WHERE id = ?').pluck().get(chunkId);
+  const indexed = (itemId: string) => (environment.services.db!.prepare('SELECT text FROM chunks WHERE item_id = ? ORDER BY ordinal').pluck().all(itemId) as string[]).join('\n');
 
   test('behavior: an Arabic question finds the Arabic page that answers it', async () => {
     const r = await ask('كم مرة يجب تنظيف الألواح من الغبار؟');

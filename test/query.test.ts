@@ -9,7 +9,7 @@ import * as Environment from './support/Environment.js';
 import { snapshot } from './support/Snapshot.js';
 
 const served = Environment.useServed();
-const db = () => served.environment.services.db;
+const db = () => served.environment.services.db!;
 const store = () => served.environment.services.store;
 
 type Raw = RawQueryResponse;

@@ -43,7 +43,7 @@ describe('GET /openapi.json', () => {
 
 describe('the directory', () => {
   test('behavior: shows only public profiles, even when a private or unlisted one is opted in', async () => {
-    const db = served.environment.services.db;
+    const db = served.environment.services.db!;
     // The store refuses this state; force it to check the directory does not rely on that alone.
     db.prepare("UPDATE profiles SET directory_opt_in = 1 WHERE slug IN ('sunniva-bratt', 'declan-aubury')").run();
     try {
@@ -96,14 +96,14 @@ describe('bad input', () => {
   ];
 
   test.each(requests)('error: %s gets the Error body, never a 500, and changes nothing', async (_name, path, init, status, code) => {
-    const before = snapshot(served.environment.services.db);
+    const before = snapshot(served.environment.services.db!);
     const response = await send(path, init);
     expect(response.status).toBe(status);
     const body = (await response.json()) as any;
     // MCP endpoints answer malformed bodies with a JSON-RPC envelope instead.
     if (code === '') expect(body).toMatchObject({ jsonrpc: '2.0', error: { data: { error: 'invalid_request' } } });
     else expect(ErrorBody.parse(body).error).toBe(code);
-    expect(snapshot(served.environment.services.db)).toEqual(before);
+    expect(snapshot(served.environment.services.db!)).toEqual(before);
   });
 
   test('error: 405 names the allowed methods', async () => {

@@ -662,18 +662,18 @@ describe('TransformersEmbedder (transformers.js with a local ONNX model)', () =>
 
 describe('profile-edge reindex and vector retrieval', () => {
   test('behavior: a synonym the index lacks is found once vectors are built and their fusion is fitted', async () => {
-    const lexical = Services.create(Config.load({ ...env, EMBEDDER: 'none' }));
+    const lexical = await Services.create(Config.load({ ...env, EMBEDDER: 'none' }));
     try {
       expect((await ask(lexical, 'How cold should the fridge be?')).chunks.some((c) => c.text.includes('refrigerator'))).toBe(false);
     } finally {
-      lexical.close();
+      await lexical.close();
     }
     const run = await cli('reindex', '--batch', '1');
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('reindex openai:stand-in 2/2');
     expect(run.stdout).toContain('2 of 2 chunks embedded');
     expect(run.stdout).toContain('vector fusion is not fitted for this embedder');
-    const unfitted = Services.create(Config.load(env));
+    const unfitted = await Services.create(Config.load(env));
     try {
       // Until a fit says how much similarity is worth, it weighs nothing: the question is not even embedded.
       expect((await unfitted.vectors!.fusion()).fitted).toBe(false);
@@ -681,26 +681,26 @@ describe('profile-edge reindex and vector retrieval', () => {
       expect((await ask(unfitted, 'How cold should the fridge be?')).retrieval.noRelevantContent).toBe(true);
       expect(server.requests.length).toBe(sent);
     } finally {
-      unfitted.close();
+      await unfitted.close();
     }
     await storeFusion('openai:stand-in');
-    const services = Services.create(Config.load(env));
+    const services = await Services.create(Config.load(env));
     try {
       expect((await services.vectors!.fusion()).fitted).toBe(true);
       const answer = await ask(services, 'How cold should the fridge be?');
       expect(answer.retrieval.noRelevantContent).toBe(false);
       expect(answer.chunks[0]!.text).toContain('refrigerator');
     } finally {
-      services.close();
+      await services.close();
     }
   });
 
   test('behavior: vectors do not lift unrelated text over the floor', async () => {
-    const services = Services.create(Config.load(env));
+    const services = await Services.create(Config.load(env));
     try {
       expect((await ask(services, 'Which electric car has the longest range?')).retrieval.noRelevantContent).toBe(true);
     } finally {
-      services.close();
+      await services.close();
     }
   });
 
@@ -713,12 +713,12 @@ describe('profile-edge reindex and vector retrieval', () => {
     } finally {
       server.failAfter = undefined;
     }
-    const services = Services.create(Config.load(env));
+    const services = await Services.create(Config.load(env));
     try {
       expect(services.vectors).toBeUndefined();
       expect((await ask(services, 'How should a sourdough loaf be baked in the oven?')).chunks[0]!.text).toContain('sourdough');
     } finally {
-      services.close();
+      await services.close();
     }
     expect((await cli('reindex', '--no-terms')).code).toBe(0);
   });
@@ -741,14 +741,14 @@ describe('profile-edge reindex and vector retrieval', () => {
   });
 
   test('behavior: when the embedding endpoint fails at query time, answers come from the lexical index', async () => {
-    const services = Services.create(Config.load(env));
+    const services = await Services.create(Config.load(env));
     server.failWith = 500;
     try {
       const answer = await ask(services, 'How should a sourdough loaf be baked in the oven?');
       expect(answer.chunks[0]!.text).toContain('sourdough');
     } finally {
       server.failWith = undefined;
-      services.close();
+      await services.close();
     }
   });
 
@@ -775,14 +775,14 @@ describe('profile-edge reindex and vector retrieval', () => {
       expect(run.code).toBe(0);
       expect(run.stderr).toContain('reindex transformers:kitchen');
       await storeFusion('transformers:kitchen');
-      const services = Services.create(Config.load(env));
+      const services = await Services.create(Config.load(env));
       try {
         const answer = await ask(services, 'How cold should the fridge be?');
         expect(answer.chunks[0]!.text).toContain('refrigerator');
         // None of its words are known to the model: its zero vector is near nothing.
         expect((await ask(services, 'Which electric car has the longest range?')).retrieval.noRelevantContent).toBe(true);
       } finally {
-        services.close();
+        await services.close();
       }
     } finally {
       env = saved;

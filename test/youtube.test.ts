@@ -131,7 +131,7 @@ describe('youtube connector', () => {
 
   test('behavior: answers from captions link to the moment in the video', async () => {
     const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
-    const services = Services.create(Config.load(env));
+    const services = await Services.create(Config.load(env));
     try {
       const account = await services.store.accounts.create({ name: 'viewer' });
       await services.store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 100 });
@@ -145,7 +145,7 @@ describe('youtube connector', () => {
       })) as { chunks: { sourceUrl?: string; startSeconds?: number }[] };
       expect(r.chunks[0]).toMatchObject({ startSeconds: 10, sourceUrl: 'https://www.youtube.com/watch?v=vid_nocapt2&t=10s' });
     } finally {
-      services.close();
+      await services.close();
     }
   });
 
@@ -186,7 +186,7 @@ describe('youtube connector', () => {
     const env = { DATABASE_PATH: path.join(directory, 'configured.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true', YOUTUBE_BASE_URL: `${host.url}/` };
     await Cli.profileWithChannel(env, { slug: 'crumb-configured', kind: 'youtube', channelId: 'ch_configured' });
     expect((await Cli.run(env, 'channels', 'update', 'ch_configured', '--source-url', 'https://www.youtube.com/@crumbtv')).code).toBe(0);
-    const services = Services.create(Config.load(env));
+    const services = await Services.create(Config.load(env));
     const before = host.requests.length;
     try {
       // The connectors are the configured ones; the fetcher only refuses anything past loopback, as every test's does.
@@ -196,10 +196,10 @@ describe('youtube connector', () => {
       expect(paths.slice(0, 2)).toEqual(['/@crumbtv', `/feeds/videos.xml?channel_id=${channelId}`]);
       expect(paths).toEqual(expect.arrayContaining(['/youtubei/v1/player?prettyPrint=false', '/api/timedtext?v=vid_levain1&lang=en']));
       expect((await services.store.items.byChannel('ch_configured')).map((i) => i.sourceUrl).sort()).toEqual(['https://www.youtube.com/watch?v=vid_levain1', 'https://www.youtube.com/watch?v=vid_nocapt2']);
-      const metadata = services.db.prepare("SELECT i.metadata FROM items i WHERE i.channel_id = 'ch_configured' AND i.external_id = 'vid_levain1'").pluck().get() as string;
+      const metadata = (await services.store.items.metadata('ch_configured', 'vid_levain1')) as string;
       expect(JSON.parse(metadata)).toMatchObject({ text: 'captions', track: 'en' });
     } finally {
-      services.close();
+      await services.close();
     }
   });
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import * as Config from '../config/Config.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import * as Services from '../Services.js';
+import { Unavailable } from '../store/Store.js';
 import { type Command, type CommandContext, UsageError } from './Command.js';
 import * as Accounts from './commands/Accounts.js';
 import * as Content from './commands/Content.js';
@@ -84,7 +85,7 @@ export async function main(argv: string[], out: Output.Output = Output.create())
     return 0;
   }
 
-  let services: Services.Services | undefined;
+  let services: Promise<Services.Services> | undefined;
   try {
     if (fs.existsSync('.env')) process.loadEnvFile('.env');
     const config = Config.load();
@@ -100,7 +101,7 @@ export async function main(argv: string[], out: Output.Output = Output.create())
       out.error(`${(error as Error).message}\nusage: profile-edge ${command.usage}`);
       return 2;
     }
-    if (error instanceof Config.ConfigError || error instanceof ServiceError) {
+    if (error instanceof Config.ConfigError || error instanceof ServiceError || error instanceof Unavailable) {
       out.error(error.message);
       return 1;
     }
@@ -111,6 +112,6 @@ export async function main(argv: string[], out: Output.Output = Output.create())
     out.error((error as Error).stack ?? String(error));
     return 1;
   } finally {
-    services?.close();
+    await services?.then((s) => s.close()).catch(() => undefined);
   }
 }

@@ -6,7 +6,7 @@ import type { Output } from './Output.js';
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 /** What every command gets: configuration, the output layer, and the services (opened on first use). */
-export type CommandContext = { config: Config; out: Output; services(): Services };
+export type CommandContext = { config: Config; out: Output; services(): Promise<Services> };
 
 /** One CLI command: its words, help text, options and handler. A handler returns the exit code. */
 export type Command = {

@@ -60,7 +60,12 @@ const Environment = z.object({
   // An IPv6 address may be written as in a URL ([::1]); listen() takes it bare.
   HOST: z.string().trim().min(1).transform((v) => v.replace(/^\[(.*)\]$/, '$1')).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  DATABASE_PATH: z.string().min(1).default(defaultDatabasePath),
+  DATABASE_PATH: z.string().min(1).optional(),
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .refine((v) => /^postgres(ql)?:\/\/[^\s]+$/.test(v), 'must be a postgres:// (or postgresql://) URL')
+    .optional(),
   DEMO_DATA: flag.optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   TRUST_PROXY: z
@@ -202,7 +207,10 @@ export type Config = {
   environment: 'development' | 'production' | 'test';
   host: string;
   port: number;
-  databasePath: string;
+  /** Where the data lives: the SQLite file (DATABASE_PATH, the default), or a PostgreSQL database (DATABASE_URL). */
+  database: { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+  /** The SQLite file, or undefined on PostgreSQL. */
+  databasePath: string | undefined;
   demoData: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Express's `trust proxy`: false, a number of hops, or proxy addresses and subnets. */
@@ -354,13 +362,18 @@ export function load(env: Record<string, string | undefined> = process.env): Con
   }
   const e = parsed.data;
   rejectRetired(e);
+  if (e.DATABASE_PATH !== undefined && e.DATABASE_URL !== undefined) {
+    throw new ConfigError('invalid configuration:\n  DATABASE_URL: set DATABASE_URL (PostgreSQL) or DATABASE_PATH (SQLite), not both');
+  }
+  const databasePath = e.DATABASE_URL !== undefined ? undefined : e.DATABASE_PATH === ':memory:' ? e.DATABASE_PATH : path.resolve(e.DATABASE_PATH ?? defaultDatabasePath);
   const tempo = networks.tempo[e.TEMPO_NETWORK];
   const base = networks.x402_base[e.X402_BASE_NETWORK];
   return {
     environment: e.ENVIRONMENT,
     host: e.HOST,
     port: e.PORT,
-    databasePath: e.DATABASE_PATH === ':memory:' ? e.DATABASE_PATH : path.resolve(e.DATABASE_PATH),
+    database: databasePath === undefined ? { engine: 'postgres', url: e.DATABASE_URL! } : { engine: 'sqlite', path: databasePath },
+    databasePath,
     // Production never gets demo rows unless an operator asks for them.
     demoData: e.DEMO_DATA ?? e.ENVIRONMENT !== 'production',
     logLevel: e.LOG_LEVEL,

@@ -5,7 +5,7 @@ import { projectRoot } from '../config/Config.js';
 import { AccessLevel, ChannelKind } from '../contract/Channel.js';
 import * as Upload from '../ingest/Upload.js';
 import * as TermModel from '../retrieval/TermModel.js';
-import type { Handles } from '../store/Store.js';
+import type { Store } from '../store/Store.js';
 
 /** Where the demo dataset lives: source files plus a manifest of who owns what. */
 export const defaultDirectory = path.join(projectRoot, 'data', 'demo');
@@ -72,7 +72,7 @@ export async function readManifest(directory: string): Promise<Manifest> {
  * Loads the demo dataset through the same upload ingestion an operator uses. Idempotent: what exists is kept, and
  * unchanged files change nothing.
  */
-export async function load(handles: Handles, options: { directory?: string; chunkTargetTokens: number; onProgress?: Progress }): Promise<LoadResult> {
+export async function load(handles: { store: Store }, options: { directory?: string; chunkTargetTokens: number; onProgress?: Progress }): Promise<LoadResult> {
   const directory = options.directory ?? defaultDirectory;
   const manifest = await readManifest(directory);
   const { store } = handles;
@@ -122,7 +122,7 @@ export async function load(handles: Handles, options: { directory?: string; chun
 const loadedKey = 'demo_loaded_at';
 
 /** Loads the demo on a store's first start only: an operator who removes demo rows does not get them back. */
-export async function loadOnFirstStart(handles: Handles, options: { chunkTargetTokens: number; directory?: string }): Promise<LoadResult | undefined> {
+export async function loadOnFirstStart(handles: { store: Store }, options: { chunkTargetTokens: number; directory?: string }): Promise<LoadResult | undefined> {
   if ((await handles.store.meta.get(loadedKey)) !== undefined) return undefined;
   const result = await load(handles, options);
   await handles.store.meta.set(loadedKey, new Date().toISOString());

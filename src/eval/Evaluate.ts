@@ -25,7 +25,7 @@ export type EvalStore = {
   chunks: number;
   /** Vector search over the corpus, when it was built with an embedder; and how fast the corpus was embedded. */
   vectors?: { search: VectorSearch.VectorSearch; embedded: VectorBuild.BuildReport } | undefined;
-  close(): void;
+  close(): Promise<void>;
 };
 
 export async function buildStore(
@@ -41,7 +41,7 @@ export async function buildStore(
 ): Promise<EvalStore> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-eval-'));
   const config = Config.load({ DATABASE_PATH: path.join(directory, 'eval.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }) });
-  const services = Services.create(config);
+  const services = await Services.create(config);
   const profile = await services.store.profiles.create({ slug: evalSlug, name: 'Evaluation corpus', visibility: 'public' });
   const channel = await services.store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Corpus', accessLevel: 'public', ratePerMillionTokens: 0 });
   let done = 0;
@@ -71,8 +71,8 @@ export async function buildStore(
     docOf,
     chunks,
     vectors,
-    close() {
-      services.close();
+    async close() {
+      await services.close();
       fs.rmSync(directory, { recursive: true, force: true });
     },
   };

@@ -69,13 +69,13 @@ export function loadQuestions(directory = defaultDirectory): Question[] {
   return questions;
 }
 
-export type YardstickStore = { services: Services.Services; itemOf: Map<string, string>; close(): void };
+export type YardstickStore = { services: Services.Services; itemOf: Map<string, string>; close(): Promise<void> };
 
 /** A temporary store with the demo experts and the yardstick's, ingested as `npm start` ingests the demo. */
 export async function buildStore(options: { directory?: string; demoDirectory?: string } = {}): Promise<YardstickStore> {
   const temporary = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-yardstick-'));
   const config = Config.load({ DATABASE_PATH: path.join(temporary, 'yardstick.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', DEMO_DATA: 'false' });
-  const services = Services.create(config);
+  const services = await Services.create(config);
   const itemOf = new Map<string, string>();
   try {
     for (const directory of [options.demoDirectory ?? Demo.defaultDirectory, options.directory ?? defaultDirectory]) {
@@ -84,15 +84,15 @@ export async function buildStore(options: { directory?: string; demoDirectory?: 
       for (const p of manifest.profiles) for (const c of p.channels) for (const item of c.items) itemOf.set(item.file, Items.itemId(c.id, item.externalId));
     }
   } catch (error) {
-    services.close();
+    await services.close();
     fs.rmSync(temporary, { recursive: true, force: true });
     throw error;
   }
   return {
     services,
     itemOf,
-    close() {
-      services.close();
+    async close() {
+      await services.close();
       fs.rmSync(temporary, { recursive: true, force: true });
     },
   };

@@ -70,9 +70,6 @@ export type OpenStore = Store & {
   close(): Promise<void>;
 };
 
-/** The Store with the SQLite connection under it, for the code still moving onto the Store (ingestion, search). */
-export type Handles = { store: Store; db: Database };
-
 /** Where the data lives: a SQLite file (or `:memory:`), or a PostgreSQL URL. */
 export type Target = { path: string } | { url: string };
 
@@ -147,7 +144,7 @@ function owning(engine: Engine): OpenStore {
  * Opens the store at `target`, creating and migrating it as needed. `created` is true when this call made the data
  * (a new SQLite file, or a PostgreSQL database that held none of this program's tables).
  */
-export async function open(target: Target): Promise<{ store: OpenStore; created: boolean }> {
+export async function open(target: Target): Promise<{ store: OpenStore; created: boolean; /** SQLite's connection, for tests that read it directly. */ sqlite?: Database }> {
   if ('url' in target) {
     const engine = await Postgres.open(target.url);
     try {
@@ -165,7 +162,9 @@ export async function open(target: Target): Promise<{ store: OpenStore; created:
     await engine.close().catch(() => undefined);
     throw error;
   }
-  return { store: owning(engine), created };
+  const store = owning(engine);
+  overConnections.set(engine.db, store);
+  return { store, created, sqlite: engine.db };
 }
 
 const overConnections = new WeakMap<Database, OpenStore>();

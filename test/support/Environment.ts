@@ -60,9 +60,9 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
     ...overrides,
   };
   const config = Config.load(env);
-  const services = Services.create(config);
-  const { db, store } = services;
-  await Demo.load({ store, db }, { chunkTargetTokens: config.chunkTargetTokens });
+  const services = await Services.create(config);
+  const { store } = services;
+  await Demo.load({ store }, { chunkTargetTokens: config.chunkTargetTokens });
 
   const account = async (name: string) => (await store.accounts.find(name)) ?? (await store.accounts.create({ name }));
   const key = async (name: string) => (await Issuing.issue(store, { kind: 'api_key', accountId: (await account(name)).id })).token;
@@ -92,7 +92,7 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
     services,
     keys,
     async close() {
-      services.close();
+      await services.close();
       fs.rmSync(directory, { recursive: true, force: true });
     },
   };

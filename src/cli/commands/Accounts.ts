@@ -10,7 +10,7 @@ export const accountsCreate: Command = {
   options: { email: { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 1 },
   async run({ services, out }, { values, positionals }) {
-    const account = await services().store.accounts.create({ name: positionals[0]!, email: text(values, 'email') });
+    const account = await (await services()).store.accounts.create({ name: positionals[0]!, email: text(values, 'email') });
     if (values.json) out.json(account);
     else out.line(`created account ${account.name} (${account.id})`);
   },
@@ -22,7 +22,7 @@ export const accountsList: Command = {
   usage: 'accounts list [--json]',
   options: jsonOption,
   async run({ services, out }, { values }) {
-    const rows = await services().store.accounts.list();
+    const rows = await (await services()).store.accounts.list();
     if (values.json) out.json(rows);
     else out.table(rows.map((a) => ({ id: a.id, name: a.name, email: a.email, unlocks: a.unlockBalance, credits: a.creditBalance })));
   },
@@ -47,7 +47,7 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
       usage: kind === 'api_key' ? `${word} create --account NAME [--create] [--credits N] [--unlocks N] [--label LABEL] [--json]` : `${word} create --account NAME [--label LABEL] [--json]`,
       options: { account: { type: 'string' }, label: { type: 'string' }, ...(kind === 'api_key' && startingBalance), ...jsonOption },
       async run({ services, out }, { values }) {
-        const { store } = services();
+        const { store } = await services();
         const grant = kind === 'api_key' ? grantOf(values) : { unlocks: 0, credits: 0 };
         const name = required(values, 'account');
         const label = text(values, 'label');
@@ -76,7 +76,7 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
       usage: `${word} list [--account NAME] [--json]`,
       options: { account: { type: 'string' }, ...jsonOption },
       async run({ services, out }, { values }) {
-        const { store } = services();
+        const { store } = await services();
         const account = text(values, 'account');
         const rows = await store.credentials.list(kind, account === undefined ? undefined : (await store.accounts.get(account)).id);
         if (values.json) out.json(rows);
@@ -99,7 +99,7 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
       usage: `${word} revoke ID`,
       positionals: { min: 1, max: 1 },
       async run({ services, out }, { positionals }) {
-        const credential = await services().store.credentials.revoke(kind, positionals[0]!);
+        const credential = await (await services()).store.credentials.revoke(kind, positionals[0]!);
         out.line(`revoked ${what} ${credential.id}`);
       },
     },
@@ -116,7 +116,7 @@ export const creditsGrant: Command = {
   options: { unlocks: { type: 'string' }, credits: { type: 'string' }, memo: { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 1 },
   async run({ services, out }, { values, positionals }) {
-    const { store } = services();
+    const { store } = await services();
     const limit = { integer: true, min: -1_000_000_000, max: 1_000_000_000 };
     const unlocks = number(values, 'unlocks', limit) ?? 0;
     const credits = number(values, 'credits', limit) ?? 0;
@@ -138,7 +138,7 @@ export const ledger: Command = {
   usage: 'ledger [--account NAME] [--limit N] [--json]',
   options: { account: { type: 'string' }, limit: { type: 'string' }, ...jsonOption },
   async run({ services, out }, { values }) {
-    const { store } = services();
+    const { store } = await services();
     const account = text(values, 'account');
     const rows = await store.ledger.entries({
       accountId: account === undefined ? undefined : (await store.accounts.get(account)).id,

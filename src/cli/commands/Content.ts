@@ -58,7 +58,7 @@ export const channelsCreate: Command = {
     ...jsonOption,
   },
   async run({ services, out }, { values }) {
-    const { store } = services();
+    const { store } = await services();
     const profile = await store.profiles.get(required(values, 'profile'));
     const kind = oneOf(values, 'kind', ChannelKind.options);
     if (!kind) throw new UsageError(`--kind is required: ${ChannelKind.options.join(', ')}`);
@@ -94,7 +94,7 @@ export const channelsUpdate: Command = {
     const status = oneOf(values, 'status', ChannelStatus.options);
     if (status === 'syncing') throw new UsageError('syncing is set by a running sync; use live or paused');
     const source = text(values, 'source-url');
-    const { store } = services();
+    const { store } = await services();
     const kind = (await store.channels.get(positionals[0]!)).kind;
     const sourceUrl = source === undefined ? undefined : source === 'none' ? null : sourceFor(kind, source);
     const changes = {
@@ -129,7 +129,7 @@ export const channelsList: Command = {
   usage: 'channels list [--profile SLUG] [--json]',
   options: { profile: { type: 'string' }, ...jsonOption },
   async run({ services, out }, { values }) {
-    const { store } = services();
+    const { store } = await services();
     const slug = text(values, 'profile');
     const profiles = slug === undefined ? await store.profiles.list() : [await store.profiles.get(slug)];
     const rows = [];
@@ -172,7 +172,7 @@ export const upload: Command = {
   },
   positionals: { min: 1, max: 10_000 },
   async run({ services, config, out }, { values, positionals }) {
-    const { store } = services();
+    const { store } = await services();
     const channel = await store.channels.get(required(values, 'channel'));
     const perFile = ['title', 'source-url', 'external-id'].filter((k) => values[k] !== undefined);
     if (positionals.length > 1 && perFile.length > 0) throw new UsageError(`--${perFile[0]} applies to one file; upload files one at a time to set it`);
@@ -189,7 +189,7 @@ export const upload: Command = {
     let failed = 0;
     for (const file of positionals) {
       try {
-        const result = await Upload.ingest(services(), {
+        const result = await Upload.ingest((await services()), {
           channelId: channel.id,
           file,
           metadata: {
@@ -200,7 +200,7 @@ export const upload: Command = {
             externalId: text(values, 'external-id'),
           },
           chunkTargetTokens: config.chunkTargetTokens,
-          embedder: services().embedder,
+          embedder: (await services()).embedder,
         });
         results.push({ file, ...result });
         progress.tick(`${path.basename(file)}: ${result.outcome}`);
@@ -224,7 +224,7 @@ export const itemsList: Command = {
   usage: 'items list --channel ID [--json]',
   options: { channel: { type: 'string' }, ...jsonOption },
   async run({ services, out }, { values }) {
-    const { store } = services();
+    const { store } = await services();
     const channelId = (await store.channels.get(required(values, 'channel'))).id;
     const items = await store.items.byChannel(channelId);
     // Items standing on stand-in text say so, with why and when their real text is tried next.
@@ -254,7 +254,7 @@ export const demoLoad: Command = {
     const manifest = await Demo.readManifest(directory);
     const total = manifest.profiles.reduce((n, p) => n + p.channels.reduce((m, c) => m + c.items.length, 0), 0);
     const progress = out.progress(total, 'demo');
-    const result = await Demo.load(services(), { directory, chunkTargetTokens: config.chunkTargetTokens, onProgress: (e) => progress.tick(e.file) });
+    const result = await Demo.load((await services()), { directory, chunkTargetTokens: config.chunkTargetTokens, onProgress: (e) => progress.tick(e.file) });
     progress.stop();
     if (values.json) out.json(result);
     else out.line(`demo: ${result.profiles} profiles, ${result.channels} channels, ${result.items} items (${result.created} new, ${result.updated} updated, ${result.unchanged} unchanged), ${result.chunks} chunks`);

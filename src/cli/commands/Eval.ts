@@ -32,7 +32,7 @@ async function load(out: Output, directory: string, qrels: string | undefined, e
 /** The fusion stored for the configured embedder in the operator's database, copied to the evaluation store. */
 async function carryFusion(context: CommandContext, store: Evaluate.EvalStore): Promise<boolean> {
   if (!store.vectors) return false;
-  const fitted = await context.services().store.vectors.fusion(store.vectors.search.embedderId);
+  const fitted = await (await context.services()).store.vectors.fusion(store.vectors.search.embedderId);
   if (fitted !== undefined) await store.services.store.vectors.setFusion(store.vectors.search.embedderId, fitted);
   return (await store.vectors.search.fusion()).fitted;
 }
@@ -90,7 +90,7 @@ export const evaluate: Command = {
         out.line(fitted ? `fusion: fitted, similarity weight ${fusion.weight}` : 'fusion: not fitted for this embedder, similarity weighs nothing (run `profile-edge fit` to measure it)');
       }
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };
@@ -121,7 +121,7 @@ async function scifactAnswers(context: CommandContext, values: Values): Promise<
     progress?.stop();
     return result;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -146,7 +146,7 @@ async function yardstickAnswers(context: CommandContext, values: Values): Promis
     progress?.stop();
     return result;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -206,7 +206,7 @@ export const fit: Command = {
         },
       });
       progress?.stop();
-      await context.services().store.vectors.setFusion(embedder.id, model);
+      await (await context.services()).store.vectors.setFusion(embedder.id, model);
       const embedding = { chunks: store.vectors!.embedded.chunks, seconds: Number(store.vectors!.embedded.seconds.toFixed(1)), chunksPerSecond: Number(throughput(store.vectors!.embedded).toFixed(1)) };
       if (values.json) out.json({ ...report, embedding, stored: context.config.databasePath });
       else {
@@ -217,7 +217,7 @@ export const fit: Command = {
         out.line(`stored for ${embedder.id} in ${context.config.databasePath}`);
       }
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };

@@ -164,7 +164,7 @@ export const payments: Command = {
   usage: 'payments [--wallet ADDRESS] [--limit N] [--json]',
   options: { wallet: { type: 'string' }, limit: { type: 'string' }, ...jsonOption },
   async run({ services, out }, { values }) {
-    const rows = await services().store.payments.recent({ wallet: text(values, 'wallet'), limit: number(values, 'limit', { min: 1, integer: true }) ?? 50 });
+    const rows = await (await services()).store.payments.recent({ wallet: text(values, 'wallet'), limit: number(values, 'limit', { min: 1, integer: true }) ?? 50 });
     if (values.json) {
       out.json(rows.map(({ receipt, ...row }) => ({ ...row, receipt: receipt === null ? null : JSON.parse(receipt) })));
       return;

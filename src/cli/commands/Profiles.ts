@@ -17,7 +17,7 @@ export const profilesCreate: Command = {
   },
   positionals: { min: 1, max: 1 },
   async run({ services, out }, { values, positionals }) {
-    const { store } = services();
+    const { store } = await services();
     const visibility: Visibility = oneOf(values, 'visibility', visibilities) ?? 'public';
     if (values.directory && visibility !== 'public') throw new UsageError('only public profiles can be listed in the directory');
     const owner = text(values, 'owner');
@@ -49,7 +49,7 @@ export const profilesUpdate: Command = {
   },
   positionals: { min: 1, max: 1 },
   async run({ services, out }, { values, positionals }) {
-    const { store } = services();
+    const { store } = await services();
     const profile = await store.profiles.get(positionals[0]!);
     if (values.directory && values['no-directory']) throw new UsageError('give --directory or --no-directory, not both');
     const directory = values.directory ? true : values['no-directory'] ? false : undefined;
@@ -76,7 +76,7 @@ export const profilesList: Command = {
   usage: 'profiles list [--json]',
   options: jsonOption,
   async run({ services, out }, { values }) {
-    const { store } = services();
+    const { store } = await services();
     const names = new Map((await store.accounts.list()).map((a) => [a.id, a.name]));
     const rows = [];
     for (const p of await store.profiles.list()) {
@@ -104,7 +104,7 @@ export const profilesAlias: Command = {
   usage: 'profiles alias SLUG HANDLE',
   positionals: { min: 2, max: 2 },
   async run({ services, out }, { positionals }) {
-    const { store } = services();
+    const { store } = await services();
     const profile = await store.profiles.get(positionals[0]!);
     await store.profiles.addAlias(profile.id, positionals[1]!);
     out.line(`@${positionals[1]} now resolves to ${profile.slug}`);
@@ -112,7 +112,7 @@ export const profilesAlias: Command = {
 };
 
 const pair = async (services: CommandContext['services'], positionals: string[]) => {
-  const { store } = services();
+  const { store } = await services();
   return { store, profile: await store.profiles.get(positionals[0]!), account: await store.accounts.get(positionals[1]!) };
 };
 
@@ -171,7 +171,7 @@ export const collectionsCreate: Command = {
   options: { name: { type: 'string' }, description: { type: 'string' }, channel: { type: 'string', multiple: true }, ...jsonOption },
   positionals: { min: 2, max: 2 },
   async run({ services, out }, { values, positionals }) {
-    const { store } = services();
+    const { store } = await services();
     const creator = await store.profiles.get(positionals[0]!);
     const channelIds = (values.channel as string[] | undefined) ?? [];
     if (channelIds.length === 0) throw new UsageError('give at least one --channel');
@@ -193,7 +193,7 @@ export const collectionsList: Command = {
   usage: 'collections list [--profile SLUG] [--json]',
   options: { profile: { type: 'string' }, ...jsonOption },
   async run({ services, out }, { values }) {
-    const { store } = services();
+    const { store } = await services();
     const slug = text(values, 'profile');
     const profiles = slug === undefined ? await store.profiles.list() : [await store.profiles.get(slug)];
     const rows = [];

@@ -8,7 +8,7 @@ export const reindex: Command = {
   usage: 'reindex [--batch N] [--no-terms]',
   options: { batch: { type: 'string' }, 'no-terms': { type: 'boolean' } },
   async run({ services: open, out }, { values }) {
-    const services = open();
+    const services = await open();
     const { embedder } = services;
     if (!values['no-terms']) {
       const started = performance.now();

@@ -14,15 +14,16 @@ import * as Stdio from '../../transport/mcp/Stdio.js';
 import { type Command, UsageError, number, text, untilSignal } from '../Command.js';
 
 /** What an operator needs first: where the data is, where to point clients, and how to get a key with a balance. */
-function banner(input: { url: string; host: string; databasePath: string }): string[] {
+function banner(input: { url: string; host: string; databasePath: string | undefined; database: string }): string[] {
   const { databasePath } = input;
   // Listening on every interface: show the address this machine itself can use.
   const everywhere = input.host === '0.0.0.0' || input.host === '::';
   const url = everywhere ? input.url.replace(/\/\/[^/]+:/, '//127.0.0.1:') : input.url;
-  const env = databasePath === defaultDatabasePath ? '' : `DATABASE_PATH=${JSON.stringify(databasePath)} `;
+  // The key command must reach the same database: DATABASE_URL is in the environment already when it is used.
+  const env = databasePath === undefined || databasePath === defaultDatabasePath ? '' : `DATABASE_PATH=${JSON.stringify(databasePath)} `;
   return [
     `profile-edge listening on ${url}${everywhere ? ` (all interfaces, ${input.host})` : ''}`,
-    `  database  ${databasePath}`,
+    `  database  ${databasePath ?? input.database}`,
     `  REST      ${url}/api/profiles  (OpenAPI ${url}/openapi.json)`,
     `  MCP       ${url}/mcp  (one profile: ${url}/<slug>/mcp; stdio: npx profile-edge mcp)`,
     `  agents    ${url}/SKILL.md`,
@@ -64,7 +65,7 @@ export const serve: Command = {
   async run({ config, services: open, out }, { values }) {
     const port = number(values, 'port', { min: 0, max: 65535, integer: true }) ?? config.port;
     const host = (text(values, 'host') ?? config.host).replace(/^\[(.*)\]$/, '$1');
-    const services = open();
+    const services = await open();
     await reconcile(services);
     if (config.demoData) {
       const loaded = await Demo.loadOnFirstStart(services, { chunkTargetTokens: config.chunkTargetTokens });
@@ -82,8 +83,8 @@ export const serve: Command = {
       }
       throw error;
     });
-    services.logger.info('listening', { url, database: config.databasePath, environment: config.environment });
-    for (const line of banner({ url, host, databasePath: config.databasePath })) out.line(line);
+    services.logger.info('listening', { url, database: config.databasePath ?? services.store.describe(), environment: config.environment });
+    for (const line of banner({ url, host, databasePath: config.databasePath, database: services.store.describe() })) out.line(line);
     const scheduler = config.sync.schedule
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
@@ -132,10 +133,10 @@ export const mcp: Command = {
   options: { profile: { type: 'string' } },
   async run({ config, services: open, out }, { values }) {
     // A mistyped DATABASE_PATH would otherwise create an empty database and serve nothing.
-    if (config.databasePath !== ':memory:' && !fs.existsSync(config.databasePath)) {
+    if (config.databasePath !== undefined && config.databasePath !== ':memory:' && !fs.existsSync(config.databasePath)) {
       throw new UsageError(`no database at ${config.databasePath}: set DATABASE_PATH to the one \`profile-edge serve\` uses (it creates and loads it on first start)`);
     }
-    const services = open();
+    const services = await open();
     await reconcile(services);
     const slug = text(values, 'profile');
     // A bad key or token does not stop the server: the host connects, and each tool call that needs it says what is

@@ -56,7 +56,7 @@ export const sync: Command = {
     const channelId = text(values, 'channel');
     const slug = text(values, 'profile');
     if (channelId !== undefined && slug !== undefined) throw new UsageError('give --channel or --profile, not both');
-    const services = open();
+    const services = await open();
     const { store } = services;
     const ids =
       channelId !== undefined
@@ -103,7 +103,7 @@ export const importExport: Command = {
   options: { channel: { type: 'string' }, video: { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 10_000 },
   async run({ services: open, out }, { values, positionals }) {
-    const services = open();
+    const services = await open();
     const channel = await services.store.channels.get(required(values, 'channel'));
     let listing: Sync.Listing;
     if (channel.kind === 'subtext') {

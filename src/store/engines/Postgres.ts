@@ -28,7 +28,9 @@ export async function open(url: string, options: { max?: number } = {}): Promise
     await engine.ping();
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw error;
+    // One line naming the database (never its password) and the cause.
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new Unavailable(`cannot reach ${describe(url)}: ${cause || (error as { code?: string }).code || 'no answer'}`, { cause: error });
   }
   return engine;
 }
