@@ -243,10 +243,14 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
 });
 
 describe('Store on an unreachable PostgreSQL', () => {
-  test('error: opening fails with Unavailable, naming the host and the cause', async () => {
-    const error = await Stores.open({ url: 'postgres://postgres@127.0.0.1:9/none' }).catch((e: unknown) => e);
+  test('error: opening fails with Unavailable: a 503 to callers, the host and the cause to the operator', async () => {
+    const error = (await Stores.open({ url: 'postgres://postgres:secret@127.0.0.1:9/none' }).catch((e: unknown) => e)) as InstanceType<typeof Stores.Unavailable>;
     expect(error).toBeInstanceOf(Stores.Unavailable);
-    expect(String((error as Error).message)).toMatch(/ECONNREFUSED|connect/);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect([error.code, error.status, error.headers['Retry-After']]).toEqual(['service_unavailable', 503, '5']);
+    expect(error.message).not.toMatch(/127\.0\.0\.1|none/);
+    expect(error.detail).toMatch(/^cannot reach PostgreSQL at 127\.0\.0\.1:9\/none: .*ECONNREFUSED/);
+    expect(error.detail).not.toContain('secret');
   });
 });
 

@@ -72,7 +72,8 @@ export async function inspect(store: Store, presented: Presented): Promise<{ cal
   try {
     return { caller: await resolve(store, presented), problem: undefined };
   } catch (error) {
-    if (!(error instanceof ServiceError)) throw error;
+    // Only a bad credential is noted; anything else (the database away) fails the request.
+    if (!(error instanceof ServiceError) || (error.code !== 'invalid_api_key' && error.code !== 'invalid_bearer_token')) throw error;
     const usable = { ...presented, apiKey: error.code === 'invalid_api_key' ? undefined : presented.apiKey, bearerToken: error.code === 'invalid_bearer_token' ? undefined : presented.bearerToken };
     const rest = await inspect(store, usable);
     // Both secrets bad: say both, so fixing one does not hide the other.

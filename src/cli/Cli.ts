@@ -101,7 +101,11 @@ export async function main(argv: string[], out: Output.Output = Output.create())
       out.error(`${(error as Error).message}\nusage: profile-edge ${command.usage}`);
       return 2;
     }
-    if (error instanceof Config.ConfigError || error instanceof ServiceError || error instanceof Unavailable) {
+    if (error instanceof Unavailable) {
+      out.error(error.detail);
+      return 1;
+    }
+    if (error instanceof Config.ConfigError || error instanceof ServiceError) {
       out.error(error.message);
       return 1;
     }

@@ -1,3 +1,5 @@
+import { ServiceError } from '../errors/ServiceError.js';
+
 /**
  * The query layer every store module is written against: SQL text with `?` placeholders, run on either engine. Only
  * modules under `src/store` see it; the rest of the code holds a `Store` (Store.ts).
@@ -42,11 +44,23 @@ export class Conflict extends Error {
   }
 }
 
-/** The database cannot be reached, or was lost: the request can be tried again later, and nothing was written. */
-export class Unavailable extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+/** Seconds a caller is asked to wait before trying again when the database is away. */
+const retryAfterSeconds = 5;
+
+/**
+ * The database cannot be reached, or was lost: a 503 `service_unavailable` with Retry-After to callers, who are told
+ * nothing of where the database is; `detail` (host, database and cause, never a password) is for the operator.
+ * Nothing was written by the statement that met it.
+ */
+export class Unavailable extends ServiceError {
+  readonly detail: string;
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('service_unavailable', 'The service cannot reach its database; nothing was charged. Try again shortly.', {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+      cause: options?.cause,
+    });
     this.name = 'Unavailable';
+    this.detail = detail;
   }
 }
 

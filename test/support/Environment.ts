@@ -59,6 +59,8 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
     X402_FACILITATOR_URL: 'http://127.0.0.1:9',
     ...overrides,
   };
+  // On PostgreSQL (DATABASE_URL given) there is no file.
+  if (overrides.DATABASE_URL !== undefined) delete env.DATABASE_PATH;
   const config = Config.load(env);
   const services = await Services.create(config);
   const { store } = services;

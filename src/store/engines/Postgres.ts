@@ -21,15 +21,17 @@ const migrationLock = 0x70726f66; // "prof"
 /** Opens a pool on `url` and checks that the server answers; an unreachable server rejects with `Unavailable`. */
 export async function open(url: string, options: { max?: number } = {}): Promise<Engine> {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 5_000, types });
-  // An idle client whose server went away must not crash the process: the next statement reports it.
+  // A client whose server went away, idle or checked out, must not crash the process: the statement it was running
+  // (or the next one) reports it as Unavailable, and the pool makes new connections once the server is back.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const engine = wrap(pool, url);
   try {
     await engine.ping();
   } catch (error) {
     await pool.end().catch(() => undefined);
     // One line naming the database (never its password) and the cause.
-    const cause = error instanceof Error ? error.message : String(error);
+    const cause = error instanceof Unavailable ? error.detail : error instanceof Error ? error.message : String(error);
     throw new Unavailable(`cannot reach ${describe(url)}: ${cause || (error as { code?: string }).code || 'no answer'}`, { cause: error });
   }
   return engine;
