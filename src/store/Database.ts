@@ -1,12 +1,12 @@
-import type { Database as Db, Statement } from 'better-sqlite3';
+import type { Database as Db } from 'better-sqlite3';
 import * as Sqlite from './engines/Sqlite.js';
 import { migrateSqlite } from './Migrations.js';
 
 export type Database = Db;
 
 /**
- * Opens (creating if needed) the embedded store and migrates it, handing out the connection itself: for the code not
- * yet on the Store (Store.ts), which shares this connection through `Store.overSqlite`.
+ * Opens (creating if needed) an embedded store and migrates it synchronously, handing out the connection itself: for
+ * tests and benchmarks that read SQLite directly; `Store.overSqlite` gives the Store over the same connection.
  */
 export function open(file: string): { db: Database; created: boolean } {
   const { engine, created } = Sqlite.open(file);
@@ -20,27 +20,8 @@ export function versions(db: Database): { sqlite: string; sqliteVec: string } {
   return { sqlite: row.sqlite, sqliteVec: row.vec };
 }
 
-const compiled = new WeakMap<Database, Map<string, Statement>>();
-
-/**
- * A statement compiled once per connection, for those run at every question; SQLite recompiles one whose tables
- * changed since. A mode set on it (`pluck`, `raw`) holds for every caller of the same text.
- */
-export function statement(db: Database, sql: string): Statement {
-  let statements = compiled.get(db);
-  if (!statements) compiled.set(db, (statements = new Map()));
-  let prepared = statements.get(sql);
-  if (!prepared) statements.set(sql, (prepared = db.prepare(sql)));
-  return prepared;
-}
-
-/** Reads a value from the meta table. */
+/** Reads a value from the meta table (tests). */
 export function getMeta(db: Database, key: string): string | undefined {
-  const row = statement(db, 'SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
   return row?.value;
-}
-
-/** Writes a value to the meta table. */
-export function setMeta(db: Database, key: string, value: string): void {
-  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
 }
