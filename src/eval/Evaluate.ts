@@ -11,6 +11,7 @@ import * as TermModel from '../retrieval/TermModel.js';
 import * as VectorBuild from '../retrieval/VectorBuild.js';
 import * as VectorSearch from '../retrieval/VectorSearch.js';
 import * as Services from '../Services.js';
+import * as Stores from '../store/Store.js';
 import * as Caller from '../auth/Caller.js';
 import type { Dataset } from './Beir.js';
 import * as Beir from './Beir.js';
@@ -37,45 +38,60 @@ export async function buildStore(
     /** Embeds the corpus into a vector index with this embedder, as `profile-edge reindex` does. */
     embedder?: Embedder | undefined;
     onEmbedProgress?: (done: number, total: number) => void;
+    /** The operator's database: on PostgreSQL the evaluation store is a temporary database beside it. */
+    database?: Config.Config['database'];
   } = {},
 ): Promise<EvalStore> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-eval-'));
-  const config = Config.load({ DATABASE_PATH: path.join(directory, 'eval.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }) });
-  const services = await Services.create(config);
-  const profile = await services.store.profiles.create({ slug: evalSlug, name: 'Evaluation corpus', visibility: 'public' });
-  const channel = await services.store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Corpus', accessLevel: 'public', ratePerMillionTokens: 0 });
-  let done = 0;
-  for (const doc of dataset.corpus) {
-    if (doc.text.trim() === '' && doc.title.trim() === '') continue;
-    await Upload.ingest(services, {
-      channelId: channel.id,
-      file: `${doc.id}.txt`,
-      content: doc.text.trim() === '' ? doc.title : doc.text,
-      metadata: { externalId: doc.id, title: doc.title || doc.id },
-      chunkTargetTokens: config.chunkTargetTokens,
-    });
-    options.onProgress?.(++done, dataset.corpus.length);
-  }
-  await TermModel.build(services.store, { onProgress: options.onStage });
-  let vectors: EvalStore['vectors'];
-  if (options.embedder) {
-    const embedded = await VectorBuild.build(services.store, options.embedder, { onProgress: options.onEmbedProgress });
-    vectors = { search: VectorSearch.create({ store: services.store, embedder: options.embedder, logger: services.logger }), embedded };
-  }
-  const docOf = await services.store.items.externalIds();
-  const chunks = await services.store.chunks.count();
-  const scope = await Scope.resolve(services.store, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
-  return {
-    services,
-    channels: scope.channels,
-    docOf,
-    chunks,
-    vectors,
-    async close() {
-      await services.close();
-      fs.rmSync(directory, { recursive: true, force: true });
-    },
+  const temporary = options.database?.engine === 'postgres' ? await Stores.temporaryDatabase(options.database.url) : undefined;
+  const config = Config.load({
+    ...(temporary ? { DATABASE_URL: temporary.url } : { DATABASE_PATH: path.join(directory, 'eval.db') }),
+    LOG_LEVEL: 'silent',
+    ENVIRONMENT: 'test',
+    ...(options.chunkTargetTokens && { CHUNK_TARGET_TOKENS: String(options.chunkTargetTokens) }),
+  });
+  const discard = async (services?: Services.Services) => {
+    await services?.close().catch(() => undefined);
+    await temporary?.drop();
+    fs.rmSync(directory, { recursive: true, force: true });
   };
+  let services: Services.Services | undefined;
+  try {
+    services = await Services.create(config);
+    const built = await fill(services);
+    return { ...built, close: () => discard(services) };
+  } catch (error) {
+    // A store half built is not left behind, on disk or on the server.
+    await discard(services);
+    throw error;
+  }
+
+  async function fill(services: Services.Services): Promise<Omit<EvalStore, 'close'>> {
+    const profile = await services.store.profiles.create({ slug: evalSlug, name: 'Evaluation corpus', visibility: 'public' });
+    const channel = await services.store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Corpus', accessLevel: 'public', ratePerMillionTokens: 0 });
+    let done = 0;
+    for (const doc of dataset.corpus) {
+      if (doc.text.trim() === '' && doc.title.trim() === '') continue;
+      await Upload.ingest(services, {
+        channelId: channel.id,
+        file: `${doc.id}.txt`,
+        content: doc.text.trim() === '' ? doc.title : doc.text,
+        metadata: { externalId: doc.id, title: doc.title || doc.id },
+        chunkTargetTokens: config.chunkTargetTokens,
+      });
+      options.onProgress?.(++done, dataset.corpus.length);
+    }
+    await TermModel.build(services.store, { onProgress: options.onStage });
+    let vectors: EvalStore['vectors'];
+    if (options.embedder) {
+      const embedded = await VectorBuild.build(services.store, options.embedder, { onProgress: options.onEmbedProgress });
+      vectors = { search: VectorSearch.create({ store: services.store, embedder: options.embedder, logger: services.logger }), embedded };
+    }
+    const docOf = await services.store.items.externalIds();
+    const chunks = await services.store.chunks.count();
+    const scope = await Scope.resolve(services.store, { question: '', scope: { kind: 'profile', slug: evalSlug }, boundSlug: undefined, channelIds: undefined, caller: Caller.anonymous('eval') });
+    return { services, channels: scope.channels, docOf, chunks, vectors };
+  }
 }
 
 export type EvalResult = {

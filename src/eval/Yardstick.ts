@@ -12,6 +12,7 @@ import * as Config from '../config/Config.js';
 import { QueryMode, QueryScope } from '../contract/Query.js';
 import * as Demo from '../demo/Demo.js';
 import * as Services from '../Services.js';
+import * as Stores from '../store/Store.js';
 import * as Keys from '../auth/Keys.js';
 import * as Items from '../store/Items.js';
 import * as Tools from '../../tools/Tools.js';
@@ -72,9 +73,16 @@ export function loadQuestions(directory = defaultDirectory): Question[] {
 export type YardstickStore = { services: Services.Services; itemOf: Map<string, string>; close(): Promise<void> };
 
 /** A temporary store with the demo experts and the yardstick's, ingested as `npm start` ingests the demo. */
-export async function buildStore(options: { directory?: string; demoDirectory?: string } = {}): Promise<YardstickStore> {
+export async function buildStore(options: { directory?: string; demoDirectory?: string; database?: Config.Config['database'] } = {}): Promise<YardstickStore> {
   const temporary = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-yardstick-'));
-  const config = Config.load({ DATABASE_PATH: path.join(temporary, 'yardstick.db'), LOG_LEVEL: 'silent', ENVIRONMENT: 'test', DEMO_DATA: 'false' });
+  // On PostgreSQL the store is a temporary database beside the operator's.
+  const database = options.database?.engine === 'postgres' ? await Stores.temporaryDatabase(options.database.url) : undefined;
+  const config = Config.load({
+    ...(database ? { DATABASE_URL: database.url } : { DATABASE_PATH: path.join(temporary, 'yardstick.db') }),
+    LOG_LEVEL: 'silent',
+    ENVIRONMENT: 'test',
+    DEMO_DATA: 'false',
+  });
   const services = await Services.create(config);
   const itemOf = new Map<string, string>();
   try {
@@ -85,6 +93,7 @@ export async function buildStore(options: { directory?: string; demoDirectory?: 
     }
   } catch (error) {
     await services.close();
+    await database?.drop();
     fs.rmSync(temporary, { recursive: true, force: true });
     throw error;
   }
@@ -93,6 +102,7 @@ export async function buildStore(options: { directory?: string; demoDirectory?: 
     itemOf,
     async close() {
       await services.close();
+      await database?.drop();
       fs.rmSync(temporary, { recursive: true, force: true });
     },
   };

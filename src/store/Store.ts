@@ -167,6 +167,11 @@ export async function open(target: Target): Promise<{ store: OpenStore; created:
   return { store, created, sqlite: engine.db };
 }
 
+/** A new, empty PostgreSQL database beside the one `url` names, dropped by `drop`: a store for one job. */
+export function temporaryDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  return Postgres.temporaryDatabase(url);
+}
+
 const overConnections = new WeakMap<Database, OpenStore>();
 
 /**

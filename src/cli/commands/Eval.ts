@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as Answers from '../../eval/Answers.js';
 import * as Beir from '../../eval/Beir.js';
+import type { Config } from '../../config/Config.js';
 import * as Evaluate from '../../eval/Evaluate.js';
 import * as FitFusion from '../../eval/FitFusion.js';
 import * as Yardstick from '../../eval/Yardstick.js';
@@ -11,12 +12,14 @@ import { type Command, type CommandContext, UsageError, type Values, number, req
 import type { Output } from '../Output.js';
 
 /** Loads a dataset into a temporary store, with a progress bar for each stage; embedded too when an embedder is given. */
-async function load(out: Output, directory: string, qrels: string | undefined, embedder: ReturnType<typeof Embedders.fromConfig>) {
+/** A dataset and a temporary store of it, beside the operator's database (a file, or a temporary PostgreSQL database). */
+async function load(out: Output, directory: string, qrels: string | undefined, embedder: ReturnType<typeof Embedders.fromConfig>, database: Config['database']) {
   const dataset = await Beir.load(directory, qrels);
   const ingest = out.progress(dataset.corpus.length, 'ingest');
   let embedding: ReturnType<Output['progress']> | undefined;
   const store = await Evaluate.buildStore(dataset, {
     embedder,
+    database,
     onProgress: (done) => ingest.update(done, ''),
     onStage: (stage) => out.status(`term model: ${stage}`),
     onEmbedProgress: (done, total) => {
@@ -60,7 +63,7 @@ export const evaluate: Command = {
     if (values.answers) return answers(context, values);
     const directory = required(values, 'dataset');
     const embedder = Embedders.fromConfig(context.config);
-    const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder);
+    const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder, context.config.database);
     try {
       const run = async (label: string, vectors?: typeof store.vectors) => {
         const query = out.progress(dataset.qrels.size, label);
@@ -103,7 +106,7 @@ async function scifactAnswers(context: CommandContext, values: Values): Promise<
   const directory = text(values, 'dataset');
   if (directory === undefined) return undefined;
   const { out } = context;
-  const { dataset, store } = await load(out, directory, text(values, 'qrels'), undefined);
+  const { dataset, store } = await load(out, directory, text(values, 'qrels'), undefined, context.config.database);
   try {
     const evidence = await Answers.loadEvidence(text(values, 'evidence')!);
     const sentences = await Answers.loadSentences(text(values, 'sentences') ?? path.join(directory, 'corpus.sentences.jsonl'));
@@ -134,7 +137,7 @@ async function yardstickAnswers(context: CommandContext, values: Values): Promis
   }
   const questions = Yardstick.loadQuestions(directory);
   out.status(`yardstick: loading the demo experts and ${directory}`);
-  const store = await Yardstick.buildStore({ directory });
+  const store = await Yardstick.buildStore({ directory, database: context.config.database });
   try {
     let progress: ReturnType<typeof out.progress> | undefined;
     const result = await Yardstick.evaluate(store, questions, {
@@ -196,7 +199,7 @@ export const fit: Command = {
     const directory = required(values, 'dataset');
     const embedder = Embedders.fromConfig(context.config);
     if (!embedder) throw new UsageError('no embedder is configured (EMBEDDER=none): the lexical reranker ships fitted; set EMBEDDER to fit vector fusion for it');
-    const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder);
+    const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder, context.config.database);
     try {
       let progress: ReturnType<Output['progress']> | undefined;
       const { model, report } = await FitFusion.fit(store, dataset, {

@@ -121,6 +121,30 @@ async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
   }
 }
 
+/**
+ * A new, empty database on the server `url` points at, for a store that lives only as long as one job (an
+ * evaluation); `drop` removes it, closing whatever still holds it.
+ */
+export async function temporaryDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `profile_edge_tmp_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.query(statement);
+    } catch (error) {
+      throw translatedError(error);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const made = new URL(url);
+  made.pathname = `/${name}`;
+  return { url: made.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 /** The host and database of a URL, without its credentials. */
 export function describe(url: string): string {
   try {
