@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
+import * as Demo from '../src/demo/Demo.js';
 import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
 import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
@@ -233,6 +234,30 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     expect((await store.payments.recent({ wallet: '0xABC', limit: 50 })).length).toBeGreaterThan(0);
     expect((await store.payments.unfinished(Date.now() + 1_000)).map((p) => p.id)).toContain('pay_a' + (spends.findIndex(Boolean) + 1));
   });
+
+  test('behavior: text holding a NUL character is kept (PostgreSQL stores it as U+FFFD) and a name holding one names nothing', async () => {
+    const account = await store.accounts.create({ name: 'nul-writer' });
+    await store.ledger.append({ kind: 'note', accountId: account.id, memo: 'before\u0000after' });
+    expect(['before\u0000after', 'before\uFFFDafter']).toContain((await store.ledger.entries({ accountId: account.id }))[0]!.memo);
+    expect(await store.profiles.byHandle('maria\u0000lind')).toBeUndefined();
+  });
+
+  test('behavior: instances starting together on a new store load the demo once, and every one of them starts', async () => {
+    const other = await Engines.fresh(engine);
+    try {
+      const open = () => Stores.open(other.target);
+      const load = (s: OpenStore) => Demo.loadOnFirstStart({ store: s }, { chunkTargetTokens: 320 });
+      // One SQLite file takes one writer at a time, and in one thread the second would wait on the first forever.
+      const together = engine === 'postgres';
+      const opened = together ? await Promise.all([open(), open()]) : [await open(), await open()];
+      const loads = together ? await Promise.all(opened.map(({ store: s }) => load(s))) : [await load(opened[0]!.store), await load(opened[1]!.store)];
+      expect(loads.filter((l) => l !== undefined)).toHaveLength(1);
+      expect((await opened[0]!.store.profiles.list()).length).toBe(loads.find((l) => l !== undefined)!.profiles);
+      await Promise.all(opened.map(({ store: s }) => s.close()));
+    } finally {
+      await other.drop();
+    }
+  }, 60_000);
 
   test('behavior: a kept value is claimed once, whoever asks first', async () => {
     const claimed = await Promise.all(['a', 'b', 'c'].map((v) => store.meta.claim('shared_secret', v)));

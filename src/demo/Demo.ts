@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -120,10 +121,16 @@ export async function load(handles: { store: Store }, options: { directory?: str
 }
 
 const loadedKey = 'demo_loaded_at';
+const claimKey = 'demo_claimed_by';
 
-/** Loads the demo on a store's first start only: an operator who removes demo rows does not get them back. */
+/**
+ * Loads the demo on a store's first start only: an operator who removes demo rows does not get them back. Of several
+ * instances starting together on one new database, the one that claims the load does it; the others start without.
+ */
 export async function loadOnFirstStart(handles: { store: Store }, options: { chunkTargetTokens: number; directory?: string }): Promise<LoadResult | undefined> {
   if ((await handles.store.meta.get(loadedKey)) !== undefined) return undefined;
+  const claim = crypto.randomUUID();
+  if ((await handles.store.meta.claim(claimKey, claim)) !== claim) return undefined;
   const result = await load(handles, options);
   await handles.store.meta.set(loadedKey, new Date().toISOString());
   return result;

@@ -13,14 +13,26 @@ import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
 import { type Command, UsageError, number, text, untilSignal } from '../Command.js';
 
+/** A database URL as a terminal may show it: a password, if it has one, stands as <password>. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '<password>';
+  return parsed.href.replace('%3Cpassword%3E', '<password>');
+}
+
 /** What an operator needs first: where the data is, where to point clients, and how to get a key with a balance. */
-function banner(input: { url: string; host: string; databasePath: string | undefined; database: string }): string[] {
+function banner(input: { url: string; host: string; databasePath: string | undefined; databaseUrl: string | undefined; database: string }): string[] {
   const { databasePath } = input;
   // Listening on every interface: show the address this machine itself can use.
   const everywhere = input.host === '0.0.0.0' || input.host === '::';
   const url = everywhere ? input.url.replace(/\/\/[^/]+:/, '//127.0.0.1:') : input.url;
   // The key command must reach the same database: DATABASE_URL is in the environment already when it is used.
-  const env = databasePath === undefined || databasePath === defaultDatabasePath ? '' : `DATABASE_PATH=${JSON.stringify(databasePath)} `;
+  const env =
+    input.databaseUrl !== undefined
+      ? `DATABASE_URL=${JSON.stringify(withoutPassword(input.databaseUrl))} `
+      : databasePath === undefined || databasePath === defaultDatabasePath
+        ? ''
+        : `DATABASE_PATH=${JSON.stringify(databasePath)} `;
   return [
     `profile-edge listening on ${url}${everywhere ? ` (all interfaces, ${input.host})` : ''}`,
     `  database  ${databasePath ?? input.database}`,
@@ -84,7 +96,8 @@ export const serve: Command = {
       throw error;
     });
     services.logger.info('listening', { url, database: config.databasePath ?? services.store.describe(), environment: config.environment });
-    for (const line of banner({ url, host, databasePath: config.databasePath, database: services.store.describe() })) out.line(line);
+    const databaseUrl = config.database.engine === 'postgres' ? config.database.url : undefined;
+    for (const line of banner({ url, host, databasePath: config.databasePath, databaseUrl, database: services.store.describe() })) out.line(line);
     const scheduler = config.sync.schedule
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,

@@ -42,7 +42,7 @@ function wrap(pool: pg.Pool, url: string): Engine {
   const on = (client: pg.Pool | pg.PoolClient, depth: number): Sql => {
     const query = async <T>(text: string, params: readonly Param[] | undefined): Promise<pg.QueryResult & { rows: T[] }> => {
       try {
-        return (await client.query({ text: dialect(text), values: (params ?? []).map(bindable) })) as pg.QueryResult & { rows: T[] };
+        return (await client.query({ text: dialect(text), values: (params ?? []).map(textual) })) as pg.QueryResult & { rows: T[] };
       } catch (error) {
         throw translatedError(error);
       }
@@ -143,6 +143,15 @@ export async function temporaryDatabase(url: string): Promise<{ url: string; dro
   const made = new URL(url);
   made.pathname = `/${name}`;
   return { url: made.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/**
+ * A value as PostgreSQL takes it. Its text cannot hold U+0000, which SQLite stores: a NUL in a question, a handle or
+ * a file is kept as U+FFFD (a lookup by such a name finds nothing, as on SQLite) rather than failing the request.
+ */
+function textual(value: Param): unknown {
+  const bound = bindable(value);
+  return typeof bound === 'string' && bound.includes('\u0000') ? bound.replaceAll('\u0000', '\uFFFD') : bound;
 }
 
 /** The host and database of a URL, without its credentials. */
