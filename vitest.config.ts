@@ -8,6 +8,33 @@ import { defineConfig } from 'vitest/config';
  */
 const alone = ['test/onchain.test.ts', 'test/onchain-departure.test.ts'];
 
+/**
+ * The end-to-end suites run a second time on PostgreSQL (the store suites run both engines themselves): every
+ * transport, both payment rails, a sync of each connector kind, citation pages. Their environments make a database
+ * each at PROFILE_EDGE_TEST_POSTGRES (default the machine's cluster) and drop it after; with none reachable they fail
+ * saying how to start one.
+ */
+const endToEnd = [
+  'test/rest.test.ts',
+  'test/mcp.test.ts',
+  'test/mcp-remote.test.ts',
+  'test/mcp-hosts.test.ts',
+  'test/query.test.ts',
+  'test/contract.test.ts',
+  'test/synthesis.test.ts',
+  'test/signed-links.test.ts',
+  'test/citation-pages.test.ts',
+  'test/onchain-contract.test.ts',
+  'test/onchain-crash.test.ts',
+  'test/sync.test.ts',
+  'test/podcast.test.ts',
+  'test/notion.test.ts',
+  'test/youtube.test.ts',
+  'test/ingest-text.test.ts',
+  'test/pdf.test.ts',
+];
+const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -15,7 +42,9 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: alone, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'end to end on postgres', include: endToEnd, env: onPostgres, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'payments under load', include: alone, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'payments under load on postgres', include: alone, env: onPostgres, sequence: { groupOrder: 2 } } },
     ],
   },
 });

@@ -2,7 +2,6 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, test } from 'vitest';
 import { ErrorBody, Health } from '../src/contract/Contract.js';
 import * as Environment from './support/Environment.js';
-import { snapshot } from './support/Snapshot.js';
 
 const served = Environment.useServed();
 
@@ -43,14 +42,14 @@ describe('GET /openapi.json', () => {
 
 describe('the directory', () => {
   test('behavior: shows only public profiles, even when a private or unlisted one is opted in', async () => {
-    const db = served.environment.services.db!;
+    const { peek } = served.environment;
     // The store refuses this state; force it to check the directory does not rely on that alone.
-    db.prepare("UPDATE profiles SET directory_opt_in = 1 WHERE slug IN ('sunniva-bratt', 'declan-aubury')").run();
+    await peek.run("UPDATE profiles SET directory_opt_in = 1 WHERE slug IN ('sunniva-bratt', 'declan-aubury')");
     try {
       const body = (await (await send('/api/profiles')).json()) as any;
       expect(body.data.map((p: { slug: string }) => p.slug)).toEqual(['mara-lindqvist', 'nadia-ferreira-holm', 'owen-halvorsen']);
     } finally {
-      db.prepare("UPDATE profiles SET directory_opt_in = 0 WHERE slug IN ('sunniva-bratt', 'declan-aubury')").run();
+      await peek.run("UPDATE profiles SET directory_opt_in = 0 WHERE slug IN ('sunniva-bratt', 'declan-aubury')");
     }
   });
 });
@@ -96,14 +95,14 @@ describe('bad input', () => {
   ];
 
   test.each(requests)('error: %s gets the Error body, never a 500, and changes nothing', async (_name, path, init, status, code) => {
-    const before = snapshot(served.environment.services.db!);
+    const before = await served.environment.peek.snapshot();
     const response = await send(path, init);
     expect(response.status).toBe(status);
     const body = (await response.json()) as any;
     // MCP endpoints answer malformed bodies with a JSON-RPC envelope instead.
     if (code === '') expect(body).toMatchObject({ jsonrpc: '2.0', error: { data: { error: 'invalid_request' } } });
     else expect(ErrorBody.parse(body).error).toBe(code);
-    expect(snapshot(served.environment.services.db!)).toEqual(before);
+    expect(await served.environment.peek.snapshot()).toEqual(before);
   });
 
   test('error: 405 names the allowed methods', async () => {

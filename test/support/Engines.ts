@@ -13,14 +13,24 @@ export type EngineName = 'sqlite' | 'postgres';
 
 export const engines: EngineName[] = ['sqlite', 'postgres'];
 
+/**
+ * The engine the end-to-end suites run on in this process: SQLite unless PROFILE_EDGE_TEST_ENGINE says postgres
+ * (vitest.config.ts runs them once per engine).
+ */
+export const current: EngineName = (() => {
+  const named = process.env.PROFILE_EDGE_TEST_ENGINE ?? 'sqlite';
+  if (named !== 'sqlite' && named !== 'postgres') throw new Error(`PROFILE_EDGE_TEST_ENGINE must be sqlite or postgres, not ${named}`);
+  return named;
+})();
+
 export const adminUrl = process.env.PROFILE_EDGE_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const howToStart = 'start one with `pg_ctlcluster --skip-systemctl-redirect 15 main start` or point PROFILE_EDGE_TEST_POSTGRES at one';
 
 /** A fresh, empty store location on `engine`, with what removes it. */
-export async function fresh(engine: EngineName): Promise<{ target: { path: string } | { url: string }; env: Record<string, string>; drop(): Promise<void> }> {
+export async function fresh(engine: EngineName, prefix = 'store'): Promise<{ target: { path: string } | { url: string }; env: Record<string, string>; drop(): Promise<void> }> {
   if (engine === 'sqlite') {
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-store-'));
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), `profile-edge-${prefix}-`));
     const file = path.join(directory, 'store.db');
     return { target: { path: file }, env: { DATABASE_PATH: file }, drop: async () => fs.rmSync(directory, { recursive: true, force: true }) };
   }

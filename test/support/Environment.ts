@@ -8,6 +8,8 @@ import * as Demo from '../../src/demo/Demo.js';
 import * as Services from '../../src/Services.js';
 import * as Issuing from '../../src/auth/Keys.js';
 import * as HttpServer from '../../src/transport/http/Server.js';
+import * as Engines from './Engines.js';
+import * as Peek from './Peek.js';
 
 /** Receiving addresses used by tests; never real wallets. */
 export const payTo = {
@@ -39,16 +41,24 @@ export type Environment = {
   directory: string;
   env: Record<string, string>;
   services: Services.Services;
+  /** The store's tables, read directly on whichever engine holds them. */
+  peek: Peek.Peek;
   keys: Keys;
   close(): Promise<void>;
 };
 
-/** A fresh store in a temporary directory, loaded with the demo dataset and a set of accounts and credentials. */
+/**
+ * A fresh store, loaded with the demo dataset and a set of accounts and credentials: a SQLite file in a temporary
+ * directory, or a PostgreSQL database made for it when this run's engine is PostgreSQL (Engines.current) or the
+ * overrides name one, dropped on close.
+ */
 export async function create(overrides: Record<string, string> = {}): Promise<Environment> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-test-'));
+  const database = overrides.DATABASE_URL === undefined && overrides.DATABASE_PATH === undefined && Engines.current === 'postgres' ? await Engines.fresh('postgres') : undefined;
   const env: Record<string, string> = {
     ENVIRONMENT: 'test',
     DATABASE_PATH: path.join(directory, 'test.db'),
+    ...database?.env,
     LOG_LEVEL: 'silent',
     DEMO_DATA: 'false',
     TEMPO_PAY_TO: payTo.tempo,
@@ -60,9 +70,10 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
     ...overrides,
   };
   // On PostgreSQL (DATABASE_URL given) there is no file.
-  if (overrides.DATABASE_URL !== undefined) delete env.DATABASE_PATH;
+  if (env.DATABASE_URL !== undefined) delete env.DATABASE_PATH;
   const config = Config.load(env);
   const services = await Services.create(config);
+  const peek = await Peek.open(env);
   const { store } = services;
   await Demo.load({ store }, { chunkTargetTokens: config.chunkTargetTokens });
 
@@ -92,9 +103,12 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
     directory,
     env,
     services,
+    peek,
     keys,
     async close() {
+      await peek.close();
       await services.close();
+      await database?.drop();
       fs.rmSync(directory, { recursive: true, force: true });
     },
   };

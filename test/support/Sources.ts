@@ -1,13 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import * as Log from '../../src/log/Logger.js';
 import * as Connectors from '../../src/sources/Connectors.js';
 import * as Fetcher from '../../src/sources/Fetcher.js';
 import type { SyncDependencies } from '../../src/sources/Sync.js';
-import * as Store from '../../src/store/Database.js';
-import type { Database } from '../../src/store/Database.js';
 import * as Stores from '../../src/store/Store.js';
+import * as Engines from './Engines.js';
+import * as Peek from './Peek.js';
 
 /** A fetcher for tests: loopback allowed, short deadlines, no retries unless asked. */
 export const fetcher = (policy: Partial<Fetcher.Policy> = {}): Fetcher.Fetcher =>
@@ -26,23 +23,28 @@ export function loopbackOnly(inner: Fetcher.Fetcher = fetcher()): Fetcher.Fetche
   };
 }
 
-/** A temporary store with one public profile, for sync tests. */
+/**
+ * A temporary store with one public profile, for sync tests, on this run's engine (Engines.current): `env` names it
+ * the way the configuration does (for CLI runs against it), `peek` reads its tables.
+ */
 export async function store(prefix: string): Promise<{
-  db: Database;
   store: Stores.Store;
+  peek: Peek.Peek;
+  env: Peek.Place;
   profileId: string;
   logLines: string[];
   deps(overrides?: Partial<SyncDependencies>): SyncDependencies;
-  close(): void;
+  close(): Promise<void>;
 }> {
-  const directory = fs.mkdtempSync(path.join(os.tmpdir(), `profile-edge-${prefix}-`));
-  const db = Store.open(path.join(directory, 'sync.db')).db;
-  const store = Stores.overSqlite(db);
+  const place = await Engines.fresh(Engines.current, prefix);
+  const { store } = await Stores.open(place.target);
+  const peek = await Peek.open(place.env);
   const profileId = (await store.profiles.create({ slug: 'writer', name: 'Wren Writer', visibility: 'public' })).id;
   const logLines: string[] = [];
   return {
-    db,
     store,
+    peek,
+    env: place.env,
     profileId,
     logLines,
     deps: (overrides = {}) => ({
@@ -53,9 +55,10 @@ export async function store(prefix: string): Promise<{
       logger: Log.create({ level: 'info', write: (line) => logLines.push(line) }),
       ...overrides,
     }),
-    close() {
-      db.close();
-      fs.rmSync(directory, { recursive: true, force: true });
+    async close() {
+      await peek.close();
+      await store.close();
+      await place.drop();
     },
   };
 }
