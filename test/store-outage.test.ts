@@ -49,11 +49,11 @@ describe.skipIf(missing !== undefined)('a server whose PostgreSQL is lost while 
     const body = (await refused.json()) as { error: string; message: string };
     expect(body.error).toBe('service_unavailable');
     expect(body.message).not.toMatch(/127\.0\.0\.1|outage/);
-    expect(await (await fetch(`${http.url}/health`)).json()).toMatchObject({ ok: false });
+    expect(await (await fetch(`${http.url}/health`)).json()).toMatchObject({ ok: false, dependencies: { database: { ok: false } } });
 
     cluster.start();
     await expect.poll(async () => (await ask()).status, { timeout: 20_000, interval: 250 }).toBe(200);
-    expect(await (await fetch(`${http.url}/health`)).json()).toMatchObject({ ok: true });
+    expect(await (await fetch(`${http.url}/health`)).json()).toMatchObject({ ok: true, dependencies: { database: { ok: true } } });
     // Each answer since the outage was charged once; what was refused while it lasted, not at all.
     const answered = (await charges()) - charged;
     expect(answered).toBeGreaterThanOrEqual(1);

@@ -38,7 +38,16 @@ export const ProfileChannels = z
   .strict();
 export type ProfileChannels = z.infer<typeof ProfileChannels>;
 
+/** One thing the service needs to answer, as liveness reports it: whether it answered just now. */
+export const Dependency = z.object({ ok: z.boolean() }).strict();
+
 export const Health = z
-  .object({ ok: z.boolean(), service: z.literal('profile-edge'), environment: z.string() })
+  .object({
+    ok: z.boolean(),
+    service: z.literal('profile-edge'),
+    environment: z.string(),
+    /** Which dependency is down when `ok` is false (an addition to the contract's three fields; always sent). */
+    dependencies: z.object({ database: Dependency }).strict().optional(),
+  })
   .strict();
 export type Health = z.infer<typeof Health>;

@@ -9,6 +9,7 @@ import * as Caller from '../../auth/Caller.js';
 import * as CitationPage from '../../pages/CitationPage.js';
 import * as Tools from '../../../tools/Tools.js';
 import { connectionOf, presentedOf, sendError } from './Http.js';
+import type { Health } from '../../contract/Contract.js';
 import * as Credentials from '../../payments/Credentials.js';
 import * as McpHttp from './McpHttp.js';
 import * as OpenApi from './OpenApi.js';
@@ -80,11 +81,12 @@ export function create(services: Services, options: { listenHost?: string } = {}
   app.use((req, _res, next) => next(tooDeep(req.body) ? new ServiceError('invalid_request', `the body nests deeper than ${maxDepth} levels`) : undefined));
 
   app.route('/health').get(async (_req, res) => {
-    const ok = await services.store.ping().then(
+    const database = await services.store.ping().then(
       () => true,
       () => false,
     );
-    res.json({ ok, service: 'profile-edge', environment: services.config.environment });
+    const health: Health = { ok: database, service: 'profile-edge', environment: services.config.environment, dependencies: { database: { ok: database } } };
+    res.json(health);
   }).all(notAllowed('GET'));
 
   const openapi = OpenApi.document();
