@@ -26,11 +26,14 @@ const endToEnd = [
   'test/citation-pages.test.ts',
   'test/onchain-contract.test.ts',
   'test/onchain-crash.test.ts',
+  'test/onchain-unsponsored.test.ts',
   'test/sync.test.ts',
   'test/podcast.test.ts',
   'test/notion.test.ts',
   'test/youtube.test.ts',
   'test/ingest-text.test.ts',
+  'test/formats.test.ts',
+  'test/captions.test.ts',
   'test/pdf.test.ts',
 ];
 const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };

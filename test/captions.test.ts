@@ -1,14 +1,12 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ServiceError, toServiceError } from '../src/errors/ServiceError.js';
 import * as Charset from '../src/ingest/Charset.js';
 import * as Transcript from '../src/ingest/Transcript.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as Store from '../src/store/Database.js';
-import type { Database } from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
+import * as Engines from './support/Engines.js';
 import * as Shared from './support/Shared.js';
 
 /** Each cue as [start, end, text], times rounded to the millisecond. */
@@ -150,20 +148,18 @@ describe('caption files with no readable cue', () => {
   });
 
   describe('wherever it surfaces', () => {
-    let directory: string;
-    let db: Database;
-    let store: Stores.Store;
+    let place: Awaited<ReturnType<typeof Engines.fresh>>;
+    let store: Stores.OpenStore;
     let channelId: string;
     beforeAll(async () => {
-      directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-captions-'));
-      db = Store.open(path.join(directory, 'c.db')).db;
-      store = Stores.overSqlite(db);
+      place = await Engines.fresh(Engines.current, 'captions');
+      ({ store } = await Stores.open(place.target));
       const profile = await store.profiles.create({ slug: 'captions', name: 'Captions', visibility: 'public' });
       channelId = (await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 1 })).id;
     });
-    afterAll(() => {
-      db.close();
-      fs.rmSync(directory, { recursive: true, force: true });
+    afterAll(async () => {
+      await store?.close();
+      await place?.drop();
     });
 
     test('error: the reason is a 400 invalid_request, never an internal error', async () => {

@@ -9,39 +9,40 @@ import * as Pdf from '../src/ingest/Pdf.js';
 import * as Transcript from '../src/ingest/Transcript.js';
 import * as Upload from '../src/ingest/Upload.js';
 import type { Evidence } from '../src/retrieval/Retriever.js';
-import * as Store from '../src/store/Database.js';
-import type { Database } from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
+import * as Engines from './support/Engines.js';
+import * as Peek from './support/Peek.js';
 import * as Shared from './support/Shared.js';
 
+/** Where uploaded files are written. */
 let directory: string;
-let db: Database;
-let store: Stores.Store;
+let place: Awaited<ReturnType<typeof Engines.fresh>>;
+let store: Stores.OpenStore;
+let peek: Peek.Peek;
 let channelId: string;
 
 beforeAll(async () => {
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-formats-'));
-  db = Store.open(path.join(directory, 'f.db')).db;
-  store = Stores.overSqlite(db);
+  place = await Engines.fresh(Engines.current, 'formats');
+  ({ store } = await Stores.open(place.target));
+  peek = await Peek.open(place.env);
   const profile = await store.profiles.create({ slug: 'formats', name: 'Formats', visibility: 'public' });
   channelId = (await store.channels.create({ profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 1 })).id;
 });
-afterAll(() => {
-  db.close();
+afterAll(async () => {
+  await peek?.close();
+  await store?.close();
+  await place?.drop();
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
 const read = (file: string) => Charset.decode(fs.readFileSync(file));
 const chunksOf = (itemId: string) =>
-  db.prepare('SELECT text, start_seconds AS startSeconds, end_seconds AS endSeconds, speaker, page_start AS pageStart, page_end AS pageEnd FROM chunks WHERE item_id = ? ORDER BY ordinal').all(itemId) as {
-    text: string;
-    startSeconds: number | null;
-    endSeconds: number | null;
-    speaker: string | null;
-    pageStart: number | null;
-    pageEnd: number | null;
-  }[];
+  peek.all<{ text: string; startSeconds: number | null; endSeconds: number | null; speaker: string | null; pageStart: number | null; pageEnd: number | null }>(
+    'SELECT text, start_seconds AS startSeconds, end_seconds AS endSeconds, speaker, page_start AS pageStart, page_end AS pageEnd FROM chunks WHERE item_id = ? ORDER BY ordinal',
+    itemId,
+  );
 
 describe('transcript formats', () => {
   test('behavior: a Podcasting 2.0 JSON transcript joins word segments into timed cues per speaker', () => {
@@ -123,11 +124,11 @@ describe.skipIf(!Shared.hasFixtures)('real-world transcripts and PDFs (../shared
   test('behavior: an uploaded PDF keeps page numbers on its chunks; citations name the pages', async () => {
     const file = Shared.fixture('pdf/pysample_pdflatex-4-pages.pdf');
     const stored = await Upload.ingest({ store }, { channelId, file, chunkTargetTokens: 120 });
-    const chunks = chunksOf(stored.itemId);
+    const chunks = await chunksOf(stored.itemId);
     expect(new Set(chunks.map((c) => c.pageStart))).toEqual(new Set([1, 2, 3, 4]));
     for (const c of chunks) expect(c.pageEnd).toBeGreaterThanOrEqual(c.pageStart!);
     const crazy = await Upload.ingest({ store }, { channelId, file: Shared.fixture('pdf/pysample_crazyones-pdfa.pdf'), chunkTargetTokens: 320 });
-    expect(chunksOf(crazy.itemId)[0]!.text).toMatch(/^The Crazy Ones/);
+    expect((await chunksOf(crazy.itemId))[0]!.text).toMatch(/^The Crazy Ones/);
   });
 });
 
@@ -143,7 +144,7 @@ describe('uploads of HTML, JSON transcripts and PDF', () => {
     const file = write('lamination.html', `<html><head><title>Lamination</title></head><body><nav>Home Shop Login</nav><article><h2>Folds</h2>${body}</article></body></html>`);
     const stored = await Upload.ingest({ store }, { channelId, file, chunkTargetTokens: 320 });
     expect(stored.title).toBe('Lamination');
-    const text = chunksOf(stored.itemId).map((c) => c.text).join('\n');
+    const text = (await chunksOf(stored.itemId)).map((c) => c.text).join('\n');
     expect(text).toContain('Folds');
     expect(text).toContain('butter layers');
     expect(text).not.toContain('Login');
@@ -152,13 +153,24 @@ describe('uploads of HTML, JSON transcripts and PDF', () => {
   test('behavior: a JSON or HTML transcript upload keeps speakers and times', async () => {
     const json = write('ep2.json', JSON.stringify({ segments: [{ speaker: 'Ada', startTime: 3, endTime: 5, body: 'Looms weave flowers.' }] }));
     const stored = await Upload.ingest({ store }, { channelId, file: json, chunkTargetTokens: 320 });
-    expect(chunksOf(stored.itemId)[0]).toMatchObject({ text: 'Ada: Looms weave flowers.', startSeconds: 3, endSeconds: 5, speaker: 'Ada' });
+    expect((await chunksOf(stored.itemId))[0]).toMatchObject({ text: 'Ada: Looms weave flowers.', startSeconds: 3, endSeconds: 5, speaker: 'Ada' });
     const html = write('ep3.html', '<cite>Ada:</cite><time>0:07</time><p>Engines weave patterns.</p>');
-    expect(chunksOf((await Upload.ingest({ store }, { channelId, file: html, chunkTargetTokens: 320 })).itemId)[0]).toMatchObject({ startSeconds: 7, speaker: 'Ada' });
+    expect((await chunksOf((await Upload.ingest({ store }, { channelId, file: html, chunkTargetTokens: 320 })).itemId))[0]).toMatchObject({ startSeconds: 7, speaker: 'Ada' });
+  });
+
+  test('behavior: an uploaded PDF (the project\'s own) keeps the page each chunk comes from', async () => {
+    const file = path.join(import.meta.dirname, 'fixtures', 'pdf', 'field-guide.pdf');
+    // Small chunks: the guide's four pages make several.
+    const stored = await Upload.ingest({ store }, { channelId, file, chunkTargetTokens: 30 });
+    expect(stored).toMatchObject({ outcome: 'created', title: 'Soil Carbon Field Guide' });
+    const chunks = await chunksOf(stored.itemId);
+    expect([...new Set(chunks.map((c) => c.pageStart))]).toEqual([1, 2, 3, 4]);
+    for (const c of chunks) expect(c.pageEnd).toBeGreaterThanOrEqual(c.pageStart!);
+    expect(chunks.find((c) => c.text.includes('Bulk density is the dry mass'))).toMatchObject({ pageStart: 3, startSeconds: null });
   });
 
   test('error: upload checks what would fail every file before any work: missing files, bad --source-url or --published-at', async () => {
-    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
+    const env = { ...place.env, DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
     await Cli.profileWithChannel(env, { slug: 'uploader', kind: 'user_upload', channelId: 'ch_cli_uploads' });
     const good = write('good.txt', 'Some text.');
     expect(await Cli.run(env, 'upload', '--channel', 'ch_cli_uploads', path.join(directory, 'nope.html'))).toMatchObject({ code: 2, stderr: expect.stringContaining('no such file') });
@@ -171,10 +183,10 @@ describe('uploads of HTML, JSON transcripts and PDF', () => {
   });
 
   test('error: a file that is not its format is a 400 naming it, and nothing is written', async () => {
-    const before = db.prepare('SELECT count(*) FROM items').pluck().get();
+    const before = await peek.value<number>('SELECT count(*) FROM items');
     await expect(Upload.ingest({ store }, { channelId, file: write('broken.json', '{"words": []}'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('cannot read "broken.json": not a JSON transcript') });
     await expect(Upload.ingest({ store }, { channelId, file: write('broken.pdf', 'not a pdf'), chunkTargetTokens: 320 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('not a readable PDF') });
-    expect(db.prepare('SELECT count(*) FROM items').pluck().get()).toBe(before);
+    expect(await peek.value<number>('SELECT count(*) FROM items')).toBe(before);
   });
 });
 

@@ -22,7 +22,7 @@ beforeAll(async () => {
   store = await Sources.store('ingest-text');
 });
 afterAll(async () => {
-  store.close();
+  await store.close();
   await host.close();
 });
 
@@ -47,15 +47,14 @@ async function channel(kind: 'rss' | 'podcast_rss', body: Buffer | string, type:
   return id;
 }
 
-const texts = (channelId: string) =>
-  store.db.prepare('SELECT c.text FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? ORDER BY i.external_id, c.ordinal').pluck().all(channelId) as string[];
+const texts = (channelId: string) => store.peek.column<string>('SELECT c.text FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? ORDER BY i.external_id, c.ordinal', channelId);
 
 describe('feeds read as their publisher wrote them', () => {
   test('behavior: a KOI8-R feed with no declaration anywhere is read as Russian, not as windows-1252 mojibake', async () => {
     const words = 'Как пережить зиму без потерь: укройте розы лапником и проверьте урожай в подвале.';
     const id = await channel('rss', encode(rss([{ guid: 'w1', title: 'Зима в саду', description: words }]), 'koi8-r'), 'application/rss+xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
-    expect(texts(id)).toEqual([words]);
+    expect(await texts(id)).toEqual([words]);
     expect((await store.store.items.byChannel(id))[0]!.title).toBe('Зима в саду');
     expect((await store.store.channels.get(id)).lastError).toBeNull();
   });
@@ -64,20 +63,20 @@ describe('feeds read as their publisher wrote them', () => {
     const words = 'Ich möchte gern über die Straße gehen, während es regnet – schön!';
     const id = await channel('rss', encode(rss([{ guid: 'g1', title: 'Straße', description: words }]), 'windows-1252'), 'text/xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
-    expect(texts(id)).toEqual([words]);
+    expect(await texts(id)).toEqual([words]);
     expect((await store.store.channels.get(id)).lastError).toMatch(/^feed: no charset declared; read as [\w-]+, guessed from the bytes with confidence 0\.\d\d$/);
   });
 
   test('behavior: a feed of gzip bytes served without Content-Encoding is read', async () => {
     const id = await channel('rss', zlib.gzipSync(rss([{ guid: 'z1', title: 'Zipped', description: 'Compressed but not declared as such.' }])), 'application/x-gzip');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
-    expect(texts(id)).toEqual(['Compressed but not declared as such.']);
+    expect(await texts(id)).toEqual(['Compressed but not declared as such.']);
   });
 
   test('behavior: HTML escaped twice ("&amp;lt;p&amp;gt;") is indexed as text, not as literal tags; escaped text inside stays', async () => {
     const id = await channel('rss', rss([{ guid: 'h1', title: 'Twice', description: '&amp;lt;p&amp;gt;Keep the lid &amp;amp;lt;ajar&amp;amp;gt; while it cools.&amp;lt;/p&amp;gt;&amp;lt;p&amp;gt;Second paragraph.&amp;lt;/p&amp;gt;' }]), 'application/rss+xml');
     expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1 });
-    expect(texts(id).join('\n')).toBe('Keep the lid <ajar> while it cools.\n\nSecond paragraph.');
+    expect((await texts(id)).join('\n')).toBe('Keep the lid <ajar> while it cools.\n\nSecond paragraph.');
   });
 
   test('behavior: two episodes sharing a GUID both survive, keyed apart by their audio, and the collision is reported; a true duplicate stays one', async () => {

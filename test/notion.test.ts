@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Connectors from '../src/sources/Connectors.js';
 import * as Notion from '../src/sources/Notion.js';
@@ -9,9 +7,11 @@ import type { NotionBlock } from '../src/sources/NotionBlocks.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Config from '../src/config/Config.js';
 import * as Services from '../src/Services.js';
+import * as Items from '../src/store/Items.js';
 import * as Keys from '../src/auth/Keys.js';
 import * as Tools from '../tools/Tools.js';
 import * as Cli from './support/Cli.js';
+import * as Engines from './support/Engines.js';
 import * as NotionServer from './support/NotionServer.js';
 import * as Shared from './support/Shared.js';
 import * as Sources from './support/Sources.js';
@@ -68,13 +68,13 @@ beforeAll(async () => {
   for (const id of rows) w.children.set(id, [block(`${id}-p`, 'paragraph', { rich_text: text('Row body text.') })]);
 });
 afterAll(async () => {
-  store.close();
+  await store.close();
   await notion.close();
 });
 
 const deps = (tokens: Record<string, string> = { NOTION_TOKEN: token }) => store.deps({ connectors: Connectors.create({ notion: { baseUrl: notion.url, tokens } }) });
-const textOf = (channelId: string, externalId: string) =>
-  (store.db.prepare('SELECT group_concat(c.text, char(10)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? AND i.external_id = ?').pluck().get(channelId, externalId) as string) ?? '';
+const textOf = async (channelId: string, externalId: string) =>
+  (await store.store.items.withChunks(Items.itemId(channelId, externalId)))?.chunks.map((c) => c.text).join('\n') ?? '';
 
 describe('notion connector (the real @notionhq/client against a stand-in API)', () => {
   test('behavior: pages, sub-pages and database rows become items, with structure kept and every block page read', async () => {
@@ -86,12 +86,12 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
     const items = await store.store.items.byChannel('ch_handbook');
     expect(items.map((i) => i.title).sort()).toEqual(['Annual checkup', 'Emergency fund', 'Members handbook', 'Tax-loss harvesting']);
     expect(items.find((i) => i.externalId === child)!.sourceUrl).toBe(`https://www.notion.so/Tax-loss-harvesting-${child.replace(/-/g, '')}`);
-    const handbook = textOf('ch_handbook', root);
+    const handbook = await textOf('ch_handbook', root);
     for (const expected of ['Rebalancing', 'Rebalance when an asset drifts past its band.', 'Why bands?', '  Bands trade fewer times than calendars do.', '[x] Check allocation yearly', 'python: drift = weight - target', 'Band | Width', 'Absolute | 5 points', '1. Step 1 of the annual review.', '120. Step 120 of the annual review.']) {
       expect(handbook).toContain(expected);
     }
     expect(handbook).not.toContain('Harvest losses');
-    expect(textOf('ch_handbook', rows[0]!)).toContain('Status: Done\n\nTags: yearly, review');
+    expect(await textOf('ch_handbook', rows[0]!)).toContain('Status: Done\n\nTags: yearly, review');
     expect(notion.requests.filter((r) => r.path === `/v1/pages/${root}`)).toHaveLength(2); // the 429, then the page
     expect(notion.requests.filter((r) => r.path === `/v1/blocks/${root}/children`)).toHaveLength(2); // two pages of 100
     expect(notion.requests.every((r) => r.version !== undefined)).toBe(true);
@@ -101,7 +101,7 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
     notion.workspace.children.set(child, [block('c-p', 'paragraph', { rich_text: text('Harvest losses before December; mind the 30-day wash-sale rule.') })]);
     notion.workspace.rows.set(dataSource, [notion.workspace.rows.get(dataSource)![0]!]);
     expect(await Sync.syncChannel(deps(), 'ch_handbook')).toMatchObject({ outcome: 'synced', updated: 1, unchanged: 2, removed: 1 });
-    expect(textOf('ch_handbook', child)).toContain('wash-sale');
+    expect(await textOf('ch_handbook', child)).toContain('wash-sale');
     expect((await store.store.items.byChannel('ch_handbook')).some((i) => i.externalId === rows[1])).toBe(false);
   });
 
@@ -184,12 +184,12 @@ describe('notion property values (a workspace configured through the environment
   });
 
   test('behavior: formulas, rollups, unique ids and files are indexed as Notion shows them, and a query finds them', async () => {
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-notion-properties-'));
+    const place = await Engines.fresh(Engines.current, 'notion-properties');
     const w = notion.workspace;
     w.databases.set(tracker, { object: 'database', id: tracker, title: text('Tracker'), data_sources: [{ id: trackerSource, name: 'Tracker' }] });
     w.rows.set(trackerSource, [page(ticket, 'Vendor onboarding', properties('2025-01-11T10:00:00.000Z'))]);
     w.children.set(ticket, []);
-    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent', NOTION_BASE_URL: `${notion.url}/`, NOTION_TOKEN: token };
+    const env = { ...place.env, DEMO_DATA: 'false', LOG_LEVEL: 'silent', NOTION_BASE_URL: `${notion.url}/`, NOTION_TOKEN: token };
     try {
       await Cli.profileWithChannel(env, { slug: 'tracker', kind: 'notion', channelId: 'ch_tracker' });
       expect((await Cli.run(env, 'channels', 'update', 'ch_tracker', '--source-url', `https://www.notion.so/acme/${tracker.replace(/-/g, '')}?v=1`)).code).toBe(0);
@@ -240,16 +240,16 @@ describe('notion property values (a workspace configured through the environment
       w.rows.set(trackerSource, [page(ticket, 'Vendor onboarding', properties('2025-01-11T11:00:00.000Z'))]);
       expect(JSON.parse((await Cli.run(env, 'sync', '--channel', 'ch_tracker', '--json')).stdout)).toMatchObject([{ outcome: 'synced', unchanged: 1, updated: 0 }]);
     } finally {
-      fs.rmSync(directory, { recursive: true, force: true });
+      await place.drop();
     }
   });
 });
 
 describe('channel settings (CLI)', () => {
   test('error: settings are checked; tokenVariable may name only NOTION_TOKEN variables', async () => {
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-notion-cli-'));
+    const place = await Engines.fresh(Engines.current, 'notion-cli');
     try {
-      const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
+      const env = { ...place.env, DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
       await Cli.profileWithChannel(env, { slug: 'owen', kind: 'notion', channelId: 'ch_owen_notion' });
       expect(await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'tokenVariable=DATABASE_PATH')).toMatchObject({ code: 2, stderr: expect.stringContaining('is not the environment variable with the Notion integration token') });
       expect(await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'secret=1')).toMatchObject({ code: 2, stderr: expect.stringContaining('KEY one of: tokenVariable') });
@@ -261,7 +261,7 @@ describe('channel settings (CLI)', () => {
       expect((await Cli.run(env, 'channels', 'update', 'ch_owen_notion', '--setting', 'tokenVariable=')).code).toBe(0);
       expect(JSON.parse((await Cli.run(env, 'channels', 'list', '--json')).stdout)[0].settings).toEqual({});
     } finally {
-      fs.rmSync(directory, { recursive: true, force: true });
+      await place.drop();
     }
   });
 });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   store = await Sources.store('podcast');
 });
 afterAll(async () => {
-  store.close();
+  await store.close();
   await host.close();
   await whisper.close();
 });
@@ -59,14 +59,13 @@ async function serveShow(id: string, episodes: Episode[]): Promise<void> {
 }
 
 const chunksOf = (channelId: string, guid: string) =>
-  store.db
-    .prepare(
-      `SELECT c.text, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds, c.speaker FROM chunks c JOIN items i ON i.id = c.item_id
-       WHERE i.channel_id = ? AND i.external_id = ? ORDER BY c.ordinal`,
-    )
-    .all(channelId, guid) as { text: string; startSeconds: number | null; endSeconds: number | null; speaker: string | null }[];
-const metadataOf = (channelId: string, guid: string) =>
-  JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE channel_id = ? AND external_id = ?').pluck().get(channelId, guid) as string);
+  store.peek.all<{ text: string; startSeconds: number | null; endSeconds: number | null; speaker: string | null }>(
+    `SELECT c.text, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds, c.speaker FROM chunks c JOIN items i ON i.id = c.item_id
+     WHERE i.channel_id = ? AND i.external_id = ? ORDER BY c.ordinal`,
+    channelId,
+    guid,
+  );
+const metadataOf = async (channelId: string, guid: string) => JSON.parse((await store.store.items.metadata(channelId, guid))!);
 
 describe('podcast_rss connector', () => {
   test('behavior: the publisher transcript is preferred, keeps speakers and cue times, and chapters label and bound chunks', async () => {
@@ -84,13 +83,13 @@ describe('podcast_rss connector', () => {
       },
     ]);
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_1')).toMatchObject({ outcome: 'synced', created: 1, failed: 0 });
-    const chunks = chunksOf('ch_soil_1', 'ep1');
+    const chunks = await chunksOf('ch_soil_1', 'ep1');
     expect(chunks).toHaveLength(2);
     expect(chunks[0]).toMatchObject({ startSeconds: 0, endSeconds: 20, speaker: 'Ria Moss' });
     expect(chunks[0]!.text).toBe('Hot compost\nGus Green: Welcome to Soil Talk. Today my guest is Ria Moss.\nRia Moss: A hot compost pile should reach fifty-five degrees within a week.');
     expect(chunks[1]).toMatchObject({ startSeconds: 60, endSeconds: 80 });
     expect(chunks[1]!.text).toMatch(/^Worm bins\nGus Green: Now, worms\./);
-    expect(metadataOf('ch_soil_1', 'ep1')).toMatchObject({ text: 'transcript', transcriptFormat: 'json' });
+    expect(await metadataOf('ch_soil_1', 'ep1')).toMatchObject({ text: 'transcript', transcriptFormat: 'json' });
   });
 
   test('behavior: an episode without a transcript is indexed from its show notes and marked as such; a dead transcript link falls back too', async () => {
@@ -99,9 +98,9 @@ describe('podcast_rss connector', () => {
       { guid: 'ep3', title: 'Mulch', date: '2025-05-15', notes: '<p>Mulch in spring.</p>', extra: '<podcast:transcript url="/t/missing.vtt" type="text/vtt"/>' },
     ]);
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_2')).toMatchObject({ created: 2, failed: 0 });
-    expect(chunksOf('ch_soil_2', 'ep2')[0]).toMatchObject({ text: 'Leaf mould takes two years to mature.', startSeconds: null });
-    expect(metadataOf('ch_soil_2', 'ep2').text).toBe('show_notes');
-    expect(metadataOf('ch_soil_2', 'ep3').text).toBe('show_notes');
+    expect((await chunksOf('ch_soil_2', 'ep2'))[0]).toMatchObject({ text: 'Leaf mould takes two years to mature.', startSeconds: null });
+    expect((await metadataOf('ch_soil_2', 'ep2')).text).toBe('show_notes');
+    expect((await metadataOf('ch_soil_2', 'ep3')).text).toBe('show_notes');
   });
 
   test('behavior: with a transcriber configured, an episode without a transcript is transcribed from its audio', async () => {
@@ -111,8 +110,8 @@ describe('podcast_rss connector', () => {
     const deps = store.deps({ connectors: Connectors.create({ transcriber }) });
     expect(await Sync.syncChannel(deps, 'ch_soil_3')).toMatchObject({ created: 1, failed: 0 });
     expect(whisper.requests.at(-1)).toEqual({ model: 'whisper-1', responseFormat: 'verbose_json', fileName: 'ep4.mp3', fileBytes: 2048, authorization: 'Bearer sk-whisper' });
-    expect(chunksOf('ch_soil_3', 'ep4')[0]).toMatchObject({ text: 'Welcome back to the show. Today we talk about compost heat.', startSeconds: 0, endSeconds: 12 });
-    expect(metadataOf('ch_soil_3', 'ep4').text).toBe('transcription');
+    expect((await chunksOf('ch_soil_3', 'ep4'))[0]).toMatchObject({ text: 'Welcome back to the show. Today we talk about compost heat.', startSeconds: 0, endSeconds: 12 });
+    expect((await metadataOf('ch_soil_3', 'ep4')).text).toBe('transcription');
   });
 
   test('error: a transcription endpoint that is down leaves a new episode on its show notes until it is back; one that refuses it leaves them for good', async () => {
@@ -124,13 +123,13 @@ describe('podcast_rss connector', () => {
     try {
       const down = await Sync.syncChannel(deps, 'ch_soil_4');
       expect(down).toMatchObject({ failed: 0, created: 1, provisional: 1 });
-      expect(metadataOf('ch_soil_4', 'ep5').text).toBe('show_notes');
+      expect((await metadataOf('ch_soil_4', 'ep5')).text).toBe('show_notes');
       expect((await store.store.channels.get('ch_soil_4')).lastError).toMatch(/1 new items indexed from stand-in text for now.*transcription endpoint answered 503/);
     } finally {
       whisper.failWith = undefined;
     }
     expect(await Sync.syncChannel({ ...deps, now: () => Date.now() + 16 * 60_000 }, 'ch_soil_4')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
-    expect(metadataOf('ch_soil_4', 'ep5').text).toBe('transcription');
+    expect((await metadataOf('ch_soil_4', 'ep5')).text).toBe('transcription');
     expect((await store.store.channels.get('ch_soil_4')).lastError).toBeNull();
 
     await serveShow('ch_soil_5', [{ guid: 'ep6', title: 'Worm tea', date: '2025-06-05', notes: 'Worm tea is not a fertiliser.' }]);
@@ -140,7 +139,7 @@ describe('podcast_rss connector', () => {
     } finally {
       whisper.failWith = undefined;
     }
-    expect(chunksOf('ch_soil_5', 'ep6')[0]!.text).toBe('Worm tea is not a fertiliser.');
+    expect((await chunksOf('ch_soil_5', 'ep6'))[0]!.text).toBe('Worm tea is not a fertiliser.');
     await expect(Transcriber.openAi({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2_000 }).transcribe(Uint8Array.of(1), { name: 'a.mp3', type: 'audio/mpeg' })).rejects.toThrow(/unreachable/);
   });
 
@@ -149,15 +148,15 @@ describe('podcast_rss connector', () => {
     const episode = { guid: 'ep7', title: 'Living soil', date: '2025-06-12', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep7.vtt" type="text/vtt"/>' };
     await serveShow('ch_soil_6', [episode]);
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ created: 1, failed: 0, provisional: 1 });
-    expect(chunksOf('ch_soil_6', 'ep7')[0]!.text).toBe('Notes.');
+    expect((await chunksOf('ch_soil_6', 'ep7'))[0]!.text).toBe('Notes.');
     expect((await store.store.channels.get('ch_soil_6')).lastError).toMatch(/transcript unavailable for now/);
     expect(await Sync.syncChannel({ ...store.deps(), now: () => Date.now() + 16 * 60_000 }, 'ch_soil_6')).toMatchObject({ updated: 1, failed: 0, provisional: 0 });
-    expect(chunksOf('ch_soil_6', 'ep7')[0]).toMatchObject({ text: 'Gus: Soil is alive.', startSeconds: 1 });
+    expect((await chunksOf('ch_soil_6', 'ep7'))[0]).toMatchObject({ text: 'Gus: Soil is alive.', startSeconds: 1 });
     // The episode is edited while the host is down again: it fails, and keeps its transcript.
     host.routes.get('/t/ep7.vtt')!.failFirst = [{ status: 503 }];
     host.routes.set('/feeds/ch_soil_6.xml', { body: feed([{ ...episode, notes: 'Edited notes.' }]), type: 'application/rss+xml' });
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_6')).toMatchObject({ failed: 1, provisional: 0 });
-    expect(chunksOf('ch_soil_6', 'ep7')[0]!.text).toBe('Gus: Soil is alive.');
+    expect((await chunksOf('ch_soil_6', 'ep7'))[0]!.text).toBe('Gus: Soil is alive.');
   });
 
   test('error: a transcript whose host does not resolve or refuses connections is recorded on the episode and the channel, and retried with backoff until it arrives', async () => {
@@ -180,7 +179,7 @@ describe('podcast_rss connector', () => {
         expect.stringMatching(/^ep9: transcript unavailable for now \(could not fetch: getaddrinfo ENOTFOUND transcripts\.invalid\) \(tried 1 times; next after 2025-07-01T00:15:00\.000Z\)$/),
       ]),
     );
-    expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', pendingText: { attempts: 1, reason: expect.stringMatching(/ENOTFOUND/), next: clock + 15 * 60_000 } });
+    expect(await metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', pendingText: { attempts: 1, reason: expect.stringMatching(/ENOTFOUND/), next: clock + 15 * 60_000 } });
     expect((await store.store.channels.get('ch_soil_9')).lastError).toMatch(/2 new items indexed from stand-in text for now, their real text retried with backoff/);
     expect((await store.store.items.textNotes('ch_soil_9')).get(Items.itemId('ch_soil_9', 'ep9'))).toMatch(/^stand-in text; transcript unavailable for now .*ENOTFOUND.*; next try after 2025-07-01T00:15:00\.000Z$/);
 
@@ -192,7 +191,7 @@ describe('podcast_rss connector', () => {
     clock += 11 * 60_000;
     const due = await Sync.syncChannel(deps, 'ch_soil_9');
     expect(due, JSON.stringify(due)).toMatchObject({ provisional: 2 });
-    expect(metadataOf('ch_soil_9', 'ep9').pendingText).toMatchObject({ attempts: 2, next: clock + 30 * 60_000 });
+    expect((await metadataOf('ch_soil_9', 'ep9')).pendingText).toMatchObject({ attempts: 2, next: clock + 30 * 60_000 });
 
     // The transcript arrives for one (its host is up again); the other is given up on after 30 days, and says so.
     episodes[1]!.extra = '<podcast:transcript url="/t/ep10.vtt" type="text/vtt"/>';
@@ -202,12 +201,12 @@ describe('podcast_rss connector', () => {
     clock += 31 * 60_000;
     expect(await Sync.syncChannel(deps, 'ch_soil_9')).toMatchObject({ updated: 1, provisional: 1 });
     expect(asked() - before).toBeGreaterThan(1);
-    expect(chunksOf('ch_soil_9', 'ep10')[0]).toMatchObject({ text: 'Gus: Air reaches roots.', startSeconds: 1 });
-    expect(metadataOf('ch_soil_9', 'ep10').pendingText).toBeUndefined();
+    expect((await chunksOf('ch_soil_9', 'ep10'))[0]).toMatchObject({ text: 'Gus: Air reaches roots.', startSeconds: 1 });
+    expect((await metadataOf('ch_soil_9', 'ep10')).pendingText).toBeUndefined();
     clock += 31 * 24 * 3_600_000;
     const last = await Sync.syncChannel(deps, 'ch_soil_9');
     expect(last).toMatchObject({ provisional: 0, gaveUp: 1 });
-    expect(metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', textUnavailable: expect.stringMatching(/ENOTFOUND.*gave up after 4 tries since 2025-07-01T00:00:00\.000Z/) });
+    expect(await metadataOf('ch_soil_9', 'ep9')).toMatchObject({ text: 'show_notes', textUnavailable: expect.stringMatching(/ENOTFOUND.*gave up after 4 tries since 2025-07-01T00:00:00\.000Z/) });
     expect((await store.store.channels.get('ch_soil_9')).lastError).toMatch(/1 items keep their stand-in text for good; first: ep9/);
     // Given up, it is read again only when its entry changes.
     expect((await Sync.syncChannel(deps, 'ch_soil_9')).outcome).toBe('unchanged');
@@ -218,7 +217,7 @@ describe('podcast_rss connector', () => {
     host.routes.set('/t/ep8.html', { body: page, type: 'text/html' });
     await serveShow('ch_soil_7', [{ guid: 'ep8', title: 'Turning', date: '2025-06-19', notes: 'Notes.', extra: '<podcast:transcript url="/t/ep8.html" type="text/html"/>' }]);
     expect(await Sync.syncChannel(store.deps(), 'ch_soil_7')).toMatchObject({ created: 1 });
-    expect(chunksOf('ch_soil_7', 'ep8')[0]).toMatchObject({ startSeconds: null, text: expect.stringContaining('Compost needs air') });
+    expect((await chunksOf('ch_soil_7', 'ep8'))[0]).toMatchObject({ startSeconds: null, text: expect.stringContaining('Compost needs air') });
   });
 
   test('error: TRANSCRIBER=openai needs a key for api.openai.com and an http(s) endpoint', () => {
@@ -279,6 +278,6 @@ describe.skipIf(!Shared.hasFixtures)('real-world podcast feeds (../shared/fixtur
     expect(items).toHaveLength(56);
     const latest = items[0]!;
     expect(latest).toMatchObject({ title: 'Episode 57: Rebel Rubes', externalId: 'PC2057', publishedAt: Date.parse('2021-10-08T18:55:32Z') });
-    expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE id = ?').pluck().get(latest.id) as string).text).toBe('show_notes');
+    expect(JSON.parse((await store.store.items.metadata(latest.channelId, latest.externalId))!).text).toBe('show_notes');
   });
 });

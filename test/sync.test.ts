@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -8,15 +7,16 @@ import * as Connectors from '../src/sources/Connectors.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Scheduler from '../src/sources/Scheduler.js';
 import type * as Channels from '../src/store/Channels.js';
-import type { Database } from '../src/store/Database.js';
+import * as Items from '../src/store/Items.js';
 import type * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
+import * as Engines from './support/Engines.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Sources from './support/Sources.js';
 
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
-let directory: string;
-let db: Database;
+/** A store of its own for the CLI's runs: `sync` with no channel named syncs every channel of its store. */
+let cliPlace: Awaited<ReturnType<typeof Engines.fresh>>;
 let store: Stores.Store;
 let profileId: string;
 let fixture: Awaited<ReturnType<typeof Sources.store>>;
@@ -26,14 +26,19 @@ let logLines: string[];
 beforeAll(async () => {
   host = await FeedHost.start();
   fixture = await Sources.store('sync');
-  ({ db, store, profileId, deps, logLines } = fixture);
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-sync-cli-'));
+  ({ store, profileId, deps, logLines } = fixture);
+  cliPlace = await Engines.fresh(Engines.current, 'sync-cli');
 });
 afterAll(async () => {
-  fixture.close();
+  await fixture.close();
+  await cliPlace.drop();
   await host.close();
-  fs.rmSync(directory, { recursive: true, force: true });
 });
+
+/** The text of an item's chunks, in order, joined by `separator`. */
+async function textOf(itemId: string, separator = '\n'): Promise<string | undefined> {
+  return (await store.items.withChunks(itemId))?.chunks.map((c) => c.text).join(separator);
+}
 
 type Post = { guid: string; title: string; date: string; html?: string; summary?: string; link?: string };
 const paragraph = (topic: string) =>
@@ -83,7 +88,7 @@ describe('sync with an rss source', () => {
     const items = await store.items.byChannel(id);
     expect(items.map((i) => i.title)).toEqual(['Winter & cold starts', 'Hydration', 'Starters']);
     expect(items[0]).toMatchObject({ sourceUrl: `${host.url}/posts/p3`, publishedAt: Date.parse('2025-03-01'), author: 'Wren Writer', externalId: 'p3' });
-    const text = db.prepare('SELECT group_concat(text, char(10)) FROM chunks WHERE item_id = ?').pluck().get(items[0]!.id) as string;
+    const text = await textOf(items[0]!.id);
     expect(text).toContain('Cold');
     expect(text).toContain('- Retard overnight');
     const stored = await store.channels.get(id);
@@ -112,8 +117,7 @@ describe('sync with an rss source', () => {
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ outcome: 'synced', created: 0, updated: 1, unchanged: 1, removed: 1 });
     expect((await store.items.byChannel(id)).map((i) => i.externalId).sort()).toEqual(['p0', 'p1', 'p3']);
-    const text = db.prepare('SELECT text FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.external_id = ? AND i.channel_id = ?').pluck().get('p3', id) as string;
-    expect(text).toContain('revised');
+    expect((await store.items.withChunks(Items.itemId(id, 'p3')))!.chunks[0]!.text).toContain('revised');
   });
 
   test('behavior: an old entry surfacing again (pinned, re-dated) does not wipe the posts that scrolled off', async () => {
@@ -180,19 +184,18 @@ describe('sync with an rss source', () => {
     ]);
     const report = await Sync.syncChannel(deps(), id);
     expect(report).toMatchObject({ created: 2, failed: 0 });
-    const textOf = (guid: string) =>
-      db.prepare('SELECT group_concat(text, char(32)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.external_id = ? AND i.channel_id = ?').pluck().get(guid, id) as string;
-    expect(textOf('a1')).toContain('Scoring the loaf');
-    expect(textOf('a1')).not.toContain('Subscribe');
-    expect(textOf('a2')).toBe('Only this summary survives.');
-    const meta = (guid: string) => JSON.parse(db.prepare('SELECT metadata FROM items WHERE external_id = ? AND channel_id = ?').pluck().get(guid, id) as string);
-    expect(meta('a1').text).toBe('article');
+    const textOfEntry = (guid: string) => textOf(Items.itemId(id, guid), ' ');
+    expect(await textOfEntry('a1')).toContain('Scoring the loaf');
+    expect(await textOfEntry('a1')).not.toContain('Subscribe');
+    expect(await textOfEntry('a2')).toBe('Only this summary survives.');
+    const meta = async (guid: string) => JSON.parse((await store.items.metadata(id, guid))!);
+    expect((await meta('a1')).text).toBe('article');
     // The article's canonical URL replaces the feed's link; the summary-only item keeps its link.
     expect((await store.items.byChannel(id)).map((i) => [i.externalId, i.sourceUrl])).toEqual([
       ['a2', `${host.url}/articles/missing`],
       ['a1', `${host.url}/2025/long-read`],
     ]);
-    expect(meta('a2').text).toBe('summary');
+    expect((await meta('a2')).text).toBe('summary');
   });
 
   test('behavior: an article down for a moment: the new entry stands on its summary, and the next sync reads the article', async () => {
@@ -203,11 +206,11 @@ describe('sync with an rss source', () => {
     });
     const { id } = await channel([{ guid: 'f1', title: 'Flaky', date: '2025-04-03', summary: 'A teaser.', link: `${host.url}/articles/flaky` }]);
     expect(await Sync.syncChannel(deps(), id)).toMatchObject({ created: 1, provisional: 1, failed: 0 });
-    const text = () => db.prepare('SELECT group_concat(c.text, char(32)) FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ?').pluck().get(id) as string;
-    expect(text()).toBe('A teaser.');
+    const text = () => textOf(Items.itemId(id, 'f1'), ' ');
+    expect(await text()).toBe('A teaser.');
     // Its real text is tried again after 15 minutes.
     expect(await Sync.syncChannel({ ...deps(), now: () => Date.now() + 16 * 60_000 }, id)).toMatchObject({ updated: 1, provisional: 0 });
-    expect(text()).toContain('Scoring');
+    expect(await text()).toContain('Scoring');
   });
 
   test('error: a failing source is recorded on the channel with its time, and indexed content is kept', async () => {
@@ -280,8 +283,8 @@ describe('sync with an rss source', () => {
     expect((await store.channels.get(id)).status).toBe('live');
   });
 
-  /** The rss connector, with a hook run before each item's load (the nth load, counted from 1). */
-  const hookedRss = (beforeLoad: (n: number) => Promise<void> | void): Sync.SyncDependencies['connectors'] => {
+  /** The rss connector, with a hook run before each item's load (the nth load, counted from 1, and the entry's id). */
+  const hookedRss = (beforeLoad: (n: number, externalId: string) => Promise<void> | void): Sync.SyncDependencies['connectors'] => {
     let loads = 0;
     return {
       rss: {
@@ -289,7 +292,7 @@ describe('sync with an rss source', () => {
         async list(context) {
           const listing = await Connectors.create().rss!.list(context);
           if (listing.unchanged) return listing;
-          return { ...listing, entries: listing.entries.map((e) => ({ ...e, load: async () => (await beforeLoad(++loads), e.load()) })) };
+          return { ...listing, entries: listing.entries.map((e) => ({ ...e, load: async () => (await beforeLoad(++loads, e.externalId), e.load()) })) };
         },
       },
     };
@@ -325,8 +328,9 @@ describe('sync with an rss source', () => {
   test('behavior: a sync killed half-way leaves whole items, and the next one resumes where it stopped', async () => {
     const { id } = await channel(posts);
     const dying = deps({
-      connectors: hookedRss((n) => {
-        if (n === 2) throw new Error('killed');
+      // Named by entry, not by load order: items prefetched together may start loading in any order.
+      connectors: hookedRss((_n, externalId) => {
+        if (externalId === 'p2') throw new Error('killed');
       }),
     });
     const first = await Sync.syncChannel(dying, id);
@@ -350,6 +354,31 @@ describe('sync with an rss source', () => {
     expect(reports.find((r) => r.channelId === id)).toMatchObject({ outcome: 'synced', created: 3 });
     expect(await Scheduler.due(store, { now: Date.now(), intervalMinutes: intervals, kinds: ['rss'] })).not.toContain(id);
     expect(await Scheduler.due(store, { now: Date.now() + 31 * 60_000, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
+  });
+});
+
+describe('sync with a subtext source', () => {
+  const exported = (rows: string[]) => ({ body: `id,sent_at,text,url\n${rows.join('\n')}\n`, type: 'text/csv; charset=utf-8' });
+  const starter = 'm1,2025-01-02,"Feed the starter twice a day, at the same hours.",https://example.com/starter';
+  const stone = 'm2,2025-02-03,"Heat the baking stone for a full hour before the first loaf goes in.",';
+  const steam = 'm3,2025-03-04,"Steam for the first twenty minutes, then let the crust dry.",';
+
+  test('behavior: an export at a URL syncs one item per message with its date and link; an edit updates it, a deletion inside the export removes it', async () => {
+    host.routes.set('/subtext/wren.csv', exported([starter, stone, steam]));
+    const channel = await store.channels.create({ profileId, kind: 'subtext', label: 'Texts', accessLevel: 'public', ratePerMillionTokens: 1, sourceUrl: `${host.url}/subtext/wren.csv` });
+    expect(await Sync.syncChannel(deps(), channel.id)).toMatchObject({ outcome: 'synced', created: 3, failed: 0 });
+    expect((await store.items.byChannel(channel.id)).map((i) => [i.externalId, i.publishedAt, i.sourceUrl])).toEqual([
+      ['m3', Date.parse('2025-03-04'), null],
+      ['m2', Date.parse('2025-02-03'), null],
+      ['m1', Date.parse('2025-01-02'), 'https://example.com/starter'],
+    ]);
+    expect(await textOf(Items.itemId(channel.id, 'm2'))).toBe('Heat the baking stone for a full hour before the first loaf goes in.');
+    expect((await Sync.syncChannel(deps(), channel.id)).outcome).toBe('unchanged');
+
+    host.routes.set('/subtext/wren.csv', exported([starter, steam.replace('twenty', 'fifteen')]));
+    expect(await Sync.syncChannel(deps(), channel.id)).toMatchObject({ outcome: 'synced', updated: 1, unchanged: 1, removed: 1 });
+    expect((await store.items.byChannel(channel.id)).map((i) => i.externalId)).toEqual(['m3', 'm1']);
+    expect(await textOf(Items.itemId(channel.id, 'm3'))).toContain('first fifteen minutes');
   });
 });
 
@@ -378,7 +407,7 @@ describe('what a window listing says was deleted', () => {
 
 describe('profile-edge sync (CLI)', () => {
   const cli = Cli.run;
-  const env = () => ({ DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true', FETCH_TIMEOUT_MS: '2000' });
+  const env = () => ({ ...cliPlace.env, DEMO_DATA: 'false', LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true', FETCH_TIMEOUT_MS: '2000' });
 
   test('behavior: an operator points a channel at a feed, syncs it with progress, and sees the result in channels list', async () => {
     host.routes.set('/cli/feed.xml', { body: rss(posts), type: 'application/rss+xml' });

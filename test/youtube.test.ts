@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import * as Connectors from '../src/sources/Connectors.js';
 import * as Sync from '../src/sources/Sync.js';
 import * as Youtube from '../src/sources/Youtube.js';
@@ -9,7 +9,9 @@ import * as Tools from '../tools/Tools.js';
 import * as Services from '../src/Services.js';
 import * as Config from '../src/config/Config.js';
 import * as Keys from '../src/auth/Keys.js';
+import * as Items from '../src/store/Items.js';
 import * as Cli from './support/Cli.js';
+import * as Engines from './support/Engines.js';
 import * as FeedHost from './support/FeedHost.js';
 import * as Shared from './support/Shared.js';
 import * as Sources from './support/Sources.js';
@@ -17,6 +19,8 @@ import * as Sources from './support/Sources.js';
 let host: Awaited<ReturnType<typeof FeedHost.start>>;
 let store: Awaited<ReturnType<typeof Sources.store>>;
 let directory: string;
+/** The operator's store, filled through the CLI (an import) and read by a query. */
+let cliPlace: Awaited<ReturnType<typeof Engines.fresh>>;
 
 const channelId = 'UCbakingbakingbaking01';
 const videos = [
@@ -46,6 +50,7 @@ beforeAll(async () => {
   host = await FeedHost.start();
   store = await Sources.store('youtube');
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-youtube-'));
+  cliPlace = await Engines.fresh(Engines.current, 'youtube-cli');
   host.routes.set(`/feeds/videos.xml?channel_id=${channelId}`, { body: atom(), type: 'application/atom+xml' });
   host.routes.set('/@crumbtv', { body: `<html><head><link rel="canonical" href="https://www.youtube.com/channel/${channelId}"></head></html>`, type: 'text/html' });
   host.routes.set('/youtubei/v1/player?prettyPrint=false', {
@@ -66,16 +71,15 @@ beforeAll(async () => {
   host.routes.set('/api/timedtext?v=vid_levain1&lang=en', { body: timedText, type: 'text/xml' });
 });
 afterAll(async () => {
-  store.close();
+  await store.close();
+  await cliPlace.drop();
   await host.close();
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
 const deps = () => store.deps({ connectors: Connectors.create({ youtubeBaseUrl: host.url }) });
-const chunksOf = (channel: string, videoId: string) =>
-  store.db
-    .prepare('SELECT c.text, c.start_seconds AS startSeconds FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? AND i.external_id = ? ORDER BY c.ordinal')
-    .all(channel, videoId) as { text: string; startSeconds: number | null }[];
+const chunksOf = async (channel: string, videoId: string) => (await store.store.items.withChunks(Items.itemId(channel, videoId)))?.chunks ?? [];
+const metadataOf = async (channel: string, videoId: string) => JSON.parse((await store.store.items.metadata(channel, videoId))!);
 
 describe('youtube connector', () => {
   test('behavior: a channel page is found through its feed; captions are read from the creator track with cue times', async () => {
@@ -86,18 +90,18 @@ describe('youtube connector', () => {
       ['vid_levain1', 'Levain in 5 days', 'https://www.youtube.com/watch?v=vid_levain1'],
       ['vid_nocapt2', 'Oven spring Q&A', 'https://www.youtube.com/watch?v=vid_nocapt2'],
     ]);
-    const captions = chunksOf('ch_crumb', 'vid_levain1');
+    const captions = await chunksOf('ch_crumb', 'vid_levain1');
     expect(captions[0]).toMatchObject({ startSeconds: 0 });
     expect(captions[0]!.text).toContain("Keep it at 'room temperature', around 24 degrees.");
-    expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get('vid_levain1') as string)).toMatchObject({ text: 'captions', track: 'en' });
+    expect(await metadataOf('ch_crumb', 'vid_levain1')).toMatchObject({ text: 'captions', track: 'en' });
     // No captions: the description stands in, marked as such.
-    expect(chunksOf('ch_crumb', 'vid_nocapt2')[0]!.text).toBe('Questions about oven spring, answered live.');
-    expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get('vid_nocapt2') as string).text).toBe('description');
+    expect((await chunksOf('ch_crumb', 'vid_nocapt2'))[0]!.text).toBe('Questions about oven spring, answered live.');
+    expect((await metadataOf('ch_crumb', 'vid_nocapt2')).text).toBe('description');
     expect((await Sync.syncChannel(deps(), 'ch_crumb')).outcome).toBe('unchanged');
   });
 
   test('behavior: captions saved by yt-dlp are imported for a video, and later syncs keep them', async () => {
-    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
+    const env = { ...cliPlace.env, DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
     await Cli.profileWithChannel(env, { slug: 'crumb', kind: 'youtube', channelId: 'ch_cli_crumb' });
     const file = path.join(directory, 'Oven spring Q&A [vid_nocapt2].en.vtt');
     fs.writeFileSync(file, 'WEBVTT\n\n00:00:10.000 --> 00:00:14.000\nOven spring comes from steam and a hot deck.\n');
@@ -121,7 +125,7 @@ describe('youtube connector', () => {
     videos[1]!.description = 'An edited description.';
     host.routes.get(`/feeds/videos.xml?channel_id=${channelId}`)!.body = atom();
     expect(await Sync.syncChannel(deps(), 'ch_crumb')).toMatchObject({ outcome: 'synced', unchanged: 2 });
-    expect(chunksOf('ch_crumb', 'vid_nocapt2')[0]).toMatchObject({ text: 'Oven spring comes from steam and a hot deck.', startSeconds: 10 });
+    expect((await chunksOf('ch_crumb', 'vid_nocapt2'))[0]).toMatchObject({ text: 'Oven spring comes from steam and a hot deck.', startSeconds: 10 });
 
     const noId = path.join(directory, 'captions.vtt');
     fs.writeFileSync(noId, 'WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHi.\n');
@@ -130,7 +134,7 @@ describe('youtube connector', () => {
   });
 
   test('behavior: answers from captions link to the moment in the video', async () => {
-    const env = { DATABASE_PATH: path.join(directory, 'cli.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
+    const env = { ...cliPlace.env, DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
     const services = await Services.create(Config.load(env));
     try {
       const account = await services.store.accounts.create({ name: 'viewer' });
@@ -171,7 +175,7 @@ describe('youtube connector', () => {
       const first = await Sync.syncChannel(deps(), id);
       expect(first).toMatchObject({ created: 2, failed: 0, provisional: 1 });
       expect(first.errors[0]).toMatch(/vid_503xxxx: .*answered 503/);
-      expect(JSON.parse(store.db.prepare('SELECT metadata FROM items WHERE external_id = ?').pluck().get(videoIds[1]) as string).text).toBe('description');
+      expect((await metadataOf(id, videoIds[1]!)).text).toBe('description');
       // The endpoint is back: when its retry is due, the stand-in video is read again (no captions here, so its
       // description for good).
       const later = { ...deps(), now: () => Date.now() + 16 * 60_000 };
@@ -183,7 +187,9 @@ describe('youtube connector', () => {
   });
 
   test('behavior: YOUTUBE_BASE_URL sends a configured sync to its host, youtube.com sources included; links stay on youtube.com', async () => {
-    const env = { DATABASE_PATH: path.join(directory, 'configured.db'), DEMO_DATA: 'false', LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true', YOUTUBE_BASE_URL: `${host.url}/` };
+    const place = await Engines.fresh(Engines.current, 'youtube-configured');
+    onTestFinished(() => place.drop());
+    const env = { ...place.env, DEMO_DATA: 'false', LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true', YOUTUBE_BASE_URL: `${host.url}/` };
     await Cli.profileWithChannel(env, { slug: 'crumb-configured', kind: 'youtube', channelId: 'ch_configured' });
     expect((await Cli.run(env, 'channels', 'update', 'ch_configured', '--source-url', 'https://www.youtube.com/@crumbtv')).code).toBe(0);
     const services = await Services.create(Config.load(env));
