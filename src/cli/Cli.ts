@@ -13,6 +13,7 @@ import * as Pay from './commands/Pay.js';
 import * as Reindex from './commands/Reindex.js';
 import * as Profiles from './commands/Profiles.js';
 import * as Serve from './commands/Serve.js';
+import * as StoreCommands from './commands/Store.js';
 import * as SyncCommands from './commands/Sync.js';
 import * as Output from './Output.js';
 
@@ -50,6 +51,7 @@ export const commands: Command[] = [
   Reindex.reindex,
   Eval.evaluate,
   Eval.fit,
+  StoreCommands.copy,
 ];
 
 function help(out: Output.Output): void {

@@ -1,8 +1,8 @@
 import type { Database } from 'better-sqlite3';
-import type { Engine } from './Engine.js';
+import * as Engines from './Engine.js';
+import type { Engine, Target } from './Engine.js';
 import * as Sqlite from './engines/Sqlite.js';
 import * as Postgres from './engines/Postgres.js';
-import { migrate } from './Migrations.js';
 import type { Dialect, Sql } from './Sql.js';
 import * as Accounts from './Accounts.js';
 import * as Channels from './Channels.js';
@@ -20,6 +20,7 @@ import * as TermModelRows from './TermModelRows.js';
 import * as VectorIndex from './VectorIndex.js';
 
 export { Conflict, Unavailable } from './Sql.js';
+export type { Target } from './Engine.js';
 
 /** A module of queries as its callers see it: each function without the query layer it is run on. */
 type Bound<M> = {
@@ -69,9 +70,6 @@ export type OpenStore = Store & {
   observed(listener: (statement: { text: string; rows: number }) => void): Store;
   close(): Promise<void>;
 };
-
-/** Where the data lives: a SQLite file (or `:memory:`), or a PostgreSQL URL. */
-export type Target = { path: string } | { url: string };
 
 function bind<M extends object>(module: M, sql: Sql): Bound<M> {
   const bound: Record<string, unknown> = {};
@@ -145,26 +143,10 @@ function owning(engine: Engine): OpenStore {
  * (a new SQLite file, or a PostgreSQL database that held none of this program's tables).
  */
 export async function open(target: Target): Promise<{ store: OpenStore; created: boolean; /** SQLite's connection, for tests that read it directly. */ sqlite?: Database }> {
-  if ('url' in target) {
-    const engine = await Postgres.open(target.url);
-    try {
-      const applied = await migrate(engine);
-      return { store: owning(engine), created: applied.includes(1) };
-    } catch (error) {
-      await engine.close().catch(() => undefined);
-      throw error;
-    }
-  }
-  const { engine, created } = Sqlite.open(target.path);
-  try {
-    await migrate(engine);
-  } catch (error) {
-    await engine.close().catch(() => undefined);
-    throw error;
-  }
+  const { engine, created, sqlite } = await Engines.open(target);
   const store = owning(engine);
-  overConnections.set(engine.db, store);
-  return { store, created, sqlite: engine.db };
+  if (sqlite) overConnections.set(sqlite, store);
+  return { store, created, sqlite };
 }
 
 /** A new, empty PostgreSQL database beside the one `url` names, dropped by `drop`: a store for one job. */
