@@ -7,9 +7,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { ErrorBody, McpManifest, McpResponse, OnchainQuote, ProfileChannels } from '../src/contract/Contract.js';
+import * as Engines from './support/Engines.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';
-import { snapshot } from './support/Snapshot.js';
 
 const served = Environment.useServed();
 
@@ -113,7 +113,7 @@ describe('POST /mcp JSON-RPC', () => {
   });
 
   test('error: a direct call with a field named like an Object.prototype member is -32602 naming the field, and changes nothing', async () => {
-    const before = snapshot(served.environment.services.db!);
+    const before = await served.environment.peek.snapshot();
     for (const field of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__']) {
       for (const [method, params] of [
         ['profile_query', { question: 'x', paymentMode: 'credits' }],
@@ -127,7 +127,7 @@ describe('POST /mcp JSON-RPC', () => {
         expect(answer.error.message).toContain(field);
       }
     }
-    expect(snapshot(served.environment.services.db!)).toEqual(before);
+    expect(await served.environment.peek.snapshot()).toEqual(before);
   });
 
   test('behavior: a batch holding a request and its own cancellation is answered (the request is), not left open', async () => {
@@ -185,13 +185,13 @@ describe('POST /mcp JSON-RPC', () => {
     ['an empty batch', '[]', 400, -32600, 'invalid_request'],
     ['a batch with a number in it', '[5]', 400, -32600, 'invalid_request'],
   ])('error: %s gets a JSON-RPC error envelope with the stable code and changes nothing', async (_name, raw, status, code, error) => {
-    const before = snapshot(served.environment.services.db!);
+    const before = await served.environment.peek.snapshot();
     const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
     expect(response.status).toBe(status);
     const body = (await response.json()) as any;
     expect(body).toMatchObject({ jsonrpc: '2.0', error: { code, data: { error } } });
     expect(body.error.message).toBe(body.error.data.message);
-    expect(snapshot(served.environment.services.db!)).toEqual(before);
+    expect(await served.environment.peek.snapshot()).toEqual(before);
   });
 
   test('error: a per-profile POST for a private profile is 404 before any JSON-RPC', async () => {
@@ -258,7 +258,8 @@ describe('profile-edge mcp (stdio)', () => {
     expect(stderr).not.toContain(served.environment.keys.revokedKey);
   });
 
-  test('error: a DATABASE_PATH with no database stops at start instead of serving an empty one', () => {
+  // A missing file is SQLite's alone: PostgreSQL has no path to mistype.
+  test.skipIf(Engines.current !== 'sqlite')('error: a DATABASE_PATH with no database stops at start instead of serving an empty one', () => {
     const missing = path.join(served.environment.directory, 'nowhere', 'profile-edge.db');
     const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp'], {
       env: { PATH: process.env.PATH ?? '', ...served.environment.env, DATABASE_PATH: missing },

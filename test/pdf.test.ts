@@ -149,8 +149,8 @@ describe('uploaded right-to-left PDFs are found by a question in their language'
       presented: { apiKey: environment.keys.callerKey, origin: 'test' },
       binding: { kind: 'profile', slug: 'rtl-guides' },
     })) as RawQueryResponse;
-  const pageOf = (chunkId: string) => environment.services.db!.prepare('SELECT page_start FROM chunks WHERE id = ?').pluck().get(chunkId);
-  const indexed = (itemId: string) => (environment.services.db!.prepare('SELECT text FROM chunks WHERE item_id = ? ORDER BY ordinal').pluck().all(itemId) as string[]).join('\n');
+  const pageOf = (chunkId: string) => environment.peek.value('SELECT page_start FROM chunks WHERE id = ?', chunkId);
+  const indexed = async (itemId: string) => (await environment.peek.column<string>('SELECT text FROM chunks WHERE item_id = ? ORDER BY ordinal', itemId)).join('\n');
 
   test('behavior: an Arabic question finds the Arabic page that answers it', async () => {
     const r = await ask('كم مرة يجب تنظيف الألواح من الغبار؟');
@@ -158,7 +158,7 @@ describe('uploaded right-to-left PDFs are found by a question in their language'
     const top = r.chunks[0]!;
     expect(top.itemId).toBe(items['arabic.pdf']!.itemId);
     expect(top.text).toContain('تنظيفها من الغبار مرتين في السنة');
-    expect(pageOf(top.chunkId)).toBe(2);
+    expect(await pageOf(top.chunkId)).toBe(2);
   });
 
   test('behavior: a Hebrew question finds the Hebrew page that answers it', async () => {
@@ -168,17 +168,17 @@ describe('uploaded right-to-left PDFs are found by a question in their language'
     expect(top.itemId).toBe(items['hebrew.pdf']!.itemId);
     expect(top.text).toContain('עגבניות צריכות שש שעות של שמש ביום');
     expect(top.text).toContain('לפי המלצת ה-USDA משנת 2021.');
-    expect(pageOf(top.chunkId)).toBe(1);
+    expect(await pageOf(top.chunkId)).toBe(1);
   });
 
-  test('behavior: uploads take the metadata title, and running headers, footers and page numbers are not indexed', () => {
+  test('behavior: uploads take the metadata title, and running headers, footers and page numbers are not indexed', async () => {
     expect(items['arabic.pdf']!.title).toBe('دليل الطاقة الشمسية');
     expect(items['hebrew.pdf']!.title).toBe('מדריך לגינת ירק');
     expect(items['field-guide.pdf']!.title).toBe('Soil Carbon Field Guide');
     // Its metadata title is "Untitled": the file name serves, as for any upload without a title.
     expect(items['compost-note.pdf']!.title).toBe('Compost note');
-    expect(indexed(items['field-guide.pdf']!.itemId)).not.toMatch(/Page \d|Draft 2|Soil Carbon Field Guide/);
-    expect(indexed(items['arabic.pdf']!.itemId)).not.toMatch(/صفحة|للمنازل/);
-    expect(indexed(items['hebrew.pdf']!.itemId)).not.toMatch(/- \d -|מדריך/);
+    expect(await indexed(items['field-guide.pdf']!.itemId)).not.toMatch(/Page \d|Draft 2|Soil Carbon Field Guide/);
+    expect(await indexed(items['arabic.pdf']!.itemId)).not.toMatch(/صفحة|للمنازل/);
+    expect(await indexed(items['hebrew.pdf']!.itemId)).not.toMatch(/- \d -|מדריך/);
   });
 });

@@ -4,12 +4,11 @@ import net from 'node:net';
 import { describe, expect, test, vi } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
 import type { RawQueryResponse } from '../src/contract/Contract.js';
+import type * as Ledger from '../src/store/Ledger.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
-import { snapshot } from './support/Snapshot.js';
 
 const served = Environment.useServed();
-const db = () => served.environment.services.db!;
 const store = () => served.environment.services.store;
 
 type Raw = RawQueryResponse;
@@ -22,6 +21,18 @@ async function ask(args: Record<string, unknown>, options: { key?: string; slug?
     presented: { apiKey: options.key ?? served.environment.keys.callerKey, origin: 'test' },
     binding: options.slug ? { kind: 'profile', slug: options.slug } : { kind: 'global' },
   })) as Raw & Record<string, any>;
+}
+
+/**
+ * A query's ledger rows once its payment is settled: the capture (or the release, when the caller left while the answer
+ * was written) lands just after the answer is handed over, not before the call returns.
+ */
+async function settled(queryId: string): Promise<Ledger.Entry[]> {
+  return vi.waitFor(async () => {
+    const rows = (await store().ledger.entries({ limit: 500 })).filter((e) => e.queryId === queryId);
+    expect(rows.map((e) => e.kind)).toEqual(expect.arrayContaining([expect.stringMatching(/^query_(answered|reversal)$/)]));
+    return rows;
+  }, { timeout: 10_000 });
 }
 
 const slugsOf = (r: Raw) => new Set(r.chunks.map((c) => c.profileUrl.split('/')[1]));
@@ -39,13 +50,13 @@ describe('charging with an API key', () => {
     const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?', paymentMode: 'unlocks' }, { key });
     expect(r.charge).toBe('unlock');
     expect(await store().accounts.get(accountId)).toMatchObject({ unlockBalance: 1, creditBalance: 30 });
-    const rows = (await store().ledger.entries({ limit: 500 })).filter((e) => e.queryId === r.queryId);
+    const rows = await settled(r.queryId);
     const charge = rows.filter((e) => e.kind === 'query_charge');
     expect(charge).toHaveLength(1);
     expect(charge[0]).toMatchObject({ accountId, unlocksDelta: -1, creditsDelta: 0 });
     const earnings = rows.filter((e) => e.kind === 'creator_earning');
     const expected = new Map<string, number>();
-    const rates = new Map(db().prepare('SELECT id, rate_per_million_tokens AS rate FROM channels').all().map((c: any) => [c.id, c.rate]));
+    const rates = new Map((await Promise.all(r.chunks.map((c) => store().channels.get(c.channelId)))).map((c) => [c.id, c.ratePerMillionTokens]));
     for (const c of r.chunks) expected.set(c.channelId, (expected.get(c.channelId) ?? 0) + c.profileTokens * rates.get(c.channelId)!);
     expect(new Map(earnings.map((e) => [e.channelId!, e.usdMicros]))).toEqual(new Map([...expected].map(([k, v]) => [k, Math.round(v)])));
   });
@@ -66,7 +77,7 @@ describe('charging with an API key', () => {
 
   test('error: an insufficient balance is 402 with no challenge header, and changes nothing', async () => {
     const { key } = await buyer({ credits: 9 });
-    const before = snapshot(db());
+    const before = await served.environment.peek.snapshot();
     const response = await fetch(`${served.url}/api/ask/query`, {
       method: 'POST',
       headers: { 'service-api-key': key, 'content-type': 'application/json' },
@@ -76,7 +87,7 @@ describe('charging with an API key', () => {
     expect(((await response.json()) as any).error).toBe('insufficient_balance');
     expect(response.headers.get('www-authenticate')).toBeNull();
     expect(response.headers.get('payment-required')).toBeNull();
-    expect(snapshot(db())).toEqual(before);
+    expect(await served.environment.peek.snapshot()).toEqual(before);
   });
 
   test('behavior: parallel requests on one key never overdraw', async () => {
@@ -91,15 +102,17 @@ describe('charging with an API key', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(3);
     expect(statuses.filter((s) => s === 402)).toHaveLength(7);
     expect((await store().accounts.get(accountId)).unlockBalance).toBe(0);
+    // Each answer's charge is captured just after it went out: waited for, so no write lands in the next test.
+    await vi.waitFor(async () => expect((await store().ledger.entries({ accountId })).filter((e) => e.kind === 'query_answered')).toHaveLength(3), { timeout: 10_000 });
   });
 
   test('error: bad input is refused before any charge', async () => {
     const { key, accountId } = await buyer({ credits: 100 });
-    const before = snapshot(db());
+    const before = await served.environment.peek.snapshot();
     for (const args of [{ question: '' }, { question: 'x', scope: { kind: 'profile', slug: 'nobody-here' } }, { question: 'x', mode: 'fancy' }]) {
       await expect(ask(args, { key })).rejects.toBeDefined();
     }
-    expect(snapshot(db())).toEqual(before);
+    expect(await served.environment.peek.snapshot()).toEqual(before);
     expect((await store().accounts.get(accountId)).creditBalance).toBe(100);
   });
 });
@@ -337,7 +350,7 @@ describe('start-up reconciliation', () => {
   test('behavior: a served answer leaves a query_answered row with its earnings, so a restart never reverses it', async () => {
     const { key, accountId } = await buyer({ credits: 10 });
     const r = await ask({ question: 'How long is the caffeine half-life in a healthy adult?' }, { key });
-    const kinds = (await store().ledger.entries({ limit: 500 })).filter((e) => e.queryId === r.queryId).map((e) => e.kind);
+    const kinds = (await settled(r.queryId)).map((e) => e.kind);
     expect(kinds).toContain('query_answered');
     expect(kinds).toContain('creator_earning');
     const { Charging } = { Charging: await import('../src/payments/Charging.js') };
@@ -358,6 +371,9 @@ describe('start-up reconciliation', () => {
       binding: { kind: 'global' },
       connection,
     }).catch((error: unknown) => error);
+    const charge = (await store().ledger.entries({ accountId })).find((e) => e.kind === 'query_charge');
+    expect(charge?.queryId).toBeDefined();
+    await settled(charge!.queryId!);
     const rows = (await store().ledger.entries({ accountId })).filter((e) => e.kind !== 'grant');
     expect(rows.map((e) => e.kind).sort()).toEqual(['query_charge', 'query_reversal']);
     const queryId = rows[0]!.queryId;
@@ -395,12 +411,13 @@ describe('start-up reconciliation', () => {
         );
       }
     }
-    // Every query the server took is settled one way or the other; those whose caller got nothing are reversed.
+    // Each request was sent whole, so the server takes each one, holds its charge and settles it one way or the other
+    // (on its own time: the store may answer after the caller has gone); those whose caller got nothing are reversed.
     await vi.waitFor(async () => {
       const rows = (await store().ledger.entries({ accountId })).filter((e) => e.kind !== 'grant');
-      const charged = rows.filter((e) => e.kind === 'query_charge').length;
-      expect(rows.filter((e) => e.kind === 'query_reversal' || e.kind === 'query_answered')).toHaveLength(charged);
-    });
+      expect(rows.filter((e) => e.kind === 'query_charge')).toHaveLength(received.length);
+      expect(rows.filter((e) => e.kind === 'query_reversal' || e.kind === 'query_answered')).toHaveLength(received.length);
+    }, { timeout: 10_000 });
     const rows = await store().ledger.entries({ accountId });
     const answered = rows.filter((e) => e.kind === 'query_answered').length;
     expect(answered).toBeLessThanOrEqual(received.filter((n) => n > 0).length);

@@ -125,18 +125,17 @@ describe('when the model cannot answer', () => {
   ];
   test.each(failures)('behavior: %s: the extractive answer is given, with the reason, and the query is charged once', async (_name, behaviors, reason) => {
     api.queue.push(...behaviors);
-    const before = environment.services.db!.prepare(`SELECT COUNT(*) AS n FROM ledger WHERE kind = 'query_charge'`).get() as { n: number };
+    const charges = () => environment.peek.value<number>(`SELECT COUNT(*) FROM ledger WHERE kind = 'query_charge'`);
+    const before = await charges();
     const r = await ask({ question });
     expect(r.answer).toMatch(/\[1\]/);
     expect(r.citations.length).toBeGreaterThan(0);
     expect(r.confidenceReasons.join(' ')).toMatch(reason);
     expect(r.confidenceReasons.join(' ')).toMatch(/extractive answer given/);
-    const after = environment.services.db!.prepare(`SELECT COUNT(*) AS n FROM ledger WHERE kind = 'query_charge'`).get() as { n: number };
-    expect(after.n - before.n).toBe(1);
+    expect((await charges())! - before!).toBe(1);
     // The charge is captured once the answer was handed over, just after the call returns.
-    await vi.waitFor(() => {
-      const answered = environment.services.db!.prepare(`SELECT COUNT(*) AS n FROM ledger WHERE kind = 'query_answered' AND query_id = ?`).get(r.queryId) as { n: number };
-      expect(answered.n).toBe(1);
+    await vi.waitFor(async () => {
+      expect(await environment.peek.value(`SELECT COUNT(*) FROM ledger WHERE kind = 'query_answered' AND query_id = ?`, r.queryId)).toBe(1);
     });
   }, 20_000);
 });
@@ -153,8 +152,7 @@ describe('when the model finds no answer in the evidence', () => {
     expect(r.retrieval.noRelevantContent).toBe(true);
     expect(r.retrieval.diagnostics.outcome).toBe('low_confidence');
     expect(r.confidenceReasons.join(' ')).toMatch(/does not answer the question.*charge for this query is reversed/s);
-    const rows = environment.services.db!.prepare(`SELECT kind FROM ledger WHERE query_id = ? ORDER BY id`).pluck().all(r.queryId) as string[];
-    expect(rows).toEqual(['query_charge', 'query_reversal']);
-    expect(environment.services.db!.prepare(`SELECT COUNT(*) FROM ledger WHERE query_id = ? AND kind = 'creator_earning'`).pluck().get(r.queryId)).toBe(0);
+    expect(await environment.peek.column(`SELECT kind FROM ledger WHERE query_id = ? ORDER BY id`, r.queryId)).toEqual(['query_charge', 'query_reversal']);
+    expect(await environment.peek.value(`SELECT COUNT(*) FROM ledger WHERE query_id = ? AND kind = 'creator_earning'`, r.queryId)).toBe(0);
   });
 });
