@@ -34,6 +34,10 @@ const endToEnd = [
   'test/ingest-text.test.ts',
   'test/formats.test.ts',
   'test/captions.test.ts',
+  'test/cli.test.ts',
+  'test/demo.test.ts',
+  'test/fusion.test.ts',
+  'test/vectors.test.ts',
   'test/pdf.test.ts',
 ];
 const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };

@@ -8,19 +8,34 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { main } from '../src/cli/Cli.js';
 import { projectRoot } from '../src/config/Config.js';
 import * as Output from '../src/cli/Output.js';
-import * as Store from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
+import * as Cli from './support/Cli.js';
+import * as Engines from './support/Engines.js';
+import * as Peek from './support/Peek.js';
 
 let directory: string;
+/** The store the in-process CLI runs against (DATABASE_PATH or DATABASE_URL in process.env). */
+let place: Awaited<ReturnType<typeof Engines.fresh>>;
+/** Every store the file made on this run's engine, removed after. */
+const places: Awaited<ReturnType<typeof Engines.fresh>>[] = [];
 
-beforeAll(() => {
+/** A fresh, empty store on this run's engine, removed after the file. */
+async function fresh(prefix: string): Promise<Awaited<ReturnType<typeof Engines.fresh>>> {
+  const made = await Engines.fresh(Engines.current, prefix);
+  places.push(made);
+  return made;
+}
+
+beforeAll(async () => {
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-cli-'));
-  process.env.DATABASE_PATH = path.join(directory, 'cli.db');
+  place = await fresh('cli');
+  Object.assign(process.env, place.env);
   process.env.LOG_LEVEL = 'silent';
   process.chdir(directory);
 });
 
-afterAll(() => {
+afterAll(async () => {
+  for (const made of places) await made.drop();
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
@@ -100,14 +115,17 @@ describe('profile-edge CLI', () => {
     [['credits', 'grant', 'ada', '--credits=-5000'], 1, 'cannot take that much: ada has'],
     [['serve', '--port', '99999'], 2, '--port must be an integer >= 0 and <= 65535'],
   ])('error: %j exits %i with a clear message and changes nothing', async (argv, code, message) => {
-    const db = Store.open(process.env.DATABASE_PATH!).db;
-    const count = () => db.prepare('SELECT (SELECT count(*) FROM profiles) + (SELECT count(*) FROM channels) + (SELECT count(*) FROM ledger) + (SELECT sum(unlock_balance) FROM accounts)').pluck().get();
-    const before = count();
-    const result = await cli(...argv);
-    expect(result.code).toBe(code);
-    expect(result.stderr).toContain(message);
-    expect(count()).toBe(before);
-    db.close();
+    const peek = await Peek.open(place.env);
+    try {
+      const count = () => peek.value('SELECT (SELECT count(*) FROM profiles) + (SELECT count(*) FROM channels) + (SELECT count(*) FROM ledger) + (SELECT sum(unlock_balance) FROM accounts)');
+      const before = await count();
+      const result = await cli(...argv);
+      expect(result.code).toBe(code);
+      expect(result.stderr).toContain(message);
+      expect(await count()).toBe(before);
+    } finally {
+      await peek.close();
+    }
   });
 
   test('behavior: eval scores a BEIR dataset through ingestion and retrieval', async () => {
@@ -219,9 +237,9 @@ describe('serve', () => {
   test('behavior: the banner shows the database, the URLs, and a key command that works as printed', async () => {
     const { spawn, execFileSync } = await import('node:child_process');
     const { projectRoot } = await import('../src/config/Config.js');
-    const database = path.join(directory, 'banner.db');
+    const { target, env: database } = await fresh('banner');
     const bin = path.join(projectRoot, 'bin', 'profile-edge.mjs');
-    const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: database, PORT: '0', DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'silent' };
+    const env = { PATH: process.env.PATH ?? '', ...database, PORT: '0', DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'silent' };
     const child = spawn(process.execPath, [bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const banner = await new Promise<string>((resolve, reject) => {
@@ -233,12 +251,16 @@ describe('serve', () => {
         child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${text}`)));
       });
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
-      expect(banner).toContain(`database  ${database}`);
+      // A file by its path; a PostgreSQL database by its server and name.
+      const shown = 'path' in target ? target.path : `PostgreSQL at ${new URL(target.url).host}${new URL(target.url).pathname}`;
+      expect(banner).toContain(`database  ${shown}`);
       expect(banner).toContain(`${url}/mcp`);
       expect(banner).toContain(`${url}/api/profiles`);
       expect((await fetch(`${url}/health`)).status).toBe(200);
       // The printed command, run as printed (npx profile-edge is this project's bin).
-      const command = /\n\s+(DATABASE_PATH=.*npx profile-edge keys create .*)\n/.exec(banner)![1]!;
+      // It names the server's store itself (DATABASE_URL on PostgreSQL): it runs with nothing else in its environment.
+      const variable = 'path' in target ? 'DATABASE_PATH' : 'DATABASE_URL';
+      const command = new RegExp(`\\n\\s+(${variable}=.*npx profile-edge keys create .*)\\n`).exec(banner)![1]!;
       const output = execFileSync('bash', ['-c', command.replace('npx profile-edge', `node ${JSON.stringify(bin)}`)], { env: { PATH: env.PATH, LOG_LEVEL: 'silent' }, encoding: 'utf8' });
       const key = /^(pek_\S+)$/m.exec(output)![1]!;
       const quote = await fetch(`${url}/api/ask/quote`, { method: 'POST', headers: { 'service-api-key': key } });
@@ -254,20 +276,22 @@ describe('serve and reconciliation', () => {
   test('behavior: a charge a killed server left unanswered is reversed when serve starts again', async () => {
     const { spawn } = await import('node:child_process');
     const { projectRoot } = await import('../src/config/Config.js');
-    const database = path.join(directory, 'crashed.db');
+    const { env: database } = await fresh('crashed');
     const bin = path.join(projectRoot, 'bin', 'profile-edge.mjs');
-    const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: database, PORT: '0', DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn' };
+    const env = { PATH: process.env.PATH ?? '', ...database, PORT: '0', DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn' };
     // The state a kill -9 between the debit and the answer leaves: a charge 11 minutes old with nothing after it.
-    const previous = process.env.DATABASE_PATH;
-    process.env.DATABASE_PATH = database;
-    const made = await cli('keys', 'create', '--account', 'crashed-buyer', '--create', '--credits', '30', '--json').finally(() => (process.env.DATABASE_PATH = previous));
+    const made = await Cli.run(database, 'keys', 'create', '--account', 'crashed-buyer', '--create', '--credits', '30', '--json');
     expect(made.code).toBe(0);
-    const { db } = Store.open(database);
-    const account = db.prepare("SELECT id FROM accounts WHERE name = 'crashed-buyer'").get() as { id: string };
-    db.prepare("UPDATE meta SET value = '0' WHERE key = 'answer_markers_since'").run();
-    db.prepare('UPDATE accounts SET credit_balance = credit_balance - 10 WHERE id = ?').run(account.id);
-    db.prepare("INSERT INTO ledger (created_at, account_id, kind, credits_delta, query_id, memo) VALUES (?, ?, 'query_charge', -10, 'q_killed', 'killed')").run(Date.now() - 11 * 60_000, account.id);
-    db.close();
+    const peek = await Peek.open(database);
+    let account: { id: string };
+    try {
+      account = (await peek.get<{ id: string }>("SELECT id FROM accounts WHERE name = 'crashed-buyer'"))!;
+      await peek.run("UPDATE meta SET value = '0' WHERE key = 'answer_markers_since'");
+      await peek.run('UPDATE accounts SET credit_balance = credit_balance - 10 WHERE id = ?', account.id);
+      await peek.run("INSERT INTO ledger (created_at, account_id, kind, credits_delta, query_id, memo) VALUES (?, ?, 'query_charge', -10, 'q_killed', 'killed')", Date.now() - 11 * 60_000, account.id);
+    } finally {
+      await peek.close();
+    }
     const child = spawn(process.execPath, [bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -276,10 +300,10 @@ describe('serve and reconciliation', () => {
         child.stdout.on('data', (d: Buffer) => d.toString().includes('listening on') && resolve());
         child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
       });
-      const after = Store.open(database).db;
-      const rows = after.prepare("SELECT kind, credits_delta AS credits FROM ledger WHERE query_id = 'q_killed' ORDER BY id").all();
-      const balance = (after.prepare('SELECT credit_balance AS b FROM accounts WHERE id = ?').get(account.id) as { b: number }).b;
-      after.close();
+      const after = await Peek.open(database);
+      const rows = await after.all("SELECT kind, credits_delta AS credits FROM ledger WHERE query_id = 'q_killed' ORDER BY id");
+      const balance = await after.value('SELECT credit_balance AS b FROM accounts WHERE id = ?', account.id);
+      await after.close();
       expect(rows).toEqual([
         { kind: 'query_charge', credits: -10 },
         { kind: 'query_reversal', credits: 10 },
@@ -293,19 +317,24 @@ describe('serve and reconciliation', () => {
 });
 
 describe('a closed pipe', () => {
+  let many: Promise<Peek.Place> | undefined;
+
   /** The CLI as a shell runs it, over a database with more channels than a pipe holds (64 KiB on Linux). */
   async function setUp() {
-    const database = path.join(directory, 'pipe.db');
-    if (!fs.existsSync(database)) {
-      const { db } = Store.open(database);
-      const store = Stores.overSqlite(db);
-      const profileId = (await store.profiles.create({ slug: 'many', name: 'Many channels', visibility: 'public' })).id;
-      await store.transaction(async (tx) => {
-        for (let i = 0; i < 3000; i++) await tx.channels.create({ profileId, kind: 'rss', label: `Channel ${i} with a label long enough to fill a pipe quickly`, accessLevel: 'public', ratePerMillionTokens: 1 });
-      });
-      await store.close();
-    }
-    const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: database, DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn' };
+    many ??= (async () => {
+      const { target, env } = await fresh('pipe');
+      const { store } = await Stores.open(target);
+      try {
+        const profileId = (await store.profiles.create({ slug: 'many', name: 'Many channels', visibility: 'public' })).id;
+        await store.transaction(async (tx) => {
+          for (let i = 0; i < 3000; i++) await tx.channels.create({ profileId, kind: 'rss', label: `Channel ${i} with a label long enough to fill a pipe quickly`, accessLevel: 'public', ratePerMillionTokens: 1 });
+        });
+      } finally {
+        await store.close();
+      }
+      return env;
+    })();
+    const env = { PATH: process.env.PATH ?? '', ...(await many), DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn' };
     return { bin: path.join(projectRoot, 'bin', 'profile-edge.mjs'), env };
   }
 

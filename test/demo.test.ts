@@ -1,27 +1,27 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Demo from '../src/demo/Demo.js';
-import * as Store from '../src/store/Database.js';
-import type { Database } from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
+import * as Engines from './support/Engines.js';
+import * as Peek from './support/Peek.js';
 
-let directory: string;
-let db: Database;
-let store: Stores.Store;
+let place: Awaited<ReturnType<typeof Engines.fresh>>;
+let store: Stores.OpenStore;
+let peek: Peek.Peek;
 let first: Demo.LoadResult;
 
 beforeAll(async () => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-demo-'));
-  db = Store.open(path.join(directory, 'demo.db')).db;
-  store = Stores.overSqlite(db);
+  place = await Engines.fresh(Engines.current, 'demo');
+  ({ store } = await Stores.open(place.target));
+  peek = await Peek.open(place.env);
   first = await Demo.load({ store }, { chunkTargetTokens: 320 });
 });
 
-afterAll(() => {
-  db.close();
-  fs.rmSync(directory, { recursive: true, force: true });
+afterAll(async () => {
+  await peek?.close();
+  await store?.close();
+  await place?.drop();
 });
 
 describe('the demo dataset', () => {
@@ -36,20 +36,20 @@ describe('the demo dataset', () => {
   });
 
   test('behavior: uses every channel kind, has a public collection and at least 60 distinct chunks', async () => {
-    const kinds = db.prepare('SELECT DISTINCT kind FROM channels ORDER BY kind').pluck().all();
+    const kinds = (await peek.column<string>('SELECT DISTINCT kind FROM channels')).sort();
     expect(kinds).toEqual(['notion', 'podcast_rss', 'rss', 'subtext', 'user_upload', 'youtube']);
     const collections = (await Promise.all((await store.profiles.list()).map(async (p) => (await store.collections.byProfile(p.id)).map((c) => ({ p, c }))))).flat();
     expect(collections.some(({ p }) => p.visibility === 'public')).toBe(true);
-    const chunks = db.prepare('SELECT text FROM chunks').pluck().all() as string[];
+    const chunks = await peek.column<string>('SELECT text FROM chunks');
     expect(chunks.length).toBeGreaterThanOrEqual(60);
     expect(new Set(chunks).size).toBe(chunks.length);
     expect(first.chunks).toBe(chunks.length);
   });
 
-  test('behavior: transcripts carry timestamps and speakers', () => {
-    const timed = db.prepare("SELECT count(*) FROM chunks WHERE start_seconds IS NOT NULL AND end_seconds > start_seconds AND speaker IS NOT NULL").pluck().get() as number;
+  test('behavior: transcripts carry timestamps and speakers', async () => {
+    const timed = await peek.value<number>('SELECT count(*) FROM chunks WHERE start_seconds IS NOT NULL AND end_seconds > start_seconds AND speaker IS NOT NULL');
     expect(timed).toBeGreaterThan(20);
-    const speakers = db.prepare('SELECT DISTINCT speaker FROM chunks WHERE speaker IS NOT NULL').pluck().all();
+    const speakers = await peek.column('SELECT DISTINCT speaker FROM chunks WHERE speaker IS NOT NULL');
     expect(speakers.length).toBeGreaterThan(5);
   });
 
@@ -59,13 +59,15 @@ describe('the demo dataset', () => {
   });
 
   test('behavior: is loaded on a store’s first start only', async () => {
-    const fresh = Store.open(path.join(directory, 'fresh.db')).db;
-    const handles = { store: Stores.overSqlite(fresh) };
+    const empty = await Engines.fresh(Engines.current, 'demo-fresh');
+    const { store: fresh } = await Stores.open(empty.target);
+    const handles = { store: fresh };
     try {
       expect(await Demo.loadOnFirstStart(handles, { chunkTargetTokens: 320 })).toBeDefined();
       expect(await Demo.loadOnFirstStart(handles, { chunkTargetTokens: 320 })).toBeUndefined();
     } finally {
-      fresh.close();
+      await fresh.close();
+      await empty.drop();
     }
   });
 

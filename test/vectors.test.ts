@@ -18,16 +18,25 @@ import * as VectorSearch from '../src/retrieval/VectorSearch.js';
 import type { Logger } from '../src/log/Logger.js';
 import * as Keys from '../src/auth/Keys.js';
 import * as Services from '../src/Services.js';
-import * as Store from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
 import * as VectorIndex from '../src/store/VectorIndex.js';
 import * as Tools from '../tools/Tools.js';
 import * as Cli from './support/Cli.js';
 import * as EmbeddingServer from './support/EmbeddingServer.js';
+import * as Engines from './support/Engines.js';
+import * as Peek from './support/Peek.js';
 import * as TinyOnnxModel from './support/TinyOnnxModel.js';
+
+type Place = Awaited<ReturnType<typeof Engines.fresh>>;
+/** SQLite's own connection under a store, for the cases about SQLite's vector tables of before. */
+type SqliteConnection = NonNullable<Awaited<ReturnType<typeof Stores.open>>['sqlite']>;
+/** Cases about what SQLite itself keeps: skipped on a PostgreSQL run. */
+const sqliteOnly = test.skipIf(Engines.current !== 'sqlite');
 
 let server: Awaited<ReturnType<typeof EmbeddingServer.start>>;
 let directory: string;
+/** The kitchen store the CLI and the services run against, on this run's engine. */
+let kitchen: Place;
 let env: Record<string, string>;
 
 const docs = {
@@ -38,20 +47,24 @@ const docs = {
 beforeAll(async () => {
   server = await EmbeddingServer.start();
   directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-vectors-'));
-  env = { DATABASE_PATH: path.join(directory, 'v.db'), LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test' };
-  const { db } = Store.open(env.DATABASE_PATH!);
-  const store = Stores.overSqlite(db);
-  const profile = await store.profiles.create({ slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
-  await store.channels.create({ id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
-  for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store }, { channelId: 'ch_kitchen', file, content, chunkTargetTokens: 320 });
-  const account = await store.accounts.create({ name: 'buyer' });
-  await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1000 });
-  env.KEY = (await Keys.issue(store, { kind: 'api_key', accountId: account.id })).token;
-  db.close();
+  kitchen = await Engines.fresh(Engines.current, 'vectors');
+  env = { ...kitchen.env, LOG_LEVEL: 'silent', DEMO_DATA: 'false', EMBEDDER: 'openai', EMBEDDING_BASE_URL: server.url, EMBEDDING_MODEL: 'stand-in', EMBEDDING_API_KEY: 'sk-test' };
+  const { store } = await Stores.open(kitchen.target);
+  try {
+    const profile = await store.profiles.create({ slug: 'kitchen', name: 'Kitchen Notes', visibility: 'public' });
+    await store.channels.create({ id: 'ch_kitchen', profileId: profile.id, kind: 'user_upload', label: 'Notes', accessLevel: 'public', ratePerMillionTokens: 1 });
+    for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store }, { channelId: 'ch_kitchen', file, content, chunkTargetTokens: 320 });
+    const account = await store.accounts.create({ name: 'buyer' });
+    await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1000 });
+    env.KEY = (await Keys.issue(store, { kind: 'api_key', accountId: account.id })).token;
+  } finally {
+    await store.close();
+  }
 });
 
 afterAll(async () => {
   await server.close();
+  await kitchen?.drop();
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
@@ -62,11 +75,11 @@ const cli = (...argv: string[]) => Cli.run(env, ...argv);
  * kitchen notes near 0.27 of an unrelated question and the synonym's note at 0.38 of its question: a fit centres there.
  */
 async function storeFusion(embedderId: string): Promise<void> {
-  const { db } = Store.open(env.DATABASE_PATH!);
+  const { store } = await Stores.open(kitchen.target);
   try {
-    await Stores.overSqlite(db).vectors.setFusion(embedderId, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.05, weight: 8 }, Reranker.defaultModel.calibration, { fitted: true }));
+    await store.vectors.setFusion(embedderId, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.05, weight: 8 }, Reranker.defaultModel.calibration, { fitted: true }));
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -174,71 +187,58 @@ describe('OpenAiEmbedder', () => {
 });
 
 describe('VectorIndex', () => {
-  test('behavior: a zero vector has no direction: it is not stored, and as a query it finds nothing', async () => {
-    const { db } = Store.open(path.join(directory, 'zero.db'));
-    try {
-      const store = Stores.overSqlite(db);
+  test('behavior: a zero vector has no direction: it is not stored, and as a query it finds nothing', () =>
+    withStore(async (store) => {
       const profile = await store.profiles.create({ slug: 'zero', name: 'Zero', visibility: 'public' });
       await store.channels.create({ id: 'ch_zero', profileId: profile.id, kind: 'user_upload', label: 'Z', accessLevel: 'public', ratePerMillionTokens: 1 });
       for (const [file, content] of Object.entries(docs)) await Upload.ingest({ store }, { channelId: 'ch_zero', file, content, chunkTargetTokens: 320 });
-      const rowids = db.prepare('SELECT rowid FROM chunks ORDER BY rowid').pluck().all() as number[];
+      const rowids = (await store.chunks.page(0, 100)).map((c) => c.rowid);
       await store.vectors.create({ embedderId: 'test', dimensions: 2 });
       await store.vectors.put([{ rowid: rowids[0]!, vector: Float32Array.of(1, 0) }, { rowid: rowids[1]!, vector: Float32Array.of(0, 0) }]);
       expect(await store.vectors.count()).toBe(1);
       expect(await VectorCodes.nearest(store, { vector: Float32Array.of(0, 0), limit: 5, channelIds: ['ch_zero'] })).toEqual([]);
       expect(await VectorCodes.similarities(store, Float32Array.of(0, 0), rowids)).toEqual(new Map());
       expect(await VectorCodes.nearest(store, { vector: Float32Array.of(0.6, 0.8), limit: 5, channelIds: ['ch_zero'] })).toEqual([{ rowid: rowids[0], similarity: expect.closeTo(0.6, 5) }]);
-    } finally {
-      db.close();
-    }
-  });
+    }));
 
-  test('behavior: re-scoring returns exact cosine similarities, best first, ties to the earlier chunk', async () => {
-    const { db } = Store.open(':memory:');
-    try {
+  test('behavior: re-scoring returns exact cosine similarities, best first, ties to the earlier chunk', () =>
+    withStore(async (store) => {
       const vectors = [unit(1, 0, 0, 0), unit(1, 1, 0, 0), unit(1, 1, 0, 0), unit(0, 0, 1, 0), unit(-1, 0.2, 0, 1)];
-      const rowids = await stock(db, { channelId: 'ch_a', vectors, dimensions: 4 });
+      const rowids = await stock(store, { channelId: 'ch_a', vectors, dimensions: 4 });
       const query = unit(1, 0.5, 0, 0);
-      const hits = await VectorCodes.nearest(Stores.overSqlite(db), { vector: query, limit: 3, channelIds: ['ch_a'], oversample: 1 });
+      const hits = await VectorCodes.nearest(store, { vector: query, limit: 3, channelIds: ['ch_a'], oversample: 1 });
       expect(hits.map((h) => h.rowid)).toEqual([rowids[1], rowids[2], rowids[0]]);
       for (const hit of hits) expect(hit.similarity).toBeCloseTo(dot(vectors[rowids.indexOf(hit.rowid)]!, query), 6);
-    } finally {
-      db.close();
-    }
-  });
+    }));
 
-  test('behavior: the hits for a scope are the same with and without another channel whose chunks are nearer', async () => {
-    const { db } = Store.open(':memory:');
-    try {
+  test('behavior: the hits for a scope are the same with and without another channel whose chunks are nearer', () =>
+    withStore(async (store) => {
       const query = unit(1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
       // Public chunks at a middling angle to the question; a private channel's 150 chunks all lie nearer to it than
       // any of them, more than a global search that drops other channels' chunks would ever look past.
       const publicVectors = Array.from({ length: 12 }, (_, i) => unit(...Array.from({ length: 16 }, (_, d) => (d === 0 ? 1 : Math.sin(i * 7 + d * 3)))));
-      await stock(db, { channelId: 'ch_public', vectors: publicVectors, dimensions: 16 });
+      await stock(store, { channelId: 'ch_public', vectors: publicVectors, dimensions: 16 });
       // A small oversample: a scan that looked past the scope would find only private candidates.
-      const search = VectorSearch.create({ store: Stores.overSqlite(db), embedder: fixed(query), logger: silent(), oversample: 2 });
+      const search = VectorSearch.create({ store, embedder: fixed(query), logger: silent(), oversample: 2 });
       const ask = async (channels: string[]) => (await search.question('q'))!.nearest(new Set(channels), 3);
       const before = await ask(['ch_public']);
       expect(before).toHaveLength(3);
 
       const privateVectors = Array.from({ length: 150 }, (_, i) => unit(...Array.from({ length: 16 }, (_, d) => (d === 0 ? 20 : Math.cos(i * 5 + d)))));
-      const privateRowids = await stock(db, { channelId: 'ch_private', vectors: privateVectors, dimensions: 16, access: 'private' });
+      const privateRowids = await stock(store, { channelId: 'ch_private', vectors: privateVectors, dimensions: 16, access: 'private' });
       expect((await ask(['ch_public', 'ch_private'])).every((h) => privateRowids.includes(h.rowid))).toBe(true);
       expect(await ask(['ch_public'])).toEqual(before);
       expect(await ask([])).toEqual([]);
-    } finally {
-      db.close();
-    }
-  });
+    }));
 
   test('behavior: the scan finds what another connection wrote after it last looked, and reads a rebuilt index anew', () =>
-    withTwoConnections('codes.db', async (reader, writer) => {
-      const [first] = await stock(writer.db, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
+    withTwoConnections(async (reader, writer, peek) => {
+      const [first] = await stock(writer.store, { channelId: 'ch_codes', vectors: [unit(1, 0, 0)], dimensions: 3 });
       const near = async (vector: Float32Array) => (await VectorCodes.nearest(reader.store, { vector, limit: 5, channelIds: ['ch_codes', 'ch_later'] })).map((h) => h.rowid);
       expect(await near(unit(0, 1, 0))).toEqual([first]);
-      const [later] = await stock(writer.db, { channelId: 'ch_later', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      const [later] = await stock(writer.store, { channelId: 'ch_later', vectors: [unit(0, 1, 0)], dimensions: 3 });
       expect(await near(unit(0, 1, 0))).toEqual([later, first]);
-      writer.db.prepare('DELETE FROM chunks WHERE rowid = ?').run(later);
+      await peek.run('DELETE FROM chunks WHERE rowid = ?', later!);
       expect(await near(unit(0, 1, 0))).toEqual([first]);
       // A rebuild with another dimension: what the reader held is of no use, and is dropped.
       await writer.store.vectors.create({ embedderId: 'fixed', dimensions: 2 });
@@ -247,17 +247,19 @@ describe('VectorIndex', () => {
     }));
 
   test('behavior: content replaced under reused rowids, and vectors written late, are found as they are now', () =>
-    withTwoConnections('reused.db', async (reader, writer) => {
-      const [first] = await stock(writer.db, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
-      const [bare] = await stock(writer.db, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
-      const [top] = await stock(writer.db, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
+    withTwoConnections(async (reader, writer, peek) => {
+      const [first] = await stock(writer.store, { channelId: 'ch_old', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      const [bare] = await stock(writer.store, { channelId: 'ch_bare', vectors: [], dimensions: 3, chunks: 1 });
+      const [top] = await stock(writer.store, { channelId: 'ch_new', vectors: [unit(0, 1, 0)], dimensions: 3 });
       // One candidate re-scored: which chunk it is depends only on the codes the reader holds.
       const nearest = async (vector: Float32Array) => (await VectorCodes.nearest(reader.store, { vector, limit: 1, channelIds: ['ch_old', 'ch_new'], oversample: 1 })).map((h) => h.rowid);
       expect(await nearest(unit(0, 1, 0))).toEqual([top]);
-      // The newest item's content is replaced: SQLite gives its new chunk the rowid the old one had.
+      // The newest item's content is replaced: SQLite gives its new chunk the rowid the old one had. PostgreSQL's
+      // identity never hands out a rowid twice: there the new chunk is a plain newcomer.
       await writer.store.items.put(SearchTerms.indexed({ channelId: 'ch_new', externalId: 'item', title: 'ch-new', contentHash: 'changed', chunks: [{ text: 'replaced' }], vectors: [unit(0, 0, 1)] }));
-      const [replaced] = writer.db.prepare("SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = 'ch_new'").pluck().all() as number[];
-      expect(replaced).toBe(top);
+      const [replaced] = await rowidsOf(writer.store, 'ch-new');
+      if (Engines.current === 'sqlite') expect(replaced).toBe(top);
+      else expect(replaced).toBeGreaterThan(top!);
       expect(await nearest(unit(0, 0, 1))).toEqual([replaced]);
       // A chunk stored without a vector, below rowids the reader has read, gets one later.
       expect(bare).toBeLessThan(top!);
@@ -265,56 +267,60 @@ describe('VectorIndex', () => {
       expect((await VectorCodes.nearest(reader.store, { vector: unit(0, 0, 1), limit: 1, channelIds: ['ch_bare', 'ch_old'], oversample: 1 })).map((h) => h.rowid)).toEqual([bare]);
       expect(first).toBeLessThan(bare!);
       // Writes pruned from the log before the reader saw them: it reads every code anew.
-      const pruned = await stock(writer.db, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
-      writer.db.exec('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
+      const pruned = await stock(writer.store, { channelId: 'ch_pruned', vectors: [unit(0, 1, 0), unit(0, 1, 0)], dimensions: 3 });
+      await peek.run('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
       expect((await VectorCodes.nearest(reader.store, { vector: unit(0, 1, 0), limit: 2, channelIds: ['ch_pruned'], oversample: 1 })).map((h) => h.rowid)).toEqual(pruned);
     }));
 
-  test('behavior: an index built before the vector log gets one when its store is opened, its sign table is dropped, and writes after it are followed', async () => {
+  // sqlite-vec's tables of before exist only in SQLite stores (PostgreSQL stores began with migration 10's layout):
+  // these cases build them on SQLite's own connection, and see SQLite carry them over.
+  sqliteOnly('behavior: an index built before the vector log gets one when its store is opened, its sign table is dropped, and writes after it are followed', async () => {
     // The store as a version before migration 10 left it: floats beside sqlite-vec's sign table, and no vector log.
-    const old = Store.open(path.join(directory, 'unlogged.db')).db;
+    const place = await Engines.fresh('sqlite', 'unlogged');
+    const old = await Stores.open(place.target);
+    const db = old.sqlite!;
     let first: number | undefined;
     try {
-      [first] = await stock(old, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
-      signsLayout(old, { logged: false });
-      expect(old.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(0);
-      expect(old.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(1);
+      [first] = await stock(old.store, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
+      signsLayout(db, { logged: false });
+      expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(0);
+      expect(db.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(1);
     } finally {
-      old.close();
+      await old.store.close();
     }
-    await withTwoConnections('unlogged.db', async (reader, writer) => {
+    await withTwoConnections(async (reader, writer) => {
       // Opening the store migrated it: the log and its triggers are there before anything is read.
-      expect(reader.db.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(3);
+      expect(reader.sqlite!.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(3);
       const near = async (vector: Float32Array) => (await VectorCodes.nearest(reader.store, { vector, limit: 1, channelIds: ['ch_one', 'ch_two'], oversample: 1 })).map((h) => h.rowid);
       expect(await near(unit(0, 1, 0))).toEqual([first]);
-      expect(legacyObjects(reader.db)).toEqual([]);
+      expect(legacyObjects(reader.sqlite!)).toEqual([]);
       await writer.store.vectors.put([{ rowid: first!, vector: unit(0, 0, 1) }]);
-      const [second] = await stock(writer.db, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
+      const [second] = await stock(writer.store, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
       expect(await near(unit(0, 0, 1))).toEqual([first]);
       expect(await near(unit(0, 1, 0))).toEqual([second]);
       // The sign table's delete trigger went with it; the migration's keeps the floats to live chunks.
-      writer.db.prepare('DELETE FROM chunks WHERE rowid = ?').run(second);
+      writer.sqlite!.prepare('DELETE FROM chunks WHERE rowid = ?').run(second);
       expect(await writer.store.vectors.count()).toBe(1);
       expect(await near(unit(0, 1, 0))).toEqual([first]);
-    });
+    }, place);
   });
 
-  test('behavior: an index of signs beside its floats, from before migration 10, is carried over: the sign table is dropped, nothing is lost', async () => {
-    const file = path.join(directory, 'signs.db');
+  sqliteOnly('behavior: an index of signs beside its floats, from before migration 10, is carried over: the sign table is dropped, nothing is lost', async () => {
+    const place = await Engines.fresh('sqlite', 'signs');
     const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2)];
-    const old = Store.open(file).db;
+    const old = await Stores.open(place.target);
     let rowids: number[];
     try {
-      rowids = await stock(old, { channelId: 'ch_a', vectors, dimensions: 3 });
-      signsLayout(old, { logged: true });
-      expect(old.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
+      rowids = await stock(old.store, { channelId: 'ch_a', vectors, dimensions: 3 });
+      signsLayout(old.sqlite!, { logged: true });
+      expect(old.sqlite!.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
     } finally {
-      old.close();
+      await old.store.close();
     }
     // Opened anew, as the version after it opens it.
-    const { db } = Store.open(file);
+    const { store, sqlite } = await Stores.open(place.target);
+    const db = sqlite!;
     try {
-      const store = Stores.overSqlite(db);
       expect(legacyObjects(db)).not.toEqual([]);
       // Only the floats are read: nothing needs carrying.
       expect(await store.vectors.upgrade()).toBe(0);
@@ -326,34 +332,30 @@ describe('VectorIndex', () => {
       db.prepare('DELETE FROM chunks WHERE rowid = ?').run(rowids[2]);
       expect(await store.vectors.count()).toBe(2);
     } finally {
-      db.close();
+      await store.close();
+      await place.drop();
     }
   });
 
-  test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', async () => {
-    const { db } = Store.open(':memory:');
-    try {
+  test('behavior: with enough oversampling the sign scan returns the exact nearest chunks', () =>
+    withStore(async (store) => {
       let seed = 5;
       const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
       const vectors = Array.from({ length: 300 }, () => unit(...Array.from({ length: 40 }, random)));
-      const rowids = await stock(db, { channelId: 'ch_many', vectors, dimensions: 40 });
-      const store = Stores.overSqlite(db);
+      const rowids = await stock(store, { channelId: 'ch_many', vectors, dimensions: 40 });
       for (let q = 0; q < 5; q++) {
         const query = unit(...Array.from({ length: 40 }, random));
         const exact = vectors.map((v, i) => [dot(v, query), rowids[i]!] as const).sort((a, b) => b[0] - a[0]).slice(0, 10).map(([, r]) => r);
         expect((await VectorCodes.nearest(store, { vector: query, limit: 10, channelIds: ['ch_many'], oversample: 30 })).map((h) => h.rowid)).toEqual(exact);
       }
-    } finally {
-      db.close();
-    }
-  });
+    }));
 
-  test('behavior: an index of floats alone, built before quantization, is upgraded once from its stored vectors', async () => {
-    const { db } = Store.open(':memory:');
+  sqliteOnly('behavior: an index of floats alone, built before quantization, is upgraded once from its stored vectors', async () => {
+    const { store, sqlite } = await Stores.open({ path: ':memory:' });
+    const db = sqlite!;
     try {
-      const store = Stores.overSqlite(db);
       const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2), unit(0, 0, 0)];
-      const rowids = await stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: vectors.length });
+      const rowids = await stock(store, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: vectors.length });
       floatsOnly(db, rowids.slice(0, 3), vectors.slice(0, 3));
       // Counting would carry it over itself: the legacy table is counted directly.
       expect(db.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
@@ -377,16 +379,16 @@ describe('VectorIndex', () => {
       expect((await (await search.question('q'))!.nearest(new Set(['ch_a']), 1))[0]).toEqual({ rowid: rowids[3], score: expect.closeTo(1, 6) });
       await expect(store.vectors.put([{ rowid: rowids[3]!, vector: unit(1, 0) }])).rejects.toThrow(/2 dimensions for an index of 3/);
     } finally {
-      db.close();
+      await store.close();
     }
   });
 
-  test('behavior: a write to an index of floats alone upgrades it first, inside the chunk transaction', async () => {
-    const { db } = Store.open(':memory:');
+  sqliteOnly('behavior: a write to an index of floats alone upgrades it first, inside the chunk transaction', async () => {
+    const { store, sqlite } = await Stores.open({ path: ':memory:' });
+    const db = sqlite!;
     try {
-      const rowids = await stock(db, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: 2 });
+      const rowids = await stock(store, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: 2 });
       floatsOnly(db, rowids, [unit(1, 0, 0), unit(0, 1, 0)]);
-      const store = Stores.overSqlite(db);
       const channel = await store.channels.create({ id: 'ch_b', profileId: (await store.profiles.list())[0]!.id, kind: 'user_upload', label: 'b', accessLevel: 'public', ratePerMillionTokens: 1 });
       await store.items.put(SearchTerms.indexed({ channelId: channel.id, externalId: 'b', title: 'b', contentHash: 'b', chunks: [{ text: 'b' }], vectors: [unit(0, 0, 1)] }));
       expect(legacyObjects(db)).toEqual([]);
@@ -394,7 +396,7 @@ describe('VectorIndex', () => {
       expect((await VectorCodes.nearest(store, { vector: unit(0.1, 0.2, 1), limit: 5, channelIds: ['ch_a'] })).map((h) => h.rowid)).toEqual([rowids[1], rowids[0]]);
       expect((await VectorCodes.nearest(store, { vector: unit(0.1, 0.2, 1), limit: 1, channelIds: ['ch_a', 'ch_b'] }))[0]!.similarity).toBeCloseTo(dot(unit(0, 0, 1), unit(0.1, 0.2, 1)), 6);
     } finally {
-      db.close();
+      await store.close();
     }
   });
 });
@@ -403,7 +405,7 @@ describe('VectorIndex', () => {
  * Gives an index with no vectors yet the layout VectorIndex.create wrote before quantization, as a store of then is
  * once migration 10 has run on it: the floats in one vec0 table alone, `chunk_embeddings` empty.
  */
-function floatsOnly(db: Store.Database, rowids: number[], vectors: Float32Array[]): void {
+function floatsOnly(db: SqliteConnection, rowids: number[], vectors: Float32Array[]): void {
   expect(db.prepare('SELECT count(*) FROM chunk_embeddings').pluck().get()).toBe(0);
   db.exec(`CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[${vectors[0]!.length}] distance_metric=cosine)`);
   db.exec('CREATE TRIGGER chunks_vectors_delete AFTER DELETE ON chunks BEGIN DELETE FROM chunk_vectors WHERE rowid = old.rowid; END;');
@@ -416,8 +418,8 @@ function floatsOnly(db: Store.Database, rowids: number[], vectors: Float32Array[
  * file to have it run): the floats in `chunk_embeddings`, their signs in a sqlite-vec table filed by channel number,
  * one trigger deleting both with their chunk. `logged: false` is the layout from before the vector log too.
  */
-function signsLayout(db: Store.Database, options: { logged: boolean }): void {
-  const { dimensions } = VectorIndex.describedIn(Store.getMeta(db, 'vector_index'))!;
+function signsLayout(db: SqliteConnection, options: { logged: boolean }): void {
+  const { dimensions } = VectorIndex.describedIn(db.prepare("SELECT value FROM meta WHERE key = 'vector_index'").pluck().get() as string | undefined)!;
   db.exec('DROP TRIGGER chunks_embeddings_delete');
   db.exec('CREATE TABLE vector_channels (id INTEGER PRIMARY KEY, channel_id TEXT NOT NULL UNIQUE) STRICT');
   db.exec(`CREATE VIRTUAL TABLE chunk_vectors USING vec0(channel integer, code bit[${Math.ceil(dimensions / 8) * 8}], chunk_size=64)`);
@@ -439,7 +441,7 @@ function signsLayout(db: Store.Database, options: { logged: boolean }): void {
 }
 
 /** What is left of sqlite-vec's table of before (it, its shadow tables, its channel numbers, its trigger). */
-const legacyObjects = (db: Store.Database) =>
+const legacyObjects = (db: SqliteConnection) =>
   db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%' OR name IN ('vector_channels', 'chunks_vectors_delete') ORDER BY name").pluck().all();
 
 const unit = (...values: number[]) => {
@@ -454,35 +456,57 @@ const silent = () => {
   return Object.assign({ debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } satisfies Logger, { lines });
 };
 
-type Connection = { db: Store.Database; store: Stores.Store };
+/** A fresh, empty store on this run's engine for one case, removed after it. */
+async function withStore(run: (store: Stores.Store) => Promise<void>): Promise<void> {
+  const place = await Engines.fresh(Engines.current, 'vectors-case');
+  const { store } = await Stores.open(place.target);
+  try {
+    await run(store);
+  } finally {
+    await store.close();
+    await place.drop();
+  }
+}
+
+type Connection = { store: Stores.Store; /** SQLite's connection under it, on SQLite. */ sqlite: SqliteConnection | undefined };
 
 /**
- * Two connections to one store file, as a server and a sync in another process have, each with the one Store over it
- * (which holds that connection's codes in memory).
+ * Two connections to one store (a fresh one on this run's engine unless given; removed after), as a server and a sync
+ * in another process have, each with the one Store over it (which holds that connection's codes in memory); and a
+ * peek that changes its tables behind both, as another process would.
  */
-async function withTwoConnections(name: string, run: (reader: Connection, writer: Connection) => Promise<void>): Promise<void> {
-  const file = path.join(directory, name);
-  const connect = (): Connection => {
-    const { db } = Store.open(file);
-    return { db, store: Stores.overSqlite(db) };
+async function withTwoConnections(run: (reader: Connection, writer: Connection, peek: Peek.Peek) => Promise<void>, place?: Place): Promise<void> {
+  const shared = place ?? (await Engines.fresh(Engines.current, 'vectors-two'));
+  const opened: Stores.OpenStore[] = [];
+  let peek: Peek.Peek | undefined;
+  const connect = async (): Promise<Connection> => {
+    const { store, sqlite } = await Stores.open(shared.target);
+    opened.push(store);
+    return { store, sqlite };
   };
-  const reader = connect();
-  const writer = connect();
   try {
-    await run(reader, writer);
+    const reader = await connect();
+    const writer = await connect();
+    peek = await Peek.open(shared.env);
+    await run(reader, writer, peek);
   } finally {
-    reader.db.close();
-    writer.db.close();
+    await peek?.close();
+    for (const store of opened) await store.close();
+    await shared.drop();
   }
+}
+
+/** The rowids of the chunks of the item titled `title` (`stock` titles a channel's item after its slug), in order. */
+async function rowidsOf(store: Stores.Store, title: string): Promise<number[]> {
+  return (await store.chunks.page(0, 100_000)).filter((c) => c.title === title).map((c) => c.rowid);
 }
 
 /** A channel with one item of `chunks` chunks (one per vector unless given), indexed with those vectors; its chunk rowids. */
 async function stock(
-  db: Store.Database,
+  store: Stores.Store,
   options: { channelId: string; vectors: Float32Array[]; dimensions: number; chunks?: number; access?: 'public' | 'private' },
 ): Promise<number[]> {
   const slug = options.channelId.replace(/_/g, '-');
-  const store = Stores.overSqlite(db);
   const profile = await store.profiles.create({ slug, name: slug, visibility: 'public' });
   await store.channels.create({ id: options.channelId, profileId: profile.id, kind: 'user_upload', label: slug, accessLevel: options.access ?? 'public', ratePerMillionTokens: 1 });
   if (!(await store.vectors.info())) await store.vectors.create({ embedderId: 'fixed', dimensions: options.dimensions });
@@ -495,7 +519,7 @@ async function stock(
     chunks: Array.from({ length: count }, (_, i) => ({ text: `chunk ${i} of ${slug}` })),
     vectors: options.vectors.length ? options.vectors : undefined,
   }));
-  return db.prepare('SELECT c.rowid FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.channel_id = ? ORDER BY c.rowid').pluck().all(options.channelId) as number[];
+  return rowidsOf(store, slug);
 }
 
 /** A tiny local model: kitchen-cold words on one axis, baking words on another; every other word is unknown (zero). */
@@ -506,10 +530,9 @@ const tinyVectors = {
 const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 
 describe('VectorSearch', () => {
-  test('behavior: a question whose embedding is late or fails goes lexical, said once until vectors work again', async () => {
-    const { db } = Store.open(':memory:');
-    try {
-      await stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
+  test('behavior: a question whose embedding is late or fails goes lexical, said once until vectors work again', () =>
+    withStore(async (store) => {
+      await stock(store, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
       let mode: 'hang' | 'fail' | 'work' = 'hang';
       const signals: AbortSignal[] = [];
       const embedder: Embedder = {
@@ -521,7 +544,7 @@ describe('VectorSearch', () => {
         },
       };
       const logger = silent();
-      const search = VectorSearch.create({ store: Stores.overSqlite(db), embedder, logger, questionTimeoutMs: 50 });
+      const search = VectorSearch.create({ store, embedder, logger, questionTimeoutMs: 50 });
       expect(await search.question('q')).toBeUndefined();
       expect(signals[0]!.aborted).toBe(true);
       expect(await search.question('q')).toBeUndefined();
@@ -537,16 +560,11 @@ describe('VectorSearch', () => {
       mode = 'work';
       expect(await (await search.question('q'))?.nearest(new Set(['ch_a']), 1)).toHaveLength(1);
       expect(said().at(-1)).toEqual(['info', 'vector search available again', undefined]);
-    } finally {
-      db.close();
-    }
-  });
+    }));
 
-  test('behavior: an index rebuilt for another embedder since the search began is not searched', async () => {
-    const { db } = Store.open(':memory:');
-    try {
-      await stock(db, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
-      const store = Stores.overSqlite(db);
+  test('behavior: an index rebuilt for another embedder since the search began is not searched', () =>
+    withStore(async (store) => {
+      await stock(store, { channelId: 'ch_a', vectors: [unit(1, 0)], dimensions: 2 });
       const logger = silent();
       const search = VectorSearch.create({ store, embedder: fixed(unit(1, 0)), logger });
       await search.warm();
@@ -555,10 +573,7 @@ describe('VectorSearch', () => {
       await store.vectors.markBuilt(VectorIndex.building('other'));
       expect(await search.question('q')).toBeUndefined();
       expect(logger.lines.at(-1)).toEqual(['warn', expect.stringContaining("not this embedder's"), { configured: 'fixed', indexed: 'other (building)' }]);
-    } finally {
-      db.close();
-    }
-  });
+    }));
 });
 
 describe('TransformersEmbedder (transformers.js with a local ONNX model)', () => {
@@ -727,16 +742,17 @@ describe('profile-edge reindex and vector retrieval', () => {
     const file = path.join(directory, 'pantry.txt');
     fs.writeFileSync(file, 'Flour keeps best in an airtight tin away from the chiller and the oven.');
     expect((await cli('upload', '--channel', 'ch_kitchen', file)).code).toBe(0);
-    const { db } = Store.open(env.DATABASE_PATH!);
+    const { store } = await Stores.open(kitchen.target);
+    const peek = await Peek.open(kitchen.env);
     try {
-      const store = Stores.overSqlite(db);
       expect(await store.vectors.count()).toBe(3);
       fs.writeFileSync(file, 'Rye flour keeps for three months in a cool cupboard.');
       await Upload.ingest({ store }, { channelId: 'ch_kitchen', file, chunkTargetTokens: 320, embedder: OpenAiEmbedder.create({ baseUrl: server.url, model: 'stand-in' }) });
       expect(await store.vectors.count()).toBe(3);
-      expect(db.prepare('SELECT count(*) FROM chunk_embeddings e LEFT JOIN chunks c ON c.rowid = e.rowid WHERE c.rowid IS NULL').pluck().get()).toBe(0);
+      expect(await peek.value('SELECT count(*) FROM chunk_embeddings e LEFT JOIN chunks c ON c.rowid = e.rowid WHERE c.rowid IS NULL')).toBe(0);
     } finally {
-      db.close();
+      await peek.close();
+      await store.close();
     }
   });
 
@@ -757,9 +773,12 @@ describe('profile-edge reindex and vector retrieval', () => {
     try {
       const run = await cli('reindex');
       expect(run.stdout).toContain('lexical only');
-      const { db } = Store.open(env.DATABASE_PATH!);
-      expect(await Stores.overSqlite(db).vectors.info()).toBeUndefined();
-      db.close();
+      const { store } = await Stores.open(kitchen.target);
+      try {
+        expect(await store.vectors.info()).toBeUndefined();
+      } finally {
+        await store.close();
+      }
     } finally {
       env.EMBEDDER = 'openai';
     }

@@ -209,15 +209,16 @@ export const fit: Command = {
         },
       });
       progress?.stop();
-      await (await context.services()).store.vectors.setFusion(embedder.id, model);
+      const operators = (await context.services()).store;
+      await operators.vectors.setFusion(embedder.id, model);
       const embedding = { chunks: store.vectors!.embedded.chunks, seconds: Number(store.vectors!.embedded.seconds.toFixed(1)), chunksPerSecond: Number(throughput(store.vectors!.embedded).toFixed(1)) };
-      if (values.json) out.json({ ...report, embedding, stored: context.config.databasePath });
+      if (values.json) out.json({ ...report, embedding, stored: operators.describe() });
       else {
         out.line(`${report.queries} judged queries, ${report.candidates} lexical candidates each and the vector neighbours`);
         out.line(`nDCG@10 lexical ${report.lexical.ndcg10.toFixed(4)}, hybrid ${report.hybrid.ndcg10.toFixed(4)} (held out ${report.hybrid.crossValidatedNdcg10.toFixed(4)})`);
         out.line(report.verdict);
         out.line(`embedding: ${embedding.chunks} chunks in ${embedding.seconds} s (${embedding.chunksPerSecond} chunks/s)`);
-        out.line(`stored for ${embedder.id} in ${context.config.databasePath}`);
+        out.line(`stored for ${embedder.id} in ${operators.describe()}`);
       }
     } finally {
       await store.close();
