@@ -1,15 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Onchain from '../src/payments/Onchain.js';
 import * as Rails from '../src/payments/Rails.js';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
-import * as Store from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
 import { credentialFor, tempoFetch } from './support/Chains.js';
+import * as Engines from './support/Engines.js';
+import * as Peek from './support/Peek.js';
 import * as Proxy from './support/Proxy.js';
 import * as Seeded from './support/Seeded.js';
 import { cli } from './support/Transports.js';
@@ -20,26 +18,49 @@ import { cli } from './support/Transports.js';
  */
 
 let sandbox: Sandbox.Sandbox;
-let directory: string;
 const children: ChildProcess[] = [];
+const stores: Awaited<ReturnType<typeof Engines.fresh>>[] = [];
+const opened: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
   sandbox = await Sandbox.start();
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-crash-'));
 }, 60_000);
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
+  for (const handle of opened) await handle.close();
+  for (const store of stores) await store.drop();
   await sandbox?.close();
-  fs.rmSync(directory, { recursive: true, force: true });
 });
 
-/** Starts `profile-edge serve` on the sandbox and resolves with its URL, its log so far, and its exit. */
-async function serve(extra: Record<string, string> = {}) {
+/** A new, empty store on this run's engine, for the server processes of one test; dropped after the file. */
+async function place(prefix: string) {
+  const made = await Engines.fresh(Engines.current, prefix);
+  stores.push(made);
+  return made;
+}
+
+/** A peek at the store the crashed processes left, the way an auditor (or an operator) would look. */
+async function peekAt(env: Record<string, string>) {
+  const peek = await Peek.open(env);
+  opened.push(peek);
+  return peek;
+}
+
+/** The store as the restarted service's reconciliation sees it, with its configured rails. */
+async function reconcilerOn(database: Awaited<ReturnType<typeof Engines.fresh>>) {
+  const { store } = await Stores.open(database.target);
+  opened.push(store);
+  const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', ...database.env, LOG_LEVEL: 'silent' });
+  return { store, rails: Rails.fromConfig(config, store) };
+}
+
+/** Starts `profile-edge serve` on the sandbox and the store `database` names; resolves with its URL, its log so far, and its exit. */
+async function serve(database: Record<string, string>, extra: Record<string, string> = {}) {
   const env = {
     PATH: process.env.PATH ?? '',
     ENVIRONMENT: 'test',
-    DATABASE_PATH: path.join(directory, 'crash.db'),
+    ...database,
     PORT: '0',
     SYNC_SCHEDULE: 'false',
     LOG_LEVEL: 'info',
@@ -64,8 +85,9 @@ async function serve(extra: Record<string, string> = {}) {
 const question = 'How warm should a sourdough starter be?';
 
 test('behavior: killed after the transfer settled and before the answer went out, the server credits the wallet when it starts again', async () => {
+  const { env: database } = await place('crash');
   const payer = await sandbox.newPayer();
-  const crashing = await serve({ PROFILE_EDGE_CRASH_AT: 'after_settle' });
+  const crashing = await serve(database, { PROFILE_EDGE_CRASH_AT: 'after_settle' });
   const body = JSON.stringify({ question, rail: 'tempo' });
   const request = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
   await expect(tempoFetch(sandbox, payer.key)(`${crashing.url}/api/ask/query`, request)).rejects.toThrow();
@@ -74,17 +96,14 @@ test('behavior: killed after the transfer settled and before the answer went out
   expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n - 50_000n);
 
   // The state the crash left, aged past the window a running query could still be in.
-  const { db } = Store.open(path.join(directory, 'crash.db'));
-  const [row] = db.prepare('SELECT id, state FROM payments').all() as { id: string; state: string }[];
+  const peek = await peekAt(database);
+  const [row] = await peek.all<{ id: string; state: string }>('SELECT id, state FROM payments');
   expect(row!.state).toBe('settled');
-  db.prepare('UPDATE payments SET updated_at = updated_at - 11 * 60000').run();
-  db.close();
+  await peek.run('UPDATE payments SET updated_at = updated_at - 11 * 60000');
 
-  const restarted = await serve();
+  const restarted = await serve(database);
   expect(restarted.log()).toContain('credited wallets whose on-chain payment got no answer');
-  const after = Store.open(path.join(directory, 'crash.db')).db;
-  const credit = after.prepare('SELECT id, wallet, consumed_by AS consumedBy FROM wallet_credits').get() as { id: string; wallet: string; consumedBy: string | null };
-  after.close();
+  const credit = (await peek.get<{ id: string; wallet: string; consumedBy: string | null }>('SELECT id, wallet, consumed_by AS consumedBy FROM wallet_credits'))!;
   expect(credit).toMatchObject({ wallet: payer.address.toLowerCase(), consumedBy: null });
 
   // The next query naming the wallet is answered from the credit, with no second transfer.
@@ -97,33 +116,31 @@ test('behavior: killed after the transfer settled and before the answer went out
 }, 120_000);
 
 test('behavior: killed after a transfer\'s hash was kept and before it was sent, the payment waits, then is released once it can no longer land', async () => {
-  const databasePath = path.join(directory, 'before-broadcast.db');
+  const database = await place('before-broadcast');
   const payer = await sandbox.newPayer();
-  const crashing = await serve({ DATABASE_PATH: databasePath, PROFILE_EDGE_CRASH_AT: 'before_broadcast' });
+  const crashing = await serve(database.env, { PROFILE_EDGE_CRASH_AT: 'before_broadcast' });
   const request = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ question, rail: 'tempo' }) };
   await expect(tempoFetch(sandbox, payer.key)(`${crashing.url}/api/ask/query`, request)).rejects.toThrow();
   expect(await crashing.exited).toBe('SIGKILL');
 
-  const { db } = Store.open(databasePath);
-  const [row] = db.prepare('SELECT id, state, tx_hash AS txHash, settle_by AS settleBy FROM payments').all() as { id: string; state: string; txHash: string; settleBy: number }[];
+  const peek = await peekAt(database.env);
+  const [row] = await peek.all<{ id: string; state: string; txHash: string; settleBy: number }>('SELECT id, state, tx_hash AS txHash, settle_by AS settleBy FROM payments');
   expect(row).toMatchObject({ state: 'settling', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
-  db.prepare('UPDATE payments SET updated_at = updated_at - 11 * 60000').run();
+  await peek.run('UPDATE payments SET updated_at = updated_at - 11 * 60000');
   // At start the transfer could still land (its validBefore is ahead): nothing is decided, nothing credited.
-  const restarted = await serve({ DATABASE_PATH: databasePath });
+  const restarted = await serve(database.env);
   expect(restarted.log()).toContain('may still land');
   process.kill(restarted.pid, 'SIGKILL');
   await restarted.exited;
-  expect(db.prepare('SELECT state FROM payments').pluck().get()).toBe('settling');
+  expect(await peek.value('SELECT state FROM payments')).toBe('settling');
   // A round after its validBefore: it never reached the node, so it is released, and the payer paid nothing.
-  const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: databasePath, LOG_LEVEL: 'silent' });
-  const store = Stores.overSqlite(db);
-  expect(await Onchain.reconcile(store, Rails.fromConfig(config, store), { olderThanMs: 0, now: row!.settleBy + 61_000 })).toEqual({ released: 1, credited: 0, pending: 0 });
-  db.close();
+  const { store, rails } = await reconcilerOn(database);
+  expect(await Onchain.reconcile(store, rails, { olderThanMs: 0, now: row!.settleBy + 61_000 })).toEqual({ released: 1, credited: 0, pending: 0 });
   expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n);
 }, 120_000);
 
 test('behavior: killed at random moments during tempo settlements, the server credits exactly the transfers that landed', async () => {
-  const databasePath = path.join(directory, 'settlements.db');
+  const database = await place('settlements');
   // Broadcasts are held on the way to the node and back, so kills land before, during and after the transfer.
   const isBroadcast = (_path: string, body: string) => body.includes('eth_sendRawTransaction');
   let broadcast = () => {};
@@ -141,7 +158,7 @@ test('behavior: killed at random moments during tempo settlements, the server cr
   const payers: { key: `0x${string}`; address: string }[] = [];
   try {
     for (let round = 0; round < 4; round++) {
-      const server = await serve({ DATABASE_PATH: databasePath, TEMPO_RPC_URL: proxy.url });
+      const server = await serve(database.env, { TEMPO_RPC_URL: proxy.url });
       const body = JSON.stringify({ question, rail: 'tempo' });
       const request = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
       const signed = [];
@@ -162,16 +179,15 @@ test('behavior: killed at random moments during tempo settlements, the server cr
     // Whatever the proxy still held has reached the node by now; the crash's rows are aged past the window a
     // running query could still be in, and the server starts again.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const aging = Store.open(databasePath).db;
-    aging.prepare('UPDATE payments SET updated_at = updated_at - 11 * 60000').run();
-    aging.close();
-    const restarted = await serve({ DATABASE_PATH: databasePath });
+    const peek = await peekAt(database.env);
+    await peek.run('UPDATE payments SET updated_at = updated_at - 11 * 60000');
+    const restarted = await serve(database.env);
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.kill(restarted.pid, 'SIGKILL');
     await restarted.exited;
 
-    const { db } = Store.open(databasePath);
-    const rows = db.prepare(`SELECT id, state, tx_hash AS txHash FROM payments`).all() as { id: string; state: string; txHash: string | null }[];
+    const payments = () => peek.all<{ id: string; state: string; txHash: string | null }>('SELECT id, state, tx_hash AS txHash FROM payments');
+    const rows = await payments();
     const landed = async (txHash: string | null) => {
       if (!txHash) return false;
       const receipt = await (await fetch(sandbox.tempo.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getTransactionReceipt', params: [txHash] }) })).json();
@@ -184,10 +200,9 @@ test('behavior: killed at random moments during tempo settlements, the server cr
       expect(['answered', 'credited', 'released', 'settling']).toContain(row.state);
     }
     // The next pass, once every signed transfer has expired, decides the rest.
-    const config = Config.load({ ...sandbox.environment, ENVIRONMENT: 'test', DATABASE_PATH: databasePath, LOG_LEVEL: 'silent' });
-    const store = Stores.overSqlite(db);
-    await Onchain.reconcile(store, Rails.fromConfig(config, store), { olderThanMs: 0, now: Date.now() + 10 * 60_000 });
-    const final = db.prepare(`SELECT id, state, tx_hash AS txHash FROM payments`).all() as { id: string; state: string; txHash: string | null }[];
+    const { store, rails } = await reconcilerOn(database);
+    await Onchain.reconcile(store, rails, { olderThanMs: 0, now: Date.now() + 10 * 60_000 });
+    const final = await payments();
     let paidFor = 0;
     for (const row of final) {
       const moved = await landed(row.txHash);
@@ -195,8 +210,7 @@ test('behavior: killed at random moments during tempo settlements, the server cr
       if (moved) paidFor += 1;
     }
     const credited = final.filter((r) => r.state === 'credited').length;
-    expect(db.prepare('SELECT COUNT(*) FROM wallet_credits WHERE consumed_by IS NULL').pluck().get()).toBe(credited);
-    db.close();
+    expect(await peek.value('SELECT COUNT(*) FROM wallet_credits WHERE consumed_by IS NULL')).toBe(credited);
     // Exactly: what the payers lost is what was answered or credited.
     let spent = 0n;
     for (const payer of payers) spent += 10_000_000n - (await sandbox.balance('tempo', payer.address as `0x${string}`));

@@ -119,10 +119,15 @@ async function paidCall(way: Way, rail: Rail, key: `0x${string}`, afterMs: numbe
 
 /** The payment rows of a wallet once every one of them has come to rest (answered, released or credited). */
 async function settledRows(wallet: string): Promise<Payments.PaymentRow[]> {
-  const db = environment.services.db!;
-  const rows = () => db.prepare(`SELECT id, state FROM payments WHERE wallet = ?`).all(wallet.toLowerCase()) as { id: string; state: string }[];
-  await vi.waitFor(() => expect(rows().filter((r) => !['answered', 'released', 'credited'].includes(r.state))).toEqual([]), { timeout: 15_000, interval: 50 });
-  return Promise.all(rows().map(async (r) => (await environment.services.store.payments.get(r.id))!));
+  // The rows checked are the rows returned, read at once: one the server records just after still counts as unseen.
+  return vi.waitFor(
+    async () => {
+      const rows = await environment.services.store.payments.recent({ wallet, limit: 10 });
+      expect(rows.filter((r) => !['answered', 'released', 'credited'].includes(r.state))).toEqual([]);
+      return rows;
+    },
+    { timeout: 15_000, interval: 50 },
+  );
 }
 
 /** What each call came to, checked: never answered unless delivered; money that moved is the answer's or a credit. */
@@ -139,7 +144,7 @@ async function outcome(rail: Rail, payer: { address: string }, delivered: boolea
   if (delivered) expect(row.state).toBe('answered');
   expect(spent, `${rail} payment ${row.id} is ${row.state}`).toBe(row.state === 'released' ? 0n : price);
   if (row.state === 'credited') {
-    const credit = environment.services.db!.prepare('SELECT wallet, consumed_by AS consumedBy FROM wallet_credits WHERE payment_id = ?').get(row.id);
+    const credit = await environment.peek.get('SELECT wallet, consumed_by AS consumedBy FROM wallet_credits WHERE payment_id = ?', row.id);
     expect(credit).toEqual({ wallet: payer.address.toLowerCase(), consumedBy: null });
   }
   return row.state as 'answered' | 'credited' | 'released';
@@ -197,8 +202,8 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
     line({ jsonrpc: '2.0', method: 'notifications/initialized' });
     line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'profile_query', arguments: { question, rail }, _meta: { 'org.paymentauth/credential': credential } } });
     // The host goes away once the payment is settling (the proxy holds the transfer on its way).
-    const db = environment.services.db!;
-    await vi.waitFor(() => expect(db.prepare('SELECT state FROM payments WHERE wallet = ?').pluck().get(payer.address.toLowerCase())).toBe('settling'), { timeout: 20_000, interval: 20 });
+    const state = () => environment.peek.value('SELECT state FROM payments WHERE wallet = ?', payer.address.toLowerCase());
+    await vi.waitFor(async () => expect(await state()).toBe('settling'), { timeout: 20_000, interval: 20 });
     child.stdin.end();
     expect(await exited).toBe(0);
     expect(stderr).not.toMatch(/release failed|not open/);
@@ -217,7 +222,8 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
       const res = await send(headers);
       const delivered = res !== undefined && res.status === 200 && (await res.json().catch(() => undefined)) !== undefined;
       // Verifying a pushed transfer reads the chain: give a request that reached the server the time to be recorded.
-      await vi.waitFor(() => expect(environment.services.db!.prepare('SELECT 1 FROM payments WHERE wallet = ?').get(payer.address.toLowerCase())).toBeDefined(), { timeout: 2_000 }).catch(() => undefined);
+      const recorded = () => environment.peek.get('SELECT 1 AS recorded FROM payments WHERE wallet = ?', payer.address.toLowerCase());
+      await vi.waitFor(async () => expect(await recorded()).toBeDefined(), { timeout: 2_000 }).catch(() => undefined);
       const [row] = await settledRows(payer.address);
       if (!row) {
         // The server never had it: the pushed transfer is still the payer's to present, and pays.
@@ -253,8 +259,8 @@ describe.each(['tempo', 'x402_base'] as const)('a %s payer who leaves', (rail) =
   }, 60_000);
 });
 
-test('behavior: leaving before, during and after the transfer all happened above (both releases and credits were seen)', () => {
-  const states = environment.services.db!.prepare(`SELECT state, COUNT(*) AS n FROM payments GROUP BY state`).all() as { state: string; n: number }[];
+test('behavior: leaving before, during and after the transfer all happened above (both releases and credits were seen)', async () => {
+  const states = await environment.peek.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM payments GROUP BY state');
   const count = (state: string) => states.find((s) => s.state === state)?.n ?? 0;
   expect(count('released')).toBeGreaterThan(0);
   expect(count('credited')).toBeGreaterThan(0);

@@ -1,8 +1,8 @@
 import { expect, test } from 'vitest';
 import * as Rails from '../src/payments/Rails.js';
-import * as Store from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
 import { tempoFetch, useChains } from './support/Chains.js';
+import * as Engines from './support/Engines.js';
 
 /** A tempo rail without TEMPO_FEE_PAYER_KEY: the payer pays its own gas, and everything that describes the rail says so. */
 const served = useChains({}, { feePayer: false });
@@ -30,7 +30,13 @@ test('behavior: a development server makes its payment secret once and keeps it 
   const first = await Rails.secretOf(config, store);
   expect(Buffer.byteLength(first)).toBeGreaterThanOrEqual(32);
   expect(await Rails.secretOf(config, store)).toBe(first);
-  const other = Store.open(':memory:').db;
-  expect(await Rails.secretOf(config, Stores.overSqlite(other))).not.toBe(first);
-  other.close();
+  // Another database, on this run's engine, makes its own.
+  const place = await Engines.fresh(Engines.current, 'other-secret');
+  const { store: other } = await Stores.open(place.target);
+  try {
+    expect(await Rails.secretOf(config, other)).not.toBe(first);
+  } finally {
+    await other.close();
+    await place.drop();
+  }
 });

@@ -443,7 +443,7 @@ describe('profile-edge ask', () => {
   /** Runs the CLI with the sandbox's settings (the wallet needs TEMPO_RPC_URL), resolving with its output. */
   const ask = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const env = { PATH: process.env.PATH ?? '', DATABASE_PATH: served.environment.env.DATABASE_PATH!, ...served.sandbox.environment };
+      const env = { PATH: process.env.PATH ?? '', ...served.environment.env, ...served.sandbox.environment };
       const child = spawn(cli.command, [...cli.args, 'ask', ...args], { env });
       let stdout = '';
       let stderr = '';
@@ -498,26 +498,25 @@ describe('profile-edge ask', () => {
 });
 
 describe('reconciling payments a crash cut off', () => {
-  const insert = (db: NonNullable<Environment.Environment['services']['db']>, row: { id: string; rail: string; spendKey: string; state: string; txHash?: string; settleBy?: number; wallet?: string }) =>
-    db
-      .prepare(
-        `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, tx_hash, settle_by, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'd', 5000, ?, ?, ?, ?, ?)`,
-      )
-      .run(row.id, row.spendKey, row.rail, (row.wallet ?? served.sandbox.payer.address).toLowerCase(), `q_${row.id}`, row.state, row.txHash ?? null, row.settleBy ?? null, Date.now(), Date.now());
+  /** A payment row as a crash would have left it: a state the running service never leaves behind. */
+  const insert = (row: { id: string; rail: string; spendKey: string; state: string; txHash?: string; settleBy?: number; wallet?: string }) =>
+    served.environment.peek.run(
+      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, tx_hash, settle_by, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'd', 5000, ?, ?, ?, ?, ?)`,
+      row.id, row.spendKey, row.rail, (row.wallet ?? served.sandbox.payer.address).toLowerCase(), `q_${row.id}`, row.state, row.txHash ?? null, row.settleBy ?? null, Date.now(), Date.now(),
+    );
 
   test('behavior: settling payments from before transfers were kept: landed ones become credits, unused ones are released, unknown ones are credited', async () => {
     const { sandbox, environment } = served;
     const { store } = environment.services;
-    const db = environment.services.db!;
     // A real x402 payment, answered, then set back to where a crash mid-settle would have left it.
     const res = await post(x402Fetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'x402_base' });
     const { queryId } = await json(res);
     const landed = (await store.payments.byQuery(queryId))!;
-    db.prepare(`UPDATE payments SET state = 'settling', settle_by = NULL WHERE id = ?`).run(landed.id);
-    insert(db, { id: 'never-landed', rail: 'x402_base', spendKey: `${sandbox.payer.address.toLowerCase()}:0x${'11'.repeat(32)}`, state: 'settling' });
-    insert(db, { id: 'signed-unknown', rail: 'tempo', spendKey: `signed:0x${'22'.repeat(32)}`, state: 'settling' });
-    insert(db, { id: 'only-verified', rail: 'tempo', spendKey: `signed:0x${'33'.repeat(32)}`, state: 'verified' });
+    await environment.peek.run(`UPDATE payments SET state = 'settling', settle_by = NULL WHERE id = ?`, landed.id);
+    await insert({ id: 'never-landed', rail: 'x402_base', spendKey: `${sandbox.payer.address.toLowerCase()}:0x${'11'.repeat(32)}`, state: 'settling' });
+    await insert({ id: 'signed-unknown', rail: 'tempo', spendKey: `signed:0x${'22'.repeat(32)}`, state: 'settling' });
+    await insert({ id: 'only-verified', rail: 'tempo', spendKey: `signed:0x${'33'.repeat(32)}`, state: 'verified' });
 
     const result = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 });
     expect(result).toEqual({ released: 2, credited: 2, pending: 0 });
@@ -559,10 +558,9 @@ describe('reconciling payments a crash cut off', () => {
   test('behavior: an x402 answer a credit paid for, whose authorization someone else sends later, leaves the wallet a credit again', async () => {
     const { sandbox, environment } = served;
     const { store } = environment.services;
-    const db = environment.services.db!;
     const payer = await sandbox.newPayer();
     // The wallet holds a credit (a payment of its that got no answer).
-    insert(db, { id: `owed-${payer.address}`, rail: 'x402_base', spendKey: `${payer.address.toLowerCase()}:0x${'88'.repeat(32)}`, state: 'settled', wallet: payer.address });
+    await insert({ id: `owed-${payer.address}`, rail: 'x402_base', spendKey: `${payer.address.toLowerCase()}:0x${'88'.repeat(32)}`, state: 'settled', wallet: payer.address });
     const owed = await store.payments.grantCredit((await store.payments.get(`owed-${payer.address}`))!, 'test: an earlier payment got no answer');
     const body = { question, rail: 'x402_base' };
     const headers = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), payer.key);
@@ -584,30 +582,28 @@ describe('reconciling payments a crash cut off', () => {
   test('behavior: an authorization its payer cancelled is not taken for a transfer: settling, it is released; released, it is not credited', async () => {
     const { sandbox, environment } = served;
     const { store } = environment.services;
-    const db = environment.services.db!;
     const payer = await sandbox.newPayer();
     const wallet = payer.address.toLowerCase();
     const [settling, released] = [`0x${'9a'.repeat(32)}`, `0x${'9b'.repeat(32)}`] as const;
     const past = Date.now() - 120_000;
-    insert(db, { id: `cancelled-settling-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${settling}`, state: 'settling', settleBy: past, wallet });
-    insert(db, { id: `cancelled-released-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${released}`, state: 'released', settleBy: past, wallet });
+    await insert({ id: `cancelled-settling-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${settling}`, state: 'settling', settleBy: past, wallet });
+    await insert({ id: `cancelled-released-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${released}`, state: 'released', settleBy: past, wallet });
     for (const nonce of [settling, released]) await outsider().cancel(payer.key, nonce);
     await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
     expect((await store.payments.get(`cancelled-settling-${wallet}`))!.state).toBe('released');
     expect((await store.payments.get(`cancelled-released-${wallet}`))!.state).toBe('released');
-    expect(db.prepare('SELECT COUNT(*) FROM wallet_credits WHERE wallet = ?').pluck().get(wallet)).toBe(0);
+    expect(await environment.peek.value('SELECT COUNT(*) FROM wallet_credits WHERE wallet = ?', wallet)).toBe(0);
   });
 
   test('behavior: a transfer that may still land is left for the next pass, and released once it can no longer land', async () => {
     const { sandbox, environment } = served;
     const { store } = environment.services;
-    const db = environment.services.db!;
     const wallet = sandbox.payer.address.toLowerCase();
     const soon = Date.now() + 20_000;
     // Kept before broadcast, never mined; an x402 authorization nobody settled; a signed transfer never broadcast.
-    insert(db, { id: 'tempo-in-flight', rail: 'tempo', spendKey: `signed:0x${'44'.repeat(32)}`, state: 'settling', txHash: `0x${'55'.repeat(32)}`, settleBy: soon });
-    insert(db, { id: 'x402-in-flight', rail: 'x402_base', spendKey: `${wallet}:0x${'66'.repeat(32)}`, state: 'settling', settleBy: soon });
-    insert(db, { id: 'tempo-never-sent', rail: 'tempo', spendKey: `signed:0x${'77'.repeat(32)}`, state: 'settling', settleBy: soon });
+    await insert({ id: 'tempo-in-flight', rail: 'tempo', spendKey: `signed:0x${'44'.repeat(32)}`, state: 'settling', txHash: `0x${'55'.repeat(32)}`, settleBy: soon });
+    await insert({ id: 'x402-in-flight', rail: 'x402_base', spendKey: `${wallet}:0x${'66'.repeat(32)}`, state: 'settling', settleBy: soon });
+    await insert({ id: 'tempo-never-sent', rail: 'tempo', spendKey: `signed:0x${'77'.repeat(32)}`, state: 'settling', settleBy: soon });
     const state = async (id: string) => (await store.payments.get(id))!.state;
     const ids = ['tempo-in-flight', 'x402-in-flight', 'tempo-never-sent'];
 
@@ -619,7 +615,7 @@ describe('reconciling payments a crash cut off', () => {
     const late = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: soon + 61_000 });
     expect(late).toEqual({ released: 2, credited: 0, pending: 0 });
     expect(await Promise.all(ids.map(state))).toEqual(['released', 'released', 'released']);
-    expect(db.prepare(`SELECT COUNT(*) FROM wallet_credits WHERE payment_id IN (?, ?, ?)`).pluck().get(...ids)).toBe(0);
+    expect(await environment.peek.value('SELECT COUNT(*) FROM wallet_credits WHERE payment_id IN (?, ?, ?)', ...ids)).toBe(0);
   });
 });
 
@@ -654,18 +650,17 @@ describe('what an independent review found', () => {
   });
 
   test('behavior: an x402 payment whose signature is not its payer\'s is refused and binds nothing (no row per forged request)', async () => {
-    const db = served.environment.services.db!;
     const unpaid = await ask({ question, rail: 'x402_base' });
     const payload = await x402Payer(served.sandbox, served.sandbox.payer.key).createPaymentPayload((await json(unpaid)).challenges[0]);
-    const bindings = () => db.prepare('SELECT COUNT(*) FROM credential_bindings').pluck().get() as number;
-    const before = bindings();
+    const bindings = () => served.environment.peek.value<number>('SELECT COUNT(*) FROM credential_bindings');
+    const before = await bindings();
     for (let i = 0; i < 5; i++) {
       const from = `0x${crypto.randomBytes(20).toString('hex')}`;
       const forged = { ...payload, payload: { ...payload.payload, authorization: { ...(payload.payload as any).authorization, from }, signature: `0x${'ab'.repeat(65)}` } };
       const res = await ask({ question, rail: 'x402_base', _meta: { 'org.paymentauth/credential': forged } });
       expect(res.status).toBe(402);
     }
-    expect(bindings()).toBe(before);
+    expect(await bindings()).toBe(before);
   });
 
   test('behavior: a refused credential on a question nothing answers is 422, as without one', async () => {
@@ -726,7 +721,7 @@ describe('what an independent review found', () => {
       expect(res.status).toBe(503);
       expect((await json(res)).message).toMatch(/outcome is not known yet.*becomes a credit/);
       expect(await sandbox.balance(rail, payer.address)).toBe(10_000_000n - 50_000n);
-      const [row] = environment.services.db!.prepare('SELECT id, state FROM payments').all() as { id: string; state: string }[];
+      const [row] = await environment.peek.all<{ id: string; state: string }>('SELECT id, state FROM payments');
       expect(row!.state).toBe('settling');
       expect(await Onchain.reconcile(environment.services.store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1, pending: 0 });
       expect(await environment.services.store.payments.openCredit(rail, payer.address)).toBeDefined();
