@@ -39,6 +39,9 @@ const endToEnd = [
   'test/fusion.test.ts',
   'test/vectors.test.ts',
   'test/pdf.test.ts',
+  'test/store.test.ts',
+  'test/search-index.test.ts',
+  'test/term-model.test.ts',
 ];
 const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };
 

@@ -7,14 +7,13 @@
  */
 import { parseArgs } from 'node:util';
 import * as TermModel from '../src/retrieval/TermModel.js';
-import * as Store from '../src/store/Database.js';
 import * as Stores from '../src/store/Store.js';
 
 const { values } = parseArgs({
   options: { db: { type: 'string' }, 'max-chunks': { type: 'string' }, dimensions: { type: 'string' }, vocabulary: { type: 'string' }, seed: { type: 'string' } },
 });
 if (!values.db) throw new Error('give --db FILE (a copy: the term model is written into it)');
-const { db } = Store.open(values.db);
+const { store } = await Stores.open({ path: values.db });
 const number = (v: string | undefined) => (v === undefined ? undefined : Number(v));
 const cpuSeconds = () => {
   const { user, system } = process.cpuUsage();
@@ -30,7 +29,7 @@ const mark = (stage: string) => {
   if (last.stage) stages[last.stage] = { wall: round(now.wall - last.wall), cpu: round(now.cpu - last.cpu) };
   last = { stage, ...now };
 };
-const info = await TermModel.build(Stores.overSqlite(db), {
+const info = await TermModel.build(store, {
   maxChunks: number(values['max-chunks']),
   dimensions: number(values.dimensions),
   vocabulary: number(values.vocabulary),
@@ -41,7 +40,7 @@ const info = await TermModel.build(Stores.overSqlite(db), {
   },
 });
 mark('');
-const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
-db.close();
+const chunks = await store.chunks.count();
+await store.close();
 const total = { wall: round(performance.now() / 1000 - started.wall), cpu: round(cpuSeconds() - started.cpu) };
 console.log(JSON.stringify({ chunks, seconds: total.wall, cpuSeconds: total.cpu, stages, info }));

@@ -15,8 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as VectorCodes from '../src/retrieval/VectorCodes.js';
-import * as Store from '../src/store/Database.js';
-import * as Stores from '../src/store/Store.js';
+import * as SqliteFile from '../test/support/SqliteFile.js';
 
 const { values } = parseArgs({
   options: {
@@ -78,10 +77,10 @@ function exact(docs: Float32Array, query: Float32Array, admit: (i: number) => bo
 for (const size of sizes) {
   for (const kind of kinds) {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-vectors-bench-'));
-    const { db } = Store.open(path.join(directory, 'bench.db'));
+    // SQLite's own connection beside the Store over it: the comparisons are sqlite-vec tables of their own.
+    const { db, store } = SqliteFile.open(path.join(directory, 'bench.db'));
     try {
       const next = source(kind);
-      const store = Stores.overSqlite(db);
       const profile = await store.profiles.create({ slug: 'bench', name: 'Bench', visibility: 'public' });
       const channelIds = Array.from({ length: channelCount }, (_, c) => `ch_bench_${c}`);
       for (const id of channelIds) await store.channels.create({ id, profileId: profile.id, kind: 'user_upload', label: id, accessLevel: 'public', ratePerMillionTokens: 1 });

@@ -14,7 +14,6 @@ import * as VectorSearch from './retrieval/VectorSearch.js';
 import * as Connectors from './sources/Connectors.js';
 import * as SignedLinks from './pages/SignedLinks.js';
 import type { Fetcher } from './sources/Fetcher.js';
-import type { Database } from './store/Database.js';
 import * as Stores from './store/Store.js';
 
 /** Everything a tool handler stands on, built once per process and handed down. */
@@ -22,8 +21,6 @@ export type Services = {
   config: Config;
   /** Everything the service keeps. */
   store: Stores.OpenStore;
-  /** The SQLite connection under `store`, for tests that read SQLite directly; undefined on PostgreSQL. */
-  db: Database | undefined;
   logger: Logger;
   quoteLimiter: RateLimiter.RateLimiter;
   /** The on-chain rails payment is taken on (those with a receiving address). */
@@ -62,7 +59,7 @@ async function keptLinkSecret(store: Stores.Store): Promise<string> {
 
 /** Opens the store and builds the shared services from configuration. */
 export async function create(config: Config, options: { logger?: Logger } = {}): Promise<Services> {
-  const { store, created, sqlite: db } = await Stores.open(config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
+  const { store, created } = await Stores.open(config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
   const logger = options.logger ?? Log.create({ level: config.logLevel });
   const embedder = Embedders.fromConfig(config);
   // What fails after the store opened closes it: nothing half-started is left holding connections.
@@ -79,7 +76,6 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   return {
     config,
     store,
-    db,
     logger,
     async termModel() {
       // One small read a question: a rebuild or update by any process shows in the description it stored.

@@ -1,15 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
 import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as Text from '../src/retrieval/Text.js';
-import type { Database } from '../src/store/Database.js';
-import * as Store from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
 import * as Stores from '../src/store/Store.js';
 import * as SearchDocs from '../src/store/SearchDocs.js';
+import * as Engines from './support/Engines.js';
+import * as Peek from './support/Peek.js';
 
 /**
  * The in-memory lexical index: exact (the pruned search returns what scoring every match returns, and both equal a
@@ -17,11 +14,26 @@ import * as SearchDocs from '../src/store/SearchDocs.js';
  * removed one is gone), and rebuilt from the store after a restart.
  */
 
-let directory: string;
-beforeAll(() => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-index-'));
+type Place = Awaited<ReturnType<typeof Engines.fresh>>;
+
+/** What a case opened (stores on this run's engine, their places, peeks), closed and removed after it, last first. */
+const opened: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of opened.splice(0).reverse()) await close();
 });
-afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+async function fresh(name: string): Promise<Place> {
+  const place = await Engines.fresh(Engines.current, `index-${name}`);
+  opened.push(place.drop);
+  return place;
+}
+
+/** One more connection to the store at `place`, with the Store over it, as another process would have. */
+async function connect(place: Place): Promise<Stores.Store> {
+  const { store } = await Stores.open(place.target);
+  opened.push(() => store.close());
+  return store;
+}
 
 const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x`);
 function random(seed: number): () => number {
@@ -29,12 +41,17 @@ function random(seed: number): () => number {
   return () => (s = (s * 16807) % 2147483647) / 2147483647;
 }
 
-/** A store of `items` items, 3 chunks each, words drawn with a skew so some are common and most are rare. */
-async function corpus(file: string, items: number, seed = 7): Promise<{ db: Database; store: Stores.Store; channels: string[] }> {
-  const { db } = Store.open(file);
+/**
+ * A store of `items` items, 3 chunks each, words drawn with a skew so some are common and most are rare; with a peek
+ * at its tables.
+ */
+async function corpus(name: string, items: number, seed = 7): Promise<{ place: Place; store: Stores.Store; peek: Peek.Peek; channels: string[] }> {
+  const place = await fresh(name);
+  const store = await connect(place);
+  const peek = await Peek.open(place.env);
+  opened.push(() => peek.close());
   const r = random(seed);
   const word = () => vocabulary[Math.floor(r() * r() * r() * vocabulary.length)]!;
-  const store = Stores.overSqlite(db);
   const profile = await store.profiles.create({ slug: `p${seed}`, name: 'P', visibility: 'public' });
   const channels: string[] = [];
   for (const c of [0, 1, 2]) channels.push((await store.channels.create({ profileId: profile.id, kind: 'rss', label: `c${c}`, accessLevel: 'public', ratePerMillionTokens: 1 })).id);
@@ -42,23 +59,23 @@ async function corpus(file: string, items: number, seed = 7): Promise<{ db: Data
     const chunks = [0, 1, 2].map(() => ({ text: Array.from({ length: 10 + Math.floor(r() * 80) }, word).join(' ') }));
     await store.items.put(SearchTerms.indexed({ channelId: channels[i % 3]!, externalId: `i${i}`, title: `${word()} ${word()}`, contentHash: `h${i}`, chunks }));
   }
-  return { db, store, channels };
+  return { place, store, peek, channels };
 }
 
 /** BM25 as written in the textbook, over the store's own rows: the reference both searches must equal. */
-function reference(db: Database) {
-  const docs = db.prepare('SELECT rowid, channel_id AS channelId, length, terms FROM search_docs ORDER BY rowid').all() as { rowid: number; channelId: string; length: number; terms: Uint8Array }[];
+async function reference(store: Stores.Store, peek: Peek.Peek) {
+  const docs = await peek.all<{ rowid: number; channelId: string; length: number; terms: Uint8Array }>('SELECT rowid, channel_id AS channelId, length, terms FROM search_docs ORDER BY rowid');
   const tf = docs.map((d) => {
     const m = new Map<number, number>();
     SearchDocs.decode(d.terms, (id, n) => m.set(id, n));
     return m;
   });
-  return (stems: string[], channels: Set<string>, k: number) => bm25({ db, docs, tf, stems, channels, k });
+  return (stems: string[], channels: Set<string>, k: number) => bm25({ store, docs, tf, stems, channels, k });
 }
 
-async function bm25(input: { db: Database; docs: { rowid: number; channelId: string; length: number }[]; tf: Map<number, number>[]; stems: string[]; channels: Set<string>; k: number }) {
-  const { db, docs, tf, stems, channels, k } = input;
-  const known = await Stores.overSqlite(db).search.termIds(stems);
+async function bm25(input: { store: Stores.Store; docs: { rowid: number; channelId: string; length: number }[]; tf: Map<number, number>[]; stems: string[]; channels: Set<string>; k: number }) {
+  const { store, docs, tf, stems, channels, k } = input;
+  const known = await store.search.termIds(stems);
   const ids = stems.map((s) => known.get(s));
   const n = docs.length;
   const avg = docs.reduce((a, d) => a + d.length, 0) / n;
@@ -95,9 +112,9 @@ describe('LexicalIndex', () => {
     ['one block', undefined],
     ['blocks of 257 chunks', 257],
   ])('behavior: the pruned search returns exactly the exhaustive top 100, and both are plain BM25, on 300 random questions (%s)', async (name, blockSize) => {
-    const { db, store, channels } = await corpus(path.join(directory, `exact-${blockSize ?? 0}.db`), 1500);
+    const { store, peek, channels } = await corpus(`exact-${blockSize ?? 0}`, 1500);
     const index = await LexicalIndex.open(store, { blockSize });
-    const plain = reference(db);
+    const plain = await reference(store, peek);
     const r = random(99);
     for (let q = 0; q < 300; q++) {
       const words = Array.from({ length: 1 + Math.floor(r() * 8) }, () => vocabulary[Math.floor(r() * r() * vocabulary.length)]!);
@@ -111,20 +128,17 @@ describe('LexicalIndex', () => {
       expect(pruned.map((h) => h.rowid)).toEqual(expected.map((h) => h.rowid));
       pruned.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
     }
-    db.close();
   });
 
   test('behavior: a chunk written or removed through another connection is found, or gone, at the next search', async () => {
-    const file = path.join(directory, 'current.db');
-    const { db, store, channels } = await corpus(file, 50);
+    const { place, store, peek, channels } = await corpus('current', 50);
     const index = await LexicalIndex.open(store);
-    const writer = Store.open(file).db;
-    const writerStore = Stores.overSqlite(writer);
+    const writerStore = await connect(place);
     const ask = async () => (await index.search(query(['glimmerwort'], channels, 5))).map((h) => h.rowid);
     expect(await ask()).toEqual([]);
     await writerStore.items.put(SearchTerms.indexed({ channelId: channels[0]!, externalId: 'fresh', title: 'Glimmerwort', contentHash: 'f1', chunks: [{ text: 'All about glimmerwort.' }] }));
     const [rowid] = await ask();
-    expect(rowid).toBe(writer.prepare("SELECT c.rowid FROM chunks c WHERE c.text LIKE '%glimmerwort%'").pluck().get());
+    expect(rowid).toBe(await peek.value("SELECT c.rowid FROM chunks c WHERE c.text LIKE '%glimmerwort%'"));
     expect((await index.statistics(new Set(channels), [Text.stem('glimmerwort')])).df(Text.stem('glimmerwort'))).toBe(1);
     // Replaced content: the old chunk's words go, the new ones come.
     await writerStore.items.put(SearchTerms.indexed({ channelId: channels[0]!, externalId: 'fresh', title: 'Moonpetal', contentHash: 'f2', chunks: [{ text: 'Now about moonpetal.' }] }));
@@ -133,13 +147,10 @@ describe('LexicalIndex', () => {
     expect(await index.search(query(['moonpetal'], channels, 5))).toHaveLength(1);
     await writerStore.items.remove(Items.itemId(channels[0]!, 'fresh'));
     expect(await index.search(query(['moonpetal'], channels, 5))).toEqual([]);
-    writer.close();
-    db.close();
   });
 
   test('behavior: a write that rolls back leaves no trace, and the term ids it gave are not reused for other words', async () => {
-    const file = path.join(directory, 'rollback.db');
-    const { db, store, channels } = await corpus(file, 20);
+    const { store, channels } = await corpus('rollback', 20);
     const index = await LexicalIndex.open(store);
     await expect(
       store.transaction(async (tx) => {
@@ -151,36 +162,31 @@ describe('LexicalIndex', () => {
     expect(await index.search(query(['quixotic'], channels, 5))).toEqual([]);
     expect(await index.search(query(['vermilion'], channels, 5))).toHaveLength(1);
     expect((await store.search.termIds([Text.stem('quixotic')])).get(Text.stem('quixotic'))).toBeUndefined();
-    db.close();
   });
 
   test('behavior: after a restart the index is rebuilt from what was committed, and matches an index kept current', async () => {
-    const file = path.join(directory, 'restart.db');
-    const { db, store, channels } = await corpus(file, 200);
+    const { place, store, channels } = await corpus('restart', 200);
     const live = await LexicalIndex.open(store);
     for (let i = 0; i < 40; i++) await store.items.remove(Items.itemId(channels[i % 3]!, `i${i}`));
     await store.items.put(SearchTerms.indexed({ channelId: channels[1]!, externalId: 'late', title: 'Late', contentHash: 'l', chunks: [{ text: `${vocabulary[3]} ${vocabulary[5]}` }] }));
-    const restarted = await LexicalIndex.open(Stores.overSqlite(Store.open(file).db));
+    const restarted = await LexicalIndex.open(await connect(place));
     for (const words of [[vocabulary[0]!, vocabulary[3]!], [vocabulary[5]!], vocabulary.slice(0, 8)]) {
       expect(await restarted.search(query(words, channels))).toEqual(await live.search(query(words, channels)));
     }
     expect(restarted.size().chunks).toBe(live.size().chunks);
-    db.close();
   });
 
   test('behavior: a store from before the index is filled on open, resuming where an interrupted fill stopped', async () => {
-    const file = path.join(directory, 'fill.db');
-    const { db, store, channels } = await corpus(file, 30);
+    const { store, peek, channels } = await corpus('fill', 30);
     const expected = await (await LexicalIndex.open(store)).search(query([vocabulary[1]!, vocabulary[2]!], channels));
     // As a store from before the index would be: some rows missing, none for the rest.
-    db.exec('DELETE FROM search_docs WHERE rowid % 2 = 0');
+    expect(await peek.run('DELETE FROM search_docs WHERE rowid % 2 = 0')).toBeGreaterThan(0);
     const reopened = await LexicalIndex.open(store);
     expect(await reopened.search(query([vocabulary[1]!, vocabulary[2]!], channels))).toEqual(expected);
-    db.close();
   });
 
   test('behavior: pausing a channel takes its chunks out of results and statistics; resuming brings them back', async () => {
-    const { db, store, channels } = await corpus(path.join(directory, 'pause.db'), 60);
+    const { store, peek, channels } = await corpus('pause', 60);
     const index = await LexicalIndex.open(store);
     const all = new Set(channels);
     const before = await index.statistics(all, [Text.stem(vocabulary[0]!)]);
@@ -188,11 +194,11 @@ describe('LexicalIndex', () => {
     const paused = await index.statistics(all, []);
     expect(paused.chunkCount).toBe(before.chunkCount - 60);
     const hits = await index.search(query(vocabulary.slice(0, 5), channels));
-    const channelOf = db.prepare('SELECT i.channel_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?').pluck();
-    expect(hits.every((h) => channelOf.get(h.rowid) !== channels[0])).toBe(true);
+    const channelOf = (rowid: number) => peek.value('SELECT i.channel_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid = ?', rowid);
+    expect(hits.length).toBeGreaterThan(0);
+    for (const h of hits) expect(await channelOf(h.rowid)).not.toBe(channels[0]);
     await store.channels.update(channels[0]!, { status: 'live' });
     expect((await index.statistics(all, [])).chunkCount).toBe(before.chunkCount);
     expect((await index.statistics(all, [Text.stem(vocabulary[0]!)])).df(Text.stem(vocabulary[0]!))).toBe(before.df(Text.stem(vocabulary[0]!)));
-    db.close();
   });
 });

@@ -16,6 +16,9 @@ const importsOf = (file: string): string[] => [...fs.readFileSync(file, 'utf8').
 /** String literals that are SQL statements: a keyword that starts one, then what it acts on. */
 const sqlPattern = /['`]\s*(SELECT\s[\s\S]*?\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|TRIGGER)\s)/;
 
+/** Where a file names better-sqlite3's connection type: imports a `Database`, or gives something that type. */
+const connectionType = /\bimport\s+(type\s+)?\{[^}]*\bDatabase\b[^}]*\}|[:<|]\s*Database\b/;
+
 describe('the storage boundary', () => {
   test('behavior: no code outside src/store imports a database client', () => {
     const clients = ['better-sqlite3', 'sqlite-vec', 'pg'];
@@ -28,9 +31,14 @@ describe('the storage boundary', () => {
     expect(offenders).toEqual([]);
   });
 
-  test('behavior: outside src/store, only Services names the SQLite connection (for tests that read it directly)', () => {
-    const offenders = outside.filter((file) => importsOf(file).some((m) => m.endsWith('store/Database.js') || m.includes('store/engines/')));
-    expect(offenders).toEqual([path.join('src', 'Services.ts')]);
+  test('behavior: no code outside src/store opens an engine or holds a database handle', () => {
+    const offenders = outside.filter((file) => importsOf(file).some((m) => /store\/(Database|Engine)\.js$/.test(m) || m.includes('store/engines/')));
+    expect(offenders).toEqual([]);
+  });
+
+  test('behavior: no code outside src/store names the SQLite connection', () => {
+    const offenders = outside.filter((file) => connectionType.test(fs.readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
   });
 
   test('behavior: src/store imports nothing from retrieval, auth or payments', () => {
@@ -42,5 +50,7 @@ describe('the storage boundary', () => {
     // A check that finds nothing anywhere could not fail: it finds what src/store holds.
     expect(inside.some((file) => sqlPattern.test(fs.readFileSync(file, 'utf8')))).toBe(true);
     expect(inside.some((file) => importsOf(file).includes('pg'))).toBe(true);
+    expect(inside.some((file) => importsOf(file).some((m) => m.includes('engines/')))).toBe(true);
+    expect(inside.some((file) => connectionType.test(fs.readFileSync(file, 'utf8')))).toBe(true);
   });
 });

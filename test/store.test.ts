@@ -5,26 +5,33 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
 import * as Secret from '../src/auth/Secret.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as Store from '../src/store/Database.js';
-import type { Database } from '../src/store/Database.js';
+import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
+import * as Text from '../src/retrieval/Text.js';
 import { migrations } from '../src/store/Migrations.js';
 import * as Stores from '../src/store/Store.js';
-import { snapshot } from './support/Snapshot.js';
+import * as Engines from './support/Engines.js';
+import * as Peek from './support/Peek.js';
+import * as SqliteFile from './support/SqliteFile.js';
 
+/** Cases about SQLite's own file and connection: skipped on a PostgreSQL run. */
+const sqliteOnly = test.skipIf(Engines.current !== 'sqlite');
+
+let place: Awaited<ReturnType<typeof Engines.fresh>>;
 let directory: string;
-let file: string;
-let db: Database;
-let store: Stores.Store;
+let store: Stores.OpenStore;
+let peek: Peek.Peek;
 
-beforeEach(() => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-store-'));
-  file = path.join(directory, 'store.db');
-  db = Store.open(file).db;
-  store = Stores.overSqlite(db);
+beforeEach(async () => {
+  place = await Engines.fresh(Engines.current, 'store');
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-store-files-'));
+  store = (await Stores.open(place.target)).store;
+  peek = await Peek.open(place.env);
 });
 
-afterEach(() => {
-  db.close();
+afterEach(async () => {
+  await peek.close();
+  await store.close();
+  await place.drop();
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
@@ -33,19 +40,37 @@ const uploadChannel = async () => {
   return store.channels.create({ id: 'ch_ada_uploads', profileId: profile.id, kind: 'user_upload', label: 'Uploads', accessLevel: 'public', ratePerMillionTokens: 2 });
 };
 
-const chunkRows = () => db.prepare('SELECT id, text FROM chunks ORDER BY item_id, ordinal').all() as { id: string; text: string }[];
-const ftsMatches = (term: string) => db.prepare('SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?').pluck().get(term) as number;
+const chunkRows = () => peek.all<{ id: string; text: string }>('SELECT id, text FROM chunks ORDER BY item_id, ordinal');
 
 describe('Store.open', () => {
-  test('behavior: creates the file in WAL mode with sqlite-vec and FTS5, and migrates once', () => {
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(Store.versions(db).sqliteVec).toMatch(/^v0\./);
-    db.close();
-    const again = Store.open(file);
-    expect(again.created).toBe(false);
-    db = again.db;
-    const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
-    expect(applied).toEqual(migrations.map((m) => m.version));
+  test('behavior: creates the store and migrates it once', async () => {
+    const again = await Stores.open(place.target);
+    try {
+      expect(again.created).toBe(false);
+    } finally {
+      await again.store.close();
+    }
+    expect(await peek.column('SELECT version FROM schema_migrations ORDER BY version')).toEqual(migrations.map((m) => m.version));
+  });
+
+  // SQLite's own file: its journal mode and the extension loaded into the connection.
+  sqliteOnly('behavior: opens a SQLite file synchronously in WAL mode with sqlite-vec, and migrates it once', () => {
+    const file = path.join(directory, 'sync.db');
+    const { db, created } = SqliteFile.open(file);
+    try {
+      expect(created).toBe(true);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(SqliteFile.versions(db).sqliteVec).toMatch(/^v0\./);
+    } finally {
+      db.close();
+    }
+    const again = SqliteFile.open(file);
+    try {
+      expect(again.created).toBe(false);
+      expect(again.db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(migrations.map((m) => m.version));
+    } finally {
+      again.db.close();
+    }
   });
 });
 
@@ -61,26 +86,30 @@ describe('Upload.ingest', () => {
     const notes = write('notes.md', '# Notes\n\nWhole-grain flour ferments faster.\n');
     const first = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(first).toMatchObject({ outcome: 'created', chunkCount: 1, title: 'Notes' });
-    const before = snapshot(db);
+    const before = await peek.snapshot();
     const second = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(second).toMatchObject({ outcome: 'unchanged', itemId: first.itemId });
-    expect(snapshot(db)).toEqual(before);
+    expect(await peek.snapshot()).toEqual(before);
   });
 
   test('behavior: changed content replaces the item’s chunks and their index entries', async () => {
     const channel = await uploadChannel();
     const notes = write('notes.txt', 'Rye needs a wetter dough.');
     const first = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
-    const oldIds = chunkRows().map((c) => c.id);
+    const oldIds = (await chunkRows()).map((c) => c.id);
+    // Opened before the change, the index sees the index entries the update writes, and nothing it fills itself.
+    const index = await LexicalIndex.open(store);
+    const matches = async (word: string) => (await index.search({ terms: [{ token: word, stem: Text.stem(word) }], text: word, channelIds: new Set([channel.id]), limit: 10 })).length;
+    expect(await matches('rye')).toBe(1);
     fs.writeFileSync(notes, 'Spelt needs a gentler mix.');
     const second = await Upload.ingest({ store }, { channelId: channel.id, file: notes, chunkTargetTokens: 320 });
     expect(second).toMatchObject({ outcome: 'updated', itemId: first.itemId });
-    expect(chunkRows().map((c) => c.text)).toEqual(['Spelt needs a gentler mix.']);
-    expect(chunkRows().map((c) => c.id)).not.toEqual(oldIds);
-    expect(ftsMatches('rye')).toBe(0);
-    expect(ftsMatches('spelt')).toBe(1);
+    expect((await chunkRows()).map((c) => c.text)).toEqual(['Spelt needs a gentler mix.']);
+    expect((await chunkRows()).map((c) => c.id)).not.toEqual(oldIds);
+    expect(await matches('rye')).toBe(0);
+    expect(await matches('spelt')).toBe(1);
     // The porter stemmer matches other forms of a word.
-    expect(ftsMatches('mixing')).toBe(1);
+    expect(await matches('mixing')).toBe(1);
   });
 
   test('behavior: transcripts keep times and speakers on their chunks', async () => {
@@ -91,7 +120,7 @@ describe('Upload.ingest', () => {
     );
     await Upload.ingest({ store }, { channelId: channel.id, file: srt, chunkTargetTokens: 320 });
     const text = 'Ada Lovelace: Engines weave patterns. Like looms weave flowers.\nCharles Babbage: Indeed.\nAda Lovelace: Quite.\nCharles Babbage: So.';
-    expect(db.prepare('SELECT text, start_seconds AS s, end_seconds AS e, speaker, char_count AS n FROM chunks').get()).toEqual({
+    expect(await peek.get('SELECT text, start_seconds AS s, end_seconds AS e, speaker, char_count AS n FROM chunks')).toEqual({
       text,
       s: 1,
       e: 10,
@@ -107,9 +136,9 @@ describe('Upload.ingest', () => {
     ['a non-http source URL', 'a.txt', 'text', { sourceUrl: 'javascript:alert(1)' }, /not an http/],
   ])('error: %s is refused and nothing is written', async (_name, name, content, metadata, message) => {
     const channel = await uploadChannel();
-    const before = snapshot(db);
+    const before = await peek.snapshot();
     await expect(Upload.ingest({ store }, { channelId: channel.id, file: write(name, content), metadata, chunkTargetTokens: 320 })).rejects.toThrow(message);
-    expect(snapshot(db)).toEqual(before);
+    expect(await peek.snapshot()).toEqual(before);
   });
 });
 
@@ -119,11 +148,24 @@ describe('Credentials', () => {
     const { token, credential } = await Keys.issue(store, { kind: 'api_key', accountId: account.id });
     expect(token).toMatch(/^pek_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
     const secret = Secret.parse('api_key', token)!.secret;
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    const bytes = fs.readFileSync(file);
+    // Every value the store keeps, bytes as hex: the secret is in none of them, its hash in one.
+    const kept = JSON.stringify(await peek.snapshot(), (_key, value: unknown) =>
+      (value as { type?: unknown })?.type === 'Buffer' ? Buffer.from((value as { data: number[] }).data).toString('hex') : value,
+    );
+    expect(kept).not.toContain(secret);
+    expect(kept).toContain(Secret.hash(secret).toString('hex'));
+    expect((await Keys.verify(store, 'api_key', token))?.id).toBe(credential.id);
+  });
+
+  // SQLite's own file, read byte by byte: nothing of the secret lies in a free page or an index either.
+  sqliteOnly('behavior: on SQLite, the secret is in no byte of the file, its hash is', async () => {
+    const account = await store.accounts.create({ name: 'buyer' });
+    const { token } = await Keys.issue(store, { kind: 'api_key', accountId: account.id });
+    const secret = Secret.parse('api_key', token)!.secret;
+    await peek.all('PRAGMA wal_checkpoint(TRUNCATE)');
+    const bytes = fs.readFileSync(place.env.DATABASE_PATH!);
     expect(bytes.includes(Buffer.from(secret))).toBe(false);
     expect(bytes.includes(Secret.hash(secret))).toBe(true);
-    expect((await Keys.verify(store, 'api_key', token))?.id).toBe(credential.id);
   });
 
   test('error: tampered, wrong-kind and revoked tokens do not verify', async () => {
@@ -153,16 +195,17 @@ describe('Ledger', () => {
   test('error: a move past zero fails and changes nothing', async () => {
     const account = await store.accounts.create({ name: 'buyer' });
     await store.ledger.move({ accountId: account.id, kind: 'grant', unlocksDelta: 1 });
-    const before = snapshot(db);
+    const before = await peek.snapshot();
     await expect(store.ledger.move({ accountId: account.id, kind: 'query_charge', unlocksDelta: -2 })).rejects.toThrow(/balance/);
-    expect(snapshot(db)).toEqual(before);
+    expect(await peek.snapshot()).toEqual(before);
   });
 
   test('error: ledger rows can be neither edited nor deleted', async () => {
     const account = await store.accounts.create({ name: 'buyer' });
     await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1 });
-    expect(() => db.prepare('UPDATE ledger SET credits_delta = 99').run()).toThrow(/append-only/);
-    expect(() => db.prepare('DELETE FROM ledger').run()).toThrow(/append-only/);
+    await expect(peek.run('UPDATE ledger SET credits_delta = 99')).rejects.toThrow(/append-only/);
+    await expect(peek.run('DELETE FROM ledger')).rejects.toThrow(/append-only/);
+    expect(await peek.column('SELECT credits_delta FROM ledger')).toEqual([1]);
   });
 });
 

@@ -25,11 +25,10 @@ import * as Cli from './support/Cli.js';
 import * as EmbeddingServer from './support/EmbeddingServer.js';
 import * as Engines from './support/Engines.js';
 import * as Peek from './support/Peek.js';
+import * as SqliteFile from './support/SqliteFile.js';
 import * as TinyOnnxModel from './support/TinyOnnxModel.js';
 
 type Place = Awaited<ReturnType<typeof Engines.fresh>>;
-/** SQLite's own connection under a store, for the cases about SQLite's vector tables of before. */
-type SqliteConnection = NonNullable<Awaited<ReturnType<typeof Stores.open>>['sqlite']>;
 /** Cases about what SQLite itself keeps: skipped on a PostgreSQL run. */
 const sqliteOnly = test.skipIf(Engines.current !== 'sqlite');
 
@@ -273,12 +272,12 @@ describe('VectorIndex', () => {
     }));
 
   // sqlite-vec's tables of before exist only in SQLite stores (PostgreSQL stores began with migration 10's layout):
-  // these cases build them on SQLite's own connection, and see SQLite carry them over.
+  // these cases build them on SQLite's own connection (test/support/SqliteFile.ts), and see SQLite carry them over.
   sqliteOnly('behavior: an index built before the vector log gets one when its store is opened, its sign table is dropped, and writes after it are followed', async () => {
     // The store as a version before migration 10 left it: floats beside sqlite-vec's sign table, and no vector log.
     const place = await Engines.fresh('sqlite', 'unlogged');
-    const old = await Stores.open(place.target);
-    const db = old.sqlite!;
+    const old = SqliteFile.open(place.env.DATABASE_PATH!);
+    const db = old.db;
     let first: number | undefined;
     try {
       [first] = await stock(old.store, { channelId: 'ch_one', vectors: [unit(1, 0, 0)], dimensions: 3 });
@@ -288,18 +287,18 @@ describe('VectorIndex', () => {
     } finally {
       await old.store.close();
     }
-    await withTwoConnections(async (reader, writer) => {
+    await withTwoConnections(async (reader, writer, peek) => {
       // Opening the store migrated it: the log and its triggers are there before anything is read.
-      expect(reader.sqlite!.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'").pluck().get()).toBe(3);
+      expect(await peek.value("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_embeddings_%' OR name = 'vector_log'")).toBe(3);
       const near = async (vector: Float32Array) => (await VectorCodes.nearest(reader.store, { vector, limit: 1, channelIds: ['ch_one', 'ch_two'], oversample: 1 })).map((h) => h.rowid);
       expect(await near(unit(0, 1, 0))).toEqual([first]);
-      expect(legacyObjects(reader.sqlite!)).toEqual([]);
+      expect(await peek.column(legacyObjectsQuery)).toEqual([]);
       await writer.store.vectors.put([{ rowid: first!, vector: unit(0, 0, 1) }]);
       const [second] = await stock(writer.store, { channelId: 'ch_two', vectors: [unit(0, 1, 0)], dimensions: 3 });
       expect(await near(unit(0, 0, 1))).toEqual([first]);
       expect(await near(unit(0, 1, 0))).toEqual([second]);
       // The sign table's delete trigger went with it; the migration's keeps the floats to live chunks.
-      writer.sqlite!.prepare('DELETE FROM chunks WHERE rowid = ?').run(second);
+      await peek.run('DELETE FROM chunks WHERE rowid = ?', second!);
       expect(await writer.store.vectors.count()).toBe(1);
       expect(await near(unit(0, 1, 0))).toEqual([first]);
     }, place);
@@ -308,30 +307,31 @@ describe('VectorIndex', () => {
   sqliteOnly('behavior: an index of signs beside its floats, from before migration 10, is carried over: the sign table is dropped, nothing is lost', async () => {
     const place = await Engines.fresh('sqlite', 'signs');
     const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2)];
-    const old = await Stores.open(place.target);
+    const old = SqliteFile.open(place.env.DATABASE_PATH!);
     let rowids: number[];
     try {
       rowids = await stock(old.store, { channelId: 'ch_a', vectors, dimensions: 3 });
-      signsLayout(old.sqlite!, { logged: true });
-      expect(old.sqlite!.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
+      signsLayout(old.db, { logged: true });
+      expect(old.db.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
     } finally {
       await old.store.close();
     }
-    // Opened anew, as the version after it opens it.
-    const { store, sqlite } = await Stores.open(place.target);
-    const db = sqlite!;
+    // Opened anew, as the version after it opens it; SQLite's tables read beside it.
+    const { store } = await Stores.open(place.target);
+    const peek = await Peek.open(place.env);
     try {
-      expect(legacyObjects(db)).not.toEqual([]);
+      expect(await peek.column(legacyObjectsQuery)).not.toEqual([]);
       // Only the floats are read: nothing needs carrying.
       expect(await store.vectors.upgrade()).toBe(0);
-      expect(legacyObjects(db)).toEqual([]);
+      expect(await peek.column(legacyObjectsQuery)).toEqual([]);
       expect(await store.vectors.count()).toBe(3);
       const probe = unit(1, 0.1, 0.2);
       const hits = await VectorCodes.nearest(store, { vector: probe, limit: 5, channelIds: ['ch_a'] });
       expect(hits.map((h) => h.rowid)).toEqual([rowids[2], rowids[0], rowids[1]]);
-      db.prepare('DELETE FROM chunks WHERE rowid = ?').run(rowids[2]);
+      await peek.run('DELETE FROM chunks WHERE rowid = ?', rowids[2]!);
       expect(await store.vectors.count()).toBe(2);
     } finally {
+      await peek.close();
       await store.close();
       await place.drop();
     }
@@ -351,8 +351,7 @@ describe('VectorIndex', () => {
     }));
 
   sqliteOnly('behavior: an index of floats alone, built before quantization, is upgraded once from its stored vectors', async () => {
-    const { store, sqlite } = await Stores.open({ path: ':memory:' });
-    const db = sqlite!;
+    const { store, db } = SqliteFile.open(':memory:');
     try {
       const vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0.9, 0.1, 0.2), unit(0, 0, 0)];
       const rowids = await stock(store, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: vectors.length });
@@ -384,8 +383,7 @@ describe('VectorIndex', () => {
   });
 
   sqliteOnly('behavior: a write to an index of floats alone upgrades it first, inside the chunk transaction', async () => {
-    const { store, sqlite } = await Stores.open({ path: ':memory:' });
-    const db = sqlite!;
+    const { store, db } = SqliteFile.open(':memory:');
     try {
       const rowids = await stock(store, { channelId: 'ch_a', vectors: [], dimensions: 3, chunks: 2 });
       floatsOnly(db, rowids, [unit(1, 0, 0), unit(0, 1, 0)]);
@@ -405,7 +403,7 @@ describe('VectorIndex', () => {
  * Gives an index with no vectors yet the layout VectorIndex.create wrote before quantization, as a store of then is
  * once migration 10 has run on it: the floats in one vec0 table alone, `chunk_embeddings` empty.
  */
-function floatsOnly(db: SqliteConnection, rowids: number[], vectors: Float32Array[]): void {
+function floatsOnly(db: SqliteFile.Connection, rowids: number[], vectors: Float32Array[]): void {
   expect(db.prepare('SELECT count(*) FROM chunk_embeddings').pluck().get()).toBe(0);
   db.exec(`CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[${vectors[0]!.length}] distance_metric=cosine)`);
   db.exec('CREATE TRIGGER chunks_vectors_delete AFTER DELETE ON chunks BEGIN DELETE FROM chunk_vectors WHERE rowid = old.rowid; END;');
@@ -418,7 +416,7 @@ function floatsOnly(db: SqliteConnection, rowids: number[], vectors: Float32Arra
  * file to have it run): the floats in `chunk_embeddings`, their signs in a sqlite-vec table filed by channel number,
  * one trigger deleting both with their chunk. `logged: false` is the layout from before the vector log too.
  */
-function signsLayout(db: SqliteConnection, options: { logged: boolean }): void {
+function signsLayout(db: SqliteFile.Connection, options: { logged: boolean }): void {
   const { dimensions } = VectorIndex.describedIn(db.prepare("SELECT value FROM meta WHERE key = 'vector_index'").pluck().get() as string | undefined)!;
   db.exec('DROP TRIGGER chunks_embeddings_delete');
   db.exec('CREATE TABLE vector_channels (id INTEGER PRIMARY KEY, channel_id TEXT NOT NULL UNIQUE) STRICT');
@@ -441,8 +439,8 @@ function signsLayout(db: SqliteConnection, options: { logged: boolean }): void {
 }
 
 /** What is left of sqlite-vec's table of before (it, its shadow tables, its channel numbers, its trigger). */
-const legacyObjects = (db: SqliteConnection) =>
-  db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%' OR name IN ('vector_channels', 'chunks_vectors_delete') ORDER BY name").pluck().all();
+const legacyObjectsQuery = "SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%' OR name IN ('vector_channels', 'chunks_vectors_delete') ORDER BY name";
+const legacyObjects = (db: SqliteFile.Connection) => db.prepare(legacyObjectsQuery).pluck().all();
 
 const unit = (...values: number[]) => {
   const norm = Math.hypot(...values);
@@ -468,7 +466,7 @@ async function withStore(run: (store: Stores.Store) => Promise<void>): Promise<v
   }
 }
 
-type Connection = { store: Stores.Store; /** SQLite's connection under it, on SQLite. */ sqlite: SqliteConnection | undefined };
+type Connection = { store: Stores.Store };
 
 /**
  * Two connections to one store (a fresh one on this run's engine unless given; removed after), as a server and a sync
@@ -480,9 +478,9 @@ async function withTwoConnections(run: (reader: Connection, writer: Connection, 
   const opened: Stores.OpenStore[] = [];
   let peek: Peek.Peek | undefined;
   const connect = async (): Promise<Connection> => {
-    const { store, sqlite } = await Stores.open(shared.target);
+    const { store } = await Stores.open(shared.target);
     opened.push(store);
-    return { store, sqlite };
+    return { store };
   };
   try {
     const reader = await connect();

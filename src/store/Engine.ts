@@ -1,4 +1,3 @@
-import type { Database } from 'better-sqlite3';
 import * as Postgres from './engines/Postgres.js';
 import * as Sqlite from './engines/Sqlite.js';
 import { migrate } from './Migrations.js';
@@ -26,7 +25,7 @@ export type Target = { path: string } | { url: string };
  * between stores. `created` is true when this call made the data (a new SQLite file, or a PostgreSQL database that
  * held none of this program's tables).
  */
-export async function open(target: Target): Promise<{ engine: Engine; created: boolean; /** SQLite's connection. */ sqlite?: Database }> {
+export async function open(target: Target): Promise<{ engine: Engine; created: boolean }> {
   if ('url' in target) {
     const engine = await Postgres.open(target.url);
     try {
@@ -44,5 +43,5 @@ export async function open(target: Target): Promise<{ engine: Engine; created: b
     await engine.close().catch(() => undefined);
     throw error;
   }
-  return { engine, created, sqlite: engine.db };
+  return { engine, created };
 }

@@ -56,7 +56,7 @@ export async function migrate(engine: Engine): Promise<number[]> {
   });
 }
 
-/** The same, synchronously, on a bare SQLite connection (the handle that code not yet on the Store still opens). */
+/** The same, synchronously, on a bare SQLite connection: for tests and benchmarks about SQLite itself, which open one. */
 export function migrateSqlite(db: Database): number[] {
   db.exec(ledgerTable.sqlite);
   const done: number[] = [];

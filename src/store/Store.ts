@@ -142,11 +142,9 @@ function owning(engine: Engine): OpenStore {
  * Opens the store at `target`, creating and migrating it as needed. `created` is true when this call made the data
  * (a new SQLite file, or a PostgreSQL database that held none of this program's tables).
  */
-export async function open(target: Target): Promise<{ store: OpenStore; created: boolean; /** SQLite's connection, for tests that read it directly. */ sqlite?: Database }> {
-  const { engine, created, sqlite } = await Engines.open(target);
-  const store = owning(engine);
-  if (sqlite) overConnections.set(sqlite, store);
-  return { store, created, sqlite };
+export async function open(target: Target): Promise<{ store: OpenStore; created: boolean }> {
+  const { engine, created } = await Engines.open(target);
+  return { store: owning(engine), created };
 }
 
 /** A new, empty PostgreSQL database beside the one `url` names, dropped by `drop`: a store for one job. */
@@ -157,8 +155,8 @@ export function temporaryDatabase(url: string): Promise<{ url: string; drop(): P
 const overConnections = new WeakMap<Database, OpenStore>();
 
 /**
- * The Store over a SQLite connection already open and migrated (`Database.open`), for the code that opens the
- * connection itself; one per connection, so what is kept per store (codes in memory) is kept once.
+ * The Store over a SQLite connection already open and migrated, for tests that open SQLite's connection themselves
+ * (a handle passed in, none handed out); one per connection, so what is kept per store (codes in memory) is kept once.
  */
 export function overSqlite(db: Database): OpenStore {
   let store = overConnections.get(db);

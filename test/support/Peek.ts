@@ -32,14 +32,14 @@ export async function open(place: Place): Promise<Peek> {
     engine: engine.dialect,
     all: (text, ...params) => engine.all(text, params),
     get: (text, ...params) => engine.get(text, params),
-    value: async (text, ...params) => first(await engine.get(text, params)) as never,
-    column: async (text, ...params) => (await engine.all(text, params)).map(first) as never,
+    value: async (text, ...params) => first(await engine.get<Record<string, unknown>>(text, params)) as never,
+    column: async (text, ...params) => (await engine.all<Record<string, unknown>>(text, params)).map(first) as never,
     run: (text, ...params) => engine.run(text, params),
     async snapshot() {
       const tables = (await peek.column<string>(tableList[engine.dialect])).filter((t) => !derived.some((prefix) => t.startsWith(prefix))).sort();
       const state: Record<string, unknown[]> = {};
       for (const table of tables) {
-        const rows = (await engine.all(`SELECT * FROM ${table}`)).map(({ last_used_at: _lastUsed, ...row }) => row);
+        const rows = (await engine.all<Record<string, unknown>>(`SELECT * FROM ${table}`)).map(({ last_used_at: _lastUsed, ...row }) => row);
         // Neither engine promises an order without ORDER BY; rows are compared as a set.
         state[table] = rows.map((row) => [JSON.stringify(row), row] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
       }
