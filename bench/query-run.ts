@@ -5,6 +5,10 @@
  * reference), whether the pruned top 100 equals the exhaustive top 100, raw-mode global queries through the tool
  * handler and over HTTP, the cost of writing chunks with the index kept current, memory and bytes on disk.
  * Prints one JSON line.
+ *
+ * `--engine postgres` builds and measures the same store in PostgreSQL: a database per size (`profile_edge_bench_<size>`)
+ * beside PROFILE_EDGE_BENCH_POSTGRES, or DATABASE_URL, or postgres://postgres@127.0.0.1:5432/postgres, kept between
+ * runs like the SQLite file and rebuilt when a build did not finish. FTS5, the reference, exists only on SQLite.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,15 +25,26 @@ import * as VectorBuild from '../src/retrieval/VectorBuild.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Keys from '../src/auth/Keys.js';
 import * as Services from '../src/Services.js';
-import * as Store from '../src/store/Database.js';
 import * as Items from '../src/store/Items.js';
 import * as HttpServer from '../src/transport/http/Server.js';
+import * as Peek from '../test/support/Peek.js';
+import * as SqliteFile from '../test/support/SqliteFile.js';
 import * as Tools from '../tools/Tools.js';
 
 const { values } = parseArgs({
-  options: { size: { type: 'string' }, queries: { type: 'string' }, dir: { type: 'string' }, reference: { type: 'string' }, 'build-only': { type: 'boolean' }, vectors: { type: 'boolean' } },
+  options: {
+    size: { type: 'string' },
+    engine: { type: 'string' },
+    queries: { type: 'string' },
+    dir: { type: 'string' },
+    reference: { type: 'string' },
+    'build-only': { type: 'boolean' },
+    vectors: { type: 'boolean' },
+  },
 });
 const n = Number(values.size);
+const engine = values.engine ?? 'sqlite';
+if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engine is sqlite or postgres, not ${engine}`);
 const queryCount = Number(values.queries ?? 200);
 const shared = process.env.SHARED_DIR ?? path.join(projectRoot, '..', 'shared');
 const scifact = path.join(shared, 'datasets', 'scifact');
@@ -37,25 +52,65 @@ const dataset = await Beir.load(scifact, path.join(scifact, 'qrels', 'train.tsv'
 const sentences = dataset.corpus.flatMap((d) => d.text.split(/(?<=[.!?])\s+/)).filter((s) => s.length > 20);
 const questions = [...dataset.qrels.keys()].slice(0, queryCount).map((id) => dataset.queries.get(id)!);
 const file = path.join(values.dir!, `bench-${n}.db`);
-/** What building the store took, kept beside it so a rerun on the cached store still reports it. */
+/** The PostgreSQL server the store is made on, and the store's own database there (one per size, kept). */
+const postgresServer = process.env.PROFILE_EDGE_BENCH_POSTGRES ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const database = `profile_edge_bench_${n}`;
+const postgresUrl = Object.assign(new URL(postgresServer), { pathname: `/${database}` }).href;
+const place = engine === 'sqlite' ? { DATABASE_PATH: file } : { DATABASE_URL: postgresUrl };
+/**
+ * What building the store took, kept with it so a rerun on the cached store still reports it: a file beside the
+ * SQLite store, a meta value in the PostgreSQL one (written once the chunks are all in: a database without it is
+ * rebuilt).
+ */
 const sidecar = `${file}.json`;
-const built: Record<string, number> = fs.existsSync(sidecar) ? JSON.parse(fs.readFileSync(sidecar, 'utf8')) : {};
-const log = (line: string) => process.stderr.write(`  [${n}] ${line}\n`);
+const builtKey = 'bench_built';
+let built: Record<string, number> = engine === 'sqlite' && fs.existsSync(sidecar) ? JSON.parse(fs.readFileSync(sidecar, 'utf8')) : {};
+const save = async (store: Services.Services['store']) =>
+  engine === 'sqlite' ? fs.writeFileSync(sidecar, JSON.stringify(built)) : store.meta.set(builtKey, JSON.stringify(built));
+const log = (line: string) => process.stderr.write(`  [${engine === 'sqlite' ? '' : `${engine} `}${n}] ${line}\n`);
 const seconds = (since: number) => Number(((performance.now() - since) / 1000).toFixed(1));
 const ms = (values: number[], p: number) => Number(Beir.percentile(values, p).toFixed(1));
 
 let seed = 42;
 const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-const open = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000' }));
+const open = () => Services.create(Config.load({ ...place, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000' }));
 const chunkText = () => Array.from({ length: 3 + Math.floor(random() * 5) }, () => sentences[Math.floor(random() * sentences.length)]!).join(' ');
+
+/** Runs `work` on a connection to a PostgreSQL database: by default the server's own, where databases are made. */
+async function onServer<T>(work: (peek: Peek.Peek) => Promise<T>, on = postgresServer): Promise<T> {
+  const peek = await Peek.open({ DATABASE_URL: on });
+  try {
+    return await work(peek);
+  } finally {
+    await peek.close();
+  }
+}
+
+/** Whether the store is built: its SQLite file exists, or its PostgreSQL database holds a finished build. */
+async function isBuilt(): Promise<boolean> {
+  if (engine === 'sqlite') return fs.existsSync(file);
+  const found = await onServer((peek) => peek.value('SELECT 1 FROM pg_database WHERE datname = ?', database));
+  if (found) {
+    const services = await open();
+    const raw = await services.store.meta.get(builtKey);
+    await services.close();
+    if (raw !== undefined) {
+      built = JSON.parse(raw) as Record<string, number>;
+      return true;
+    }
+    log(`${database} holds an unfinished build: dropped`);
+    await onServer((peek) => peek.run(`DROP DATABASE ${database} WITH (FORCE)`));
+  }
+  await onServer((peek) => peek.run(`CREATE DATABASE ${database}`));
+  return false;
+}
 
 /** A store of `n` chunks: 50 public profiles with 2 channels each, items of 10 chunks, one transaction per item. */
 async function build(): Promise<void> {
-  if (fs.existsSync(file)) return;
+  if (await isBuilt()) return;
   const started = performance.now();
   const services = await open();
   const { store } = services;
-  const db = services.db!;
   const channels: string[] = [];
   for (let p = 0; p < 50; p++) {
     const profile = await store.profiles.create({ slug: `creator-${p}`, name: `Creator ${p}`, visibility: 'public', directory: true });
@@ -68,10 +123,14 @@ async function build(): Promise<void> {
     await store.items.put(SearchTerms.indexed({ channelId: channels[i % channels.length]!, externalId: `doc-${i}`, title: doc.title, contentHash: `h${i}`, publishedAt: 1_600_000_000_000 + i * 60_000, chunks }));
     if (i % 20_000 === 0) log(`built ${i * 10} / ${n} chunks (${seconds(started)} s)`);
   }
-  db.exec("INSERT INTO chunk_fts(chunk_fts) VALUES('optimize')");
-  await services.close();
+  if (engine === 'sqlite') {
+    const { db } = SqliteFile.open(file);
+    db.exec("INSERT INTO chunk_fts(chunk_fts) VALUES('optimize')");
+    db.close();
+  }
   built.ingestSeconds = seconds(started);
-  fs.writeFileSync(sidecar, JSON.stringify(built));
+  await save(store);
+  await services.close();
 }
 
 await build();
@@ -79,29 +138,40 @@ if (values['build-only']) process.exit(0);
 
 // The reference first: SQLite FTS5's exhaustive BM25, the first stage before the in-memory index. It runs before the
 // store is read into the OS cache, since serving never reads FTS5's pages and they would push out the chunks'.
-const reference = Store.open(file).db;
-const fts = reference.prepare('SELECT rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS score FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY score DESC LIMIT 100');
-const quote = (token: string) => `"${token.replace(/"/g, '""')}"`;
-const referenceCount = Math.min(questions.length, Number(values.reference ?? questions.length));
 const fts5: number[] = [];
-for (const terms of questions.slice(0, referenceCount).map(Text.queryTerms)) {
-  if (terms.length === 0) continue;
-  const t = performance.now();
-  fts.all(`{title text} : (${terms.map((x) => quote(x.token)).join(' OR ')})`);
-  fts5.push(performance.now() - t);
+if (engine === 'sqlite') {
+  const reference = SqliteFile.open(file).db;
+  const fts = reference.prepare('SELECT rowid, -bm25(chunk_fts, 3.0, 1.0, 0.0) AS score FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY score DESC LIMIT 100');
+  const quote = (token: string) => `"${token.replace(/"/g, '""')}"`;
+  const referenceCount = Math.min(questions.length, Number(values.reference ?? questions.length));
+  for (const terms of questions.slice(0, referenceCount).map(Text.queryTerms)) {
+    if (terms.length === 0) continue;
+    const t = performance.now();
+    fts.all(`{title text} : (${terms.map((x) => quote(x.token)).join(' OR ')})`);
+    fts5.push(performance.now() - t);
+  }
+  reference.close();
 }
-reference.close();
 
 // The store read once, so its pages are in the OS cache as on a server that has been answering for a while: the
-// figures below are then this code's, not the disk's (a cold read of a chunk row costs about 0.1 ms here).
+// figures below are then this code's, not the disk's (a cold read of a chunk row costs about 0.1 ms here). On
+// PostgreSQL, pg_prewarm reads every table and index of the store into the OS cache the same way.
 let started = performance.now();
-const handle = fs.openSync(file, 'r');
-const buffer = Buffer.alloc(1 << 24);
-while (fs.readSync(handle, buffer) > 0);
-fs.closeSync(handle);
+if (engine === 'sqlite') {
+  const handle = fs.openSync(file, 'r');
+  const buffer = Buffer.alloc(1 << 24);
+  while (fs.readSync(handle, buffer) > 0);
+  fs.closeSync(handle);
+} else {
+  await onServer(async (peek) => {
+    await peek.run('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
+    await peek.all("SELECT pg_prewarm(c.oid::regclass, 'read') FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = current_schema() AND c.relkind IN ('r', 'i', 't')");
+  }, postgresUrl).catch((error: unknown) => log(`store not read ahead (pg_prewarm: ${(error as Error).message})`));
+}
 const storeReadSeconds = seconds(started);
 const services = await open();
-const db = services.db!;
+/** The store's tables as an auditor reads them, for what only the bench asks (every stem, sizes): SQL written once. */
+const peek = await Peek.open(place);
 
 // The index: filled from the chunks when the store predates it, then loaded into memory.
 const rssBefore = process.memoryUsage().rss;
@@ -111,18 +181,23 @@ const indexOpenSeconds = seconds(started);
 const indexMB = Math.round((process.memoryUsage().rss - rssBefore) / 1e6);
 log(`index open in ${indexOpenSeconds} s: ${JSON.stringify(index.size())}`);
 
-// The term model, as `profile-edge reindex` builds it.
-if (!(await services.termModel())) {
+// The term model, read as the first question would read it, or built first as `profile-edge reindex` builds it.
+started = performance.now();
+let termModelLoadSeconds = (await services.termModel()) ? seconds(started) : undefined;
+if (termModelLoadSeconds === undefined) {
   started = performance.now();
   // Every stem the index holds: the term model asks the idf of its vocabulary, which is drawn from them.
-  const stems = db.prepare('SELECT term FROM search_terms').pluck().all() as string[];
-  await TermModel.build(services.store, { stats: await index.statistics(new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[]), stems) });
+  const stems = await peek.column<string>('SELECT term FROM search_terms');
+  await TermModel.build(services.store, { stats: await index.statistics(new Set(await peek.column<string>('SELECT id FROM channels')), stems) });
   built.termModelSeconds = seconds(started);
-  fs.writeFileSync(sidecar, JSON.stringify(built));
+  await save(services.store);
+  started = performance.now();
+  await services.termModel();
+  termModelLoadSeconds = seconds(started);
 }
 
 // First stage alone: global scope, top 100.
-const channelIds = new Set(db.prepare('SELECT id FROM channels').pluck().all() as string[]);
+const channelIds = new Set(await peek.column<string>('SELECT id FROM channels'));
 // Each variant in its own pass, so one does not evict the other's working set from the caches.
 const queries = questions.map((q) => ({ terms: Text.queryTerms(q), text: q, channelIds, limit: 100 }));
 const pruned: number[] = [];
@@ -174,17 +249,21 @@ if (values.vectors) {
   const embeddings = spawn(process.execPath, [path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(projectRoot, 'bench', 'embedding-stand-in.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => embeddings.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
   const vectorEnv = { EMBEDDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bench-384' };
-  const openWithVectors = () => Services.create(Config.load({ DATABASE_PATH: file, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000', ...vectorEnv }));
+  const openWithVectors = () => Services.create(Config.load({ ...place, LOG_LEVEL: 'silent', ENVIRONMENT: 'test', QUOTE_RATE_LIMIT_PER_MINUTE: '1000000', ...vectorEnv }));
   let withVectors = await openWithVectors();
   if ((await withVectors.store.vectors.info())?.embedderId !== withVectors.embedder!.id) {
     // Built once and kept in the cached store, as `profile-edge reindex` would; then opened as a server would find it.
     started = performance.now();
     await VectorBuild.build(withVectors.store, withVectors.embedder!, { onProgress: (done, total) => done % 20_000 < 64 && log(`embedded ${done} / ${total}`) });
     built.vectorBuildSeconds = seconds(started);
-    fs.writeFileSync(sidecar, JSON.stringify(built));
+    await save(withVectors.store);
     await withVectors.close();
     withVectors = await openWithVectors();
   }
+  // The sign codes as a starting server reads them (`serve` warms them before the first question).
+  started = performance.now();
+  await withVectors.vectors!.warm();
+  const vectorLoadSeconds = seconds(started);
   // A weight as `profile-edge fit` stores one for an embedder that earned it: unfitted, vectors are skipped entirely.
   await withVectors.store.vectors.setFusion(withVectors.embedder!.id, Fusion.withSimilarity(Reranker.defaultModel, { mean: 0.3, scale: 0.15, weight: 0.5 }));
   await withVectors.lexicalIndex();
@@ -232,6 +311,7 @@ if (values.vectors) {
     nearestP50ms: ms(nearest, 50),
     similaritiesP50ms: ms(similarities, 50),
     vectorBuildSeconds: built.vectorBuildSeconds ?? 0,
+    vectorLoadSeconds,
   };
   await withVectors.close();
   embeddings.kill();
@@ -250,23 +330,31 @@ const found = await index.search({ terms: Text.queryTerms('write cost'), text: '
 const catchUpMs = Number((performance.now() - started).toFixed(1));
 if (!found.length) throw new Error('written chunks were not found');
 for (let i = 0; i < writes; i++) await services.store.items.remove(Items.itemId(channel, `write-${i}`));
-db.pragma('wal_checkpoint(TRUNCATE)');
+if (engine === 'sqlite') {
+  const { db } = SqliteFile.open(file);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
 
 /** Payload bytes of a query's rows (pages add a little): this build of SQLite has no dbstat. */
-const bytes = (sql: string) => (db.prepare(sql).pluck().get() as number | null) ?? 0;
-const chunks = db.prepare('SELECT count(*) FROM chunks').pluck().get() as number;
+const bytes = async (sql: string) => (await peek.value<number | null>(sql)) ?? 0;
+const chunks = (await peek.value<number>('SELECT count(*) FROM chunks'))!;
 const perMillion = (total: number) => Number((((total / chunks) * 1e6) / 1e9).toFixed(2));
+/** Bytes the store takes: the SQLite file, or the PostgreSQL database's tables, indexes and TOAST. */
+const diskBytes = engine === 'sqlite' ? fs.statSync(file).size : (await peek.value<number>('SELECT pg_database_size(current_database())'))!;
+const ingestSeconds = built.ingestSeconds ?? null;
 console.log(
   JSON.stringify({
+    engine,
     chunks,
     queries: questions.length,
     prunedP50ms: ms(pruned, 50),
     prunedP95ms: ms(pruned, 95),
     exhaustiveP50ms: ms(exhaustive, 50),
-    fts5P50ms: ms(fts5, 50),
-    fts5P95ms: ms(fts5, 95),
+    fts5P50ms: engine === 'sqlite' ? ms(fts5, 50) : null,
+    fts5P95ms: engine === 'sqlite' ? ms(fts5, 95) : null,
     fts5Queries: fts5.length,
-    speedupVsFts5: Number((Beir.percentile(fts5, 50) / Beir.percentile(pruned, 50)).toFixed(1)),
+    speedupVsFts5: engine === 'sqlite' ? Number((Beir.percentile(fts5, 50) / Beir.percentile(pruned, 50)).toFixed(1)) : null,
     identicalTop100: `${identical}/${questions.length}`,
     handlerP50ms: ms(handler, 50),
     handlerP95ms: ms(handler, 95),
@@ -275,16 +363,19 @@ console.log(
     peakRssMB: Math.round(process.resourceUsage().maxRSS / 1e3),
     indexMB,
     indexOpenSeconds,
+    termModelLoadSeconds,
     storeReadSeconds,
-    ingestSeconds: built.ingestSeconds ?? null,
+    ingestSeconds,
+    ingestChunksPerSecond: ingestSeconds ? Math.round(n / ingestSeconds) : null,
     termModelSeconds: built.termModelSeconds ?? null,
     writeMsPerChunk,
     catchUpMs,
-    diskGBPerMillion: perMillion(fs.statSync(file).size),
-    searchRowsGBPerMillion: perMillion(bytes('SELECT sum(length(terms) + length(channel_id) + 16) FROM search_docs') + bytes('SELECT sum(length(term) + 12) FROM search_terms')),
-    fts5GBPerMillion: perMillion(bytes('SELECT sum(length(block) + 8) FROM chunk_fts_data')),
-    textGBPerMillion: perMillion(bytes('SELECT sum(length(text) + length(id) + 40) FROM chunks')),
+    diskGBPerMillion: perMillion(diskBytes),
+    searchRowsGBPerMillion: perMillion((await bytes('SELECT sum(length(terms) + length(channel_id) + 16) FROM search_docs')) + (await bytes('SELECT sum(length(term) + 12) FROM search_terms'))),
+    fts5GBPerMillion: engine === 'sqlite' ? perMillion(await bytes('SELECT sum(length(block) + 8) FROM chunk_fts_data')) : null,
+    textGBPerMillion: perMillion(await bytes('SELECT sum(length(text) + length(id) + 40) FROM chunks')),
     ...vectorFigures,
   }),
 );
+await peek.close();
 await services.close();

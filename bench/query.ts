@@ -3,9 +3,12 @@
  * its own process (bench/query-run.ts): the first stage alone (pruned against exhaustive, with SQLite FTS5 as the
  * reference), raw-mode global queries through the tool handler and over HTTP, writes, memory and disk.
  *
- *   npm run bench:query -- [--sizes 100000,1000000,4000000] [--queries 200] [--reference N] [--dir DIR]
- *                          [--vector-sizes 100000]
+ *   npm run bench:query -- [--sizes 100000,1000000,4000000] [--engine sqlite,postgres] [--queries 200] [--reference N]
+ *                          [--dir DIR] [--vector-sizes 100000]
  *
+ * `--engine` lists the engines measured at each size, side by side (default sqlite): on PostgreSQL the store is a
+ * database per size beside PROFILE_EDGE_BENCH_POSTGRES, or DATABASE_URL, or postgres://postgres@127.0.0.1:5432/postgres,
+ * kept between runs as the SQLite file is.
  * `--vector-sizes` lists the sizes also measured with vectors on (a near-free 384-dimension embedder on 127.0.0.1).
  * `--reference N` times FTS5 on the first N queries only (it takes seconds per query at 4M chunks).
  */
@@ -16,28 +19,43 @@ import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { projectRoot } from '../src/config/Config.js';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string' }, queries: { type: 'string' }, dir: { type: 'string' }, reference: { type: 'string' }, 'vector-sizes': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { sizes: { type: 'string' }, engine: { type: 'string' }, queries: { type: 'string' }, dir: { type: 'string' }, reference: { type: 'string' }, 'vector-sizes': { type: 'string' } },
+});
 const sizes = (values.sizes ?? '100000,1000000,4000000').split(',').map(Number);
+const engines = (values.engine ?? 'sqlite').split(',');
+const unknown = engines.filter((e) => e !== 'sqlite' && e !== 'postgres');
+if (unknown.length > 0) throw new Error(`--engine lists sqlite and postgres, not ${unknown.join(', ')}`);
 /** Sizes also measured with vectors on (the index is built once per cached store: minutes at 100k). */
 const vectorSizes = new Set((values['vector-sizes'] ?? '100000').split(',').map(Number));
 const dir = values.dir ?? path.join(os.tmpdir(), 'profile-edge-bench');
 fs.mkdirSync(dir, { recursive: true });
 
-const report: Record<string, unknown>[] = [];
+const report: { engine: string; size: number; row: Record<string, unknown> }[] = [];
 for (const size of sizes) {
-  process.stderr.write(`store of ${size} chunks in ${dir}\n`);
-  const args = [path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(projectRoot, 'bench', 'query-run.ts'), '--size', String(size), '--dir', dir];
-  if (values.queries) args.push('--queries', values.queries);
-  if (values.reference) args.push('--reference', values.reference);
-  if (vectorSizes.has(size)) args.push('--vectors');
-  const child = promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 24 });
-  child.child.stderr?.pipe(process.stderr);
-  const { stdout } = await child;
-  const row = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-  console.log(JSON.stringify(row));
-  report.push(row);
+  for (const engine of engines) {
+    process.stderr.write(engine === 'sqlite' ? `store of ${size} chunks in ${dir}\n` : `store of ${size} chunks in PostgreSQL\n`);
+    const args = [path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(projectRoot, 'bench', 'query-run.ts'), '--size', String(size), '--engine', engine, '--dir', dir];
+    if (values.queries) args.push('--queries', values.queries);
+    if (values.reference) args.push('--reference', values.reference);
+    if (vectorSizes.has(size)) args.push('--vectors');
+    const child = promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 24 });
+    child.child.stderr?.pipe(process.stderr);
+    const { stdout } = await child;
+    const row = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    console.log(JSON.stringify(row));
+    report.push({ engine, size, row });
+  }
 }
-// Side by side, one column per size.
-const columns = Object.fromEntries(report.map((r) => [String(r.chunks), r]));
-const keys = Object.keys(report[0] ?? {});
-console.table(Object.fromEntries(keys.map((k) => [k, Object.fromEntries(Object.entries(columns).map(([size, r]) => [size, r[k]]))])));
+// Side by side, one column per size (per engine and size when there are several engines).
+const columns = Object.fromEntries(report.map(({ engine, row }) => [engines.length > 1 ? `${engine} ${row.chunks}` : String(row.chunks), row]));
+const keys = [...new Set(report.flatMap(({ row }) => Object.keys(row)))];
+console.table(Object.fromEntries(keys.map((k) => [k, Object.fromEntries(Object.entries(columns).map(([column, r]) => [column, r[k]]))])));
+// PostgreSQL's handler p50 against SQLite's, where both ran at a size.
+const p50 = (engine: string, size: number) => report.find((r) => r.engine === engine && r.size === size)?.row.handlerP50ms as number | undefined;
+const ratios = sizes.flatMap((size) => {
+  const sqlite = p50('sqlite', size);
+  const postgres = p50('postgres', size);
+  return sqlite && postgres ? [`${size}: ${(postgres / sqlite).toFixed(2)} (${postgres} ms against ${sqlite} ms)`] : [];
+});
+if (ratios.length > 0) console.log(`PostgreSQL handler p50 as a ratio of SQLite's: ${ratios.join('; ')}`);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { main } from '../src/cli/Cli.js';
 import { projectRoot } from '../src/config/Config.js';
 import * as Output from '../src/cli/Output.js';
+import { withoutPassword } from '../src/cli/commands/Serve.js';
 import * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
 import * as Engines from './support/Engines.js';
@@ -234,6 +235,13 @@ describe('keys create with a starting balance', () => {
 });
 
 describe('serve', () => {
+  test('behavior: a database URL the banner prints never shows a password, in whichever form it was given', () => {
+    expect(withoutPassword('postgres://edge:S3cret@db.example:5432/edge')).toBe('postgres://edge:<password>@db.example:5432/edge');
+    expect(withoutPassword('postgres://edge@db.example/edge?password=S3cret&sslmode=require')).toBe('postgres://edge@db.example/edge?password=<password>&sslmode=require');
+    expect(withoutPassword('postgresql://db.example/edge?sslpassword=S3cret')).not.toContain('S3cret');
+    expect(withoutPassword('postgres://edge@db.example/edge')).toBe('postgres://edge@db.example/edge');
+  });
+
   test('behavior: the banner shows the database, the URLs, and a key command that works as printed', async () => {
     const { spawn, execFileSync } = await import('node:child_process');
     const { projectRoot } = await import('../src/config/Config.js');

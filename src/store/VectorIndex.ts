@@ -135,9 +135,12 @@ export async function page(sql: Sql, afterRowid: number, limit: number): Promise
   );
 }
 
-/** The first and last position of the vector log (null when it is empty). */
+/**
+ * The first and last position of the vector log (null when it is empty): one subquery each, which SQLite answers from
+ * the key alone (min and max in one SELECT make it scan the log).
+ */
 export async function logBounds(sql: Sql): Promise<{ first: number | null; last: number | null }> {
-  return (await sql.get<{ first: number | null; last: number | null }>('SELECT min(seq) AS first, max(seq) AS last FROM vector_log'))!;
+  return (await sql.get<{ first: number | null; last: number | null }>('SELECT (SELECT min(seq) FROM vector_log) AS first, (SELECT max(seq) FROM vector_log) AS last'))!;
 }
 
 /** Up to `limit` log entries after `afterSeq`, in order, each with its chunk's vector and channel as they are now. */

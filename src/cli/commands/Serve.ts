@@ -13,11 +13,15 @@ import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
 import { type Command, UsageError, number, text, untilSignal } from '../Command.js';
 
-/** A database URL as a terminal may show it: a password, if it has one, stands as <password>. */
-function withoutPassword(url: string): string {
+/**
+ * A database URL as a terminal may show it: a password, if it has one (`user:password@`, or `?password=` and
+ * `sslpassword=` as node-postgres also reads them), stands as <password>.
+ */
+export function withoutPassword(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '<password>';
-  return parsed.href.replace('%3Cpassword%3E', '<password>');
+  for (const name of ['password', 'sslpassword']) if (parsed.searchParams.has(name)) parsed.searchParams.set(name, '<password>');
+  return parsed.href.replaceAll('%3Cpassword%3E', '<password>');
 }
 
 /** What an operator needs first: where the data is, where to point clients, and how to get a key with a balance. */
