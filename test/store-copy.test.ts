@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
@@ -10,6 +11,7 @@ import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
 import * as SearchTerms from '../src/retrieval/SearchTerms.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Copy from '../src/store/Copy.js';
+import type { Param } from '../src/store/Sql.js';
 import * as Stores from '../src/store/Store.js';
 import type { OpenStore, Target } from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
@@ -103,7 +105,36 @@ async function answers(store: OpenStore, from: Source) {
 
 const placeOf = (target: Target) => ('url' in target ? target.url : target.path);
 
+/** What a place holds, table by table; a SQLite file that does not exist holds nothing (and is not made by looking). */
+async function contents(place: Place): Promise<Record<string, unknown[]>> {
+  if ('path' in place.target && !fs.existsSync(place.target.path)) return {};
+  const peek = await Peek.open(place.env);
+  try {
+    return await peek.snapshot();
+  } finally {
+    await peek.close();
+  }
+}
+
+/** Runs a copy that is killed once its first batch landed, as a stopped process leaves it. */
+async function interrupted(from: Source, to: Place): Promise<void> {
+  const stopped = Copy.copy({
+    from: from.place.target,
+    to: to.target,
+    batch: 7,
+    onProgress: () => {
+      throw new Error('killed');
+    },
+  });
+  await expect(stopped).rejects.toThrow('killed');
+}
+
+/** The lines of a CLI run's output that are neither progress nor the comparison: what it said went wrong. */
+const errorLines = (output: string) => output.split('\n').filter((line) => line !== '' && !/^(copy|compare) \d+\/\d+/.test(line));
+
 const differing = (result: Copy.Result) => result.tables.filter((t) => !t.same).map((t) => t.table);
+
+const quiet = { LOG_LEVEL: 'silent' };
 
 describe.each(Engines.engines)('store copy from %s', (fromEngine) => {
   const other: EngineName = fromEngine === 'sqlite' ? 'postgres' : 'sqlite';
@@ -217,17 +248,139 @@ describe.each(Engines.engines)('store copy from %s', (fromEngine) => {
     await expect(Copy.copy({ from: from.place.target, to: from.place.target })).rejects.toThrow(/are one database/);
   });
 
-  test('error: a source at another schema version, or with a table the copy does not know, is refused', async () => {
+  test('error: a source at another schema version, or with a table the copy does not know, is refused; neither side is written', async () => {
     const from = await fresh(fromEngine);
     const to = await fresh(other);
     await (await Stores.open(from.target)).store.close();
     const peek = await Peek.open(from.env);
     try {
       await peek.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from_the_future', 0)");
-      await expect(Copy.copy({ from: from.target, to: to.target })).rejects.toThrow(/schema version 99 and .* at 10/);
+      await expect(Copy.copy({ from: from.target, to: to.target })).rejects.toThrow(/is at schema version 99, newer than this profile-edge's 10: copy with the version of profile-edge that migrated it$/);
       await peek.run('DELETE FROM schema_migrations WHERE version = 99');
       await peek.run('CREATE TABLE unheard_of (id TEXT PRIMARY KEY)');
       await expect(Copy.copy({ from: from.target, to: to.target })).rejects.toThrow(/tables this copy does not know \(unheard_of\)/);
+      await peek.run('DROP TABLE unheard_of');
+      // An older store is not migrated by the copy: the operator is told how to migrate it.
+      await peek.run('DELETE FROM schema_migrations WHERE version = 10');
+      const older = await peek.snapshot();
+      await expect(Copy.copy({ from: from.target, to: to.target })).rejects.toThrow(
+        /is at schema version 9, not this profile-edge's 10: start the service or any command of this version on it once to migrate it, then copy$/,
+      );
+      expect(await peek.snapshot()).toEqual(older);
+    } finally {
+      await peek.close();
+    }
+  });
+
+  test('error: a source that holds no profile-edge store, empty or another application\'s, is refused plainly and left as it was', async () => {
+    const to = await fresh(other);
+    const empty = await fresh(fromEngine);
+    // On SQLite an empty database is a file of no bytes.
+    if ('path' in empty.target) fs.writeFileSync(empty.target.path, '');
+    await expect(Copy.copy({ from: empty.target, to: to.target })).rejects.toThrow(/^(SQLite|PostgreSQL) at .* holds no profile-edge store$/);
+    if ('path' in empty.target) expect(fs.statSync(empty.target.path).size).toBe(0);
+    else expect(await contents(empty)).toEqual({});
+
+    const another = await fresh(fromEngine);
+    const peek = await Peek.open(another.env);
+    try {
+      await peek.run('CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER NOT NULL)');
+      await peek.run('CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)');
+      await peek.run("INSERT INTO invoices (id, total) VALUES (1, 120)");
+      await peek.run("INSERT INTO schema_migrations (version) VALUES ('20240101120000')");
+      const before = await peek.snapshot();
+      await expect(Copy.copy({ from: another.target, to: to.target })).rejects.toThrow(/holds no profile-edge store$/);
+      await expect(Copy.copy({ from: another.target, to: to.target })).rejects.toBeInstanceOf(Copy.Refused);
+      expect(await peek.snapshot()).toEqual(before);
+      expect(Object.keys(before).sort()).toEqual(['invoices', 'schema_migrations']);
+    } finally {
+      await peek.close();
+    }
+    expect(await contents(to)).toEqual({});
+  });
+
+  test(`error: a target in ${other} that holds another application's tables is refused, naming them, before anything is created`, async () => {
+    const from = await source(fromEngine);
+    const to = await fresh(other);
+    const peek = await Peek.open(to.env);
+    try {
+      await peek.run('CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER NOT NULL)');
+      await peek.run('CREATE TABLE customers (id INTEGER PRIMARY KEY)');
+      await peek.run('INSERT INTO invoices (id, total) VALUES (1, 120)');
+      const before = await peek.snapshot();
+      await expect(Copy.copy({ from: from.place.target, to: to.target })).rejects.toThrow(/^(SQLite|PostgreSQL) at .* holds tables that are not profile-edge's \(customers, invoices\): copy into a new, empty database$/);
+      expect(await peek.snapshot()).toEqual(before);
+      expect(Object.keys(before).sort()).toEqual(['customers', 'invoices']);
+    } finally {
+      await peek.close();
+    }
+  });
+
+  test(`error: a target in ${other} whose copy has not finished is refused by every way the service opens it, until the same copy finishes it`, async () => {
+    const from = await source(fromEngine);
+    const to = await fresh(other);
+    await interrupted(from, to);
+    const before = await contents(to);
+    const unfinished = /^(SQLite|PostgreSQL) at .* holds a copy of (SQLite|PostgreSQL) at .* that has not finished: run the same `profile-edge store copy` again to finish it \(or drop this database and copy again\)$/;
+    await expect(Stores.open(to.target)).rejects.toBeInstanceOf(Copy.Unfinished);
+    await expect(Stores.open(to.target)).rejects.toThrow(unfinished);
+
+    // A server in development, which would load the demo on a first start, stops at once with one line.
+    const env = { PATH: process.env.PATH ?? '', ...to.env, ENVIRONMENT: 'development', DEMO_DATA: 'true', PORT: '0', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'silent' };
+    const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'profile-edge.mjs'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const served = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const [code] = (await once(child, 'exit')) as [number | null];
+    clearTimeout(served);
+    expect({ code, stdout, stderr: stderr.split('\n').filter(Boolean) }).toMatchObject({ code: 1, stdout: '', stderr: [expect.stringMatching(/^error: .*has not finished: run the same `profile-edge store copy` again/)] });
+    const listed = await Cli.run({ ...quiet, ...to.env }, 'accounts', 'list');
+    expect(listed.stderr.trim()).toMatch(new RegExp(`^error: ${unfinished.source.slice(1)}`));
+    expect(listed.code).toBe(1);
+    expect(await contents(to)).toEqual(before);
+
+    const finished = await Copy.copy({ from: from.place.target, to: to.target });
+    expect(finished).toMatchObject({ resumed: true, same: true });
+    await (await Stores.open(to.target)).store.close();
+  }, 120_000);
+
+  test(`error: a resumed copy into ${other} that meets a row written outside it stops in one line naming the table`, async () => {
+    const from = await source(fromEngine);
+    const to = await fresh(other);
+    await interrupted(from, to);
+    const [sourcePeek, targetPeek] = await Promise.all([Peek.open(from.place.env), Peek.open(to.env)]);
+    try {
+      const term = (await sourcePeek.get('SELECT term, idf, lsa, lsa_neighbours AS lsaNeighbours, ppmi_neighbours AS ppmiNeighbours, folded_at AS foldedAt FROM term_model_terms'))!;
+      await targetPeek.run(
+        'INSERT INTO term_model_terms (term, idf, lsa, lsa_neighbours, ppmi_neighbours, folded_at) VALUES (?, ?, ?, ?, ?, ?)',
+        ...(Object.values(term) as Param[]),
+      );
+    } finally {
+      await Promise.all([sourcePeek.close(), targetPeek.close()]);
+    }
+    const written = /^(SQLite|PostgreSQL) at .* already has a row of term_model_terms this copy was about to write, so it was written outside the copy: drop it and copy again$/;
+    const resumed = Copy.copy({ from: from.place.target, to: to.target });
+    await expect(resumed).rejects.toBeInstanceOf(Copy.Stopped);
+    await expect(Copy.copy({ from: from.place.target, to: to.target })).rejects.toThrow(written);
+    const ran = await Cli.run(quiet, 'store', 'copy', '--from', placeOf(from.place.target), '--to', placeOf(to.target));
+    expect(errorLines(ran.stderr)).toEqual([expect.stringMatching(new RegExp(`^error: ${written.source.slice(1)}`))]);
+    expect(ran.code).toBe(1);
+  }, 120_000);
+
+  test.runIf(fromEngine === 'sqlite')('error: a source keeping its vectors in the sqlite-vec table of before is refused, not carried over in it', async () => {
+    // Only a SQLite store ever had that table.
+    const from = await fresh('sqlite');
+    await (await Stores.open(from.target)).store.close();
+    const peek = await Peek.open(from.env);
+    try {
+      await peek.run('CREATE TABLE chunk_vectors (rowid INTEGER PRIMARY KEY, embedding BLOB)');
+      const before = await peek.column('SELECT name FROM sqlite_master ORDER BY name');
+      await expect(Copy.copy({ from: from.target, to: (await fresh(other)).target })).rejects.toThrow(
+        /keeps its vectors in the sqlite-vec table of an earlier version: start the service on it once with the embedder that built them, or run `profile-edge reindex` on it, then copy$/,
+      );
+      expect(await peek.column('SELECT name FROM sqlite_master ORDER BY name')).toEqual(before);
     } finally {
       await peek.close();
     }
@@ -235,8 +388,6 @@ describe.each(Engines.engines)('store copy from %s', (fromEngine) => {
 });
 
 describe('profile-edge store copy', () => {
-  const quiet = { LOG_LEVEL: 'silent' };
-
   test('behavior: copies with a progress line, prints the comparison table, and exits 0 when every table matches', async () => {
     const from = await source('sqlite');
     const to = await fresh('postgres');
@@ -263,8 +414,34 @@ describe('profile-edge store copy', () => {
     await opened.store.close();
     const again = await Cli.run(quiet, 'store', 'copy', '--from', placeOf(from.place.target), '--to', placeOf(to.target));
     expect(again.stdout).toMatch(/^accounts\s+(\d+)\s+(?!\1\b)\d+\s+([0-9a-f]{16})\s+(?!\2)[0-9a-f]{16}\s+NO$/m);
-    expect(again.stdout).toMatch(/1 differ: accounts$/m);
+    expect(again.stdout).toMatch(
+      /; 1 table differs \(accounts\): the source changed while it was copied, or the target was written since: drop the target and copy again, with the source's service stopped$/m,
+    );
     expect(again.code).toBe(1);
+    const json = await Cli.run(quiet, 'store', 'copy', '--from', placeOf(from.place.target), '--to', placeOf(to.target), '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({ same: false, message: expect.stringMatching(/^1 table differs \(accounts\): the source changed while it was copied, or the target was written since: drop the target/) });
+    expect(json.code).toBe(1);
+  }, 120_000);
+
+  test('behavior: text a SQLite source holds with NUL arrives in PostgreSQL as U+FFFD, and the copy verifies', async () => {
+    const from = await fresh('sqlite');
+    const to = await fresh('postgres');
+    const { store } = await Stores.open(from.target);
+    try {
+      const account = await store.accounts.create({ name: 'buyer' });
+      await store.ledger.move({ accountId: account.id, kind: 'grant', creditsDelta: 1, memo: 'asked: what\u0000next?' });
+    } finally {
+      await store.close();
+    }
+    const result = await Copy.copy({ from: from.target, to: to.target });
+    expect(differing(result)).toEqual([]);
+    expect(result.tables.find((t) => t.table === 'ledger')!.rows).toEqual({ source: 1, target: 1 });
+    const peek = await Peek.open(to.env);
+    try {
+      expect(await peek.column('SELECT memo FROM ledger')).toEqual(['asked: what\uFFFDnext?']);
+    } finally {
+      await peek.close();
+    }
   }, 120_000);
 
   test('behavior: a copy process killed part-way resumes when run again, and ends with every table matching', async () => {
@@ -289,6 +466,74 @@ describe('profile-edge store copy', () => {
     expect(resumed.stdout).toMatch(/^resumed, copied \d+ rows from .*; every table matches$/m);
     expect(resumed.code).toBe(0);
   }, 120_000);
+
+  test('error: a URL that is not postgres:// is refused as DATABASE_URL is, making nothing and never printing a password', async () => {
+    const secret = /hunter2|hunter3/;
+    for (const [option, url] of [
+      ['--from', 'mysql://shop:hunter2@127.0.0.1/x'],
+      ['--to', 'postgress://postgres:hunter2@127.0.0.1:5432/x?password=hunter3'],
+    ] as const) {
+      const other = option === '--from' ? ['--to', path.join(os.tmpdir(), 'unused.db')] : ['--from', placeOf((await source('sqlite')).place.target)];
+      const ran = await Cli.run(quiet, 'store', 'copy', option, url, ...other);
+      expect(ran.stderr).toMatch(new RegExp(`^error: ${option} must be a postgres:// \\(or postgresql://\\) URL \\(got a \\w+:// URL\\), or a SQLite file$`, 'm'));
+      expect(ran.stdout + ran.stderr).not.toMatch(secret);
+      expect(ran.code).toBe(2);
+      const json = await Cli.run(quiet, 'store', 'copy', option, url, ...other, '--json');
+      expect(JSON.parse(json.stdout)).toEqual({ error: 'invalid_usage', message: expect.stringContaining('must be a postgres:// (or postgresql://) URL') });
+      expect(json.stdout + json.stderr).not.toMatch(secret);
+      expect(json.code).toBe(2);
+    }
+    expect(fs.readdirSync(projectRoot).filter((name) => name.endsWith(':'))).toEqual([]);
+    expect(fs.existsSync(path.join(os.tmpdir(), 'unused.db'))).toBe(false);
+  });
+
+  test('behavior: a PostgreSQL URL with a password is never printed, copied, refused or unreachable', async () => {
+    const from = await source('postgres');
+    const withPassword = (url: string) => {
+      const named = new URL(url);
+      named.password = 'hunter2';
+      named.searchParams.set('password', 'hunter3');
+      return named.href;
+    };
+    const url = withPassword(placeOf(from.place.target));
+    const to = await fresh('sqlite');
+    const runs = [
+      await Cli.run(quiet, 'store', 'copy', '--from', url, '--to', placeOf(to.target), '--batch', '500'),
+      await Cli.run(quiet, 'store', 'copy', '--from', url, '--to', placeOf(to.target), '--json'),
+      await Cli.run(quiet, 'store', 'copy', '--from', url, '--to', url),
+      await Cli.run(quiet, 'store', 'copy', '--from', placeOf(to.target), '--to', withPassword(placeOf(from.place.target)).replace(/\/[^/?]+\?/, '/no_such_database?')),
+    ];
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 2, 1]);
+    expect(runs[0]!.stdout).toMatch(/every table matches$/m);
+    expect(runs[3]!.stderr).toMatch(/^error: cannot reach PostgreSQL at [\d.:]+\/no_such_database: .*\n$/);
+    for (const run of runs) expect(run.stdout + run.stderr).not.toMatch(/hunter2|hunter3/);
+  }, 120_000);
+
+  test('error: a --from that is not a SQLite database is refused in one line, and --json gives every refusal and error as an object', async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-copy-'));
+    try {
+      const notes = path.join(directory, 'notes.txt');
+      fs.writeFileSync(notes, 'These are notes, not a database: they are long enough for SQLite to read a header from them.\n');
+      const to = path.join(directory, 'copy.db');
+      const ran = await Cli.run(quiet, 'store', 'copy', '--from', notes, '--to', to);
+      expect(ran.stderr).toBe(`error: ${notes} is not a SQLite database\n`);
+      expect(ran.code).toBe(2);
+      expect(fs.existsSync(to)).toBe(false);
+
+      const refused = await Cli.run(quiet, 'store', 'copy', '--from', notes, '--to', to, '--json');
+      expect({ ...refused, stdout: JSON.parse(refused.stdout) }).toEqual({ code: 2, stderr: '', stdout: { error: 'refused', message: `${notes} is not a SQLite database` } });
+      const missing = await Cli.run(quiet, 'store', 'copy', '--from', notes, '--json');
+      expect({ ...missing, stdout: JSON.parse(missing.stdout) }).toEqual({ code: 2, stderr: '', stdout: { error: 'invalid_usage', message: '--to is required' } });
+      const unreachable = await Cli.run(quiet, 'store', 'copy', '--from', 'postgres://postgres@127.0.0.1:1/nowhere', '--to', to, '--json');
+      expect({ ...unreachable, stdout: JSON.parse(unreachable.stdout) }).toEqual({
+        code: 1,
+        stderr: '',
+        stdout: { error: 'service_unavailable', message: expect.stringMatching(/^cannot reach PostgreSQL at 127\.0\.0\.1:1\/nowhere: /) },
+      });
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
 
   test('error: a refused copy says why and exits 2, like a usage error', async () => {
     const from = await source('sqlite');

@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ServiceError } from '../errors/ServiceError.js';
 import * as Engines from './Engine.js';
 import type { Engine, Target } from './Engine.js';
 import * as Meta from './Meta.js';
-import type { Param, Sql } from './Sql.js';
-import * as VectorIndex from './VectorIndex.js';
+import { migrations } from './Migrations.js';
+import { Conflict, type Param, type Sql } from './Sql.js';
 
 /**
  * Moving a store from one database to another, either engine to either: every table the service keeps, row for row
@@ -67,6 +68,19 @@ export class Refused extends Error {
   override name = 'Refused';
 }
 
+/** A copy that stopped part-way for a reason running it again will not mend: its target was written outside it. */
+export class Stopped extends Error {
+  override name = 'Stopped';
+}
+
+/** A store a copy is still writing into, opened as a store: it holds part of the source, and none of its indexes. */
+export class Unfinished extends ServiceError {
+  override name = 'Unfinished';
+  constructor(message: string) {
+    super('service_unavailable', message);
+  }
+}
+
 export type Progress = {
   phase: 'copy' | 'verify';
   /** The table being copied or compared. */
@@ -103,9 +117,27 @@ export type Options = {
 };
 
 /**
- * Copies the store at `from` into the one at `to`, then compares them table by table. Both are opened (and so
- * migrated) as the service opens them. Refused, before anything is copied, when both name one database, when their
- * schema versions differ, or when the target holds data other than an unfinished copy of the same source.
+ * Refuses to open a database a copy has written into but not finished: it holds part of the source, and what a
+ * service would write into it (the demo, its indexes) meets the rows still to come. Run before the store is migrated,
+ * so a refused store is left as it was.
+ */
+export async function refuseUnfinished(engine: Engine): Promise<void> {
+  if (!(await hasTable(engine, meta.name))) return;
+  const raw = await Meta.get(engine, markKey);
+  if (raw === undefined) return;
+  const mark = JSON.parse(raw) as Mark;
+  if (mark.finished) return;
+  throw new Unfinished(
+    `${engine.describe()} holds a copy of ${mark.source} that has not finished: run the same \`profile-edge store copy\` again to finish it (or drop this database and copy again)`,
+  );
+}
+
+/**
+ * Copies the store at `from` into the one at `to`, then compares them table by table. The source is only read: it
+ * must be a store at this version's schema, and is never migrated. The target is opened (and so migrated) as the
+ * service opens it. Refused, before anything is written to either, when both name one database, when the source is no
+ * store or of another version, or when the target holds another application's tables or data other than an
+ * unfinished copy of the same source.
  */
 export async function copy(options: Options): Promise<Result> {
   const started = performance.now();
@@ -115,17 +147,16 @@ export async function copy(options: Options): Promise<Result> {
   if ('path' in options.from && !fs.existsSync(options.from.path)) throw new Refused(`there is no store at ${options.from.path}`);
   if (place(options.from) === place(options.to)) throw new Refused('the source and the target are one database');
 
-  const source = await Engines.open(options.from);
-  let target: Awaited<ReturnType<typeof Engines.open>> | undefined;
+  const source = await openToRead(options.from);
+  let target: Engine | undefined;
   try {
-    if (source.created) throw new Refused(`${source.engine.describe()} held no store`);
-    target = await Engines.open(options.to);
     const from = source.engine;
-    const to = target.engine;
-    const { sourceId, mark } = await check(from, to, { from: options.from, to: options.to });
-    // A store from before the vector tables keeps its vectors in a sqlite-vec table: carried over first, as its next
-    // use would.
-    await VectorIndex.upgrade(from);
+    await checkSource(from, source.tables);
+    const sourceId = await identity(from, options.from);
+    await checkTarget(options.to, sourceId);
+    target = (await Engines.open(options.to)).engine;
+    const to = target;
+    const mark = await check(from, to, sourceId);
     const plan = await planned(from, to);
 
     let copied = 0;
@@ -147,11 +178,17 @@ export async function copy(options: Options): Promise<Result> {
           reading = page(from, { table, columns, after, limit: batch });
           reading.catch(() => undefined);
           const next: Mark = { from: sourceId, source: from.describe(), table: table.name, after };
-          await to.transaction(async (tx) => {
-            await insert(tx, table.name, columns, rows);
-            await clearLogs(tx);
-            await Meta.set(tx, markKey, JSON.stringify(next));
-          });
+          await to
+            .transaction(async (tx) => {
+              await insert(tx, table.name, columns, rows);
+              await clearLogs(tx);
+              await Meta.set(tx, markKey, JSON.stringify(next));
+            })
+            .catch((error: unknown) => {
+              // A batch and the mark land together, so a row already there came from elsewhere.
+              if (!(error instanceof Conflict)) throw error;
+              throw new Stopped(`${to.describe()} already has a row of ${table.name} this copy was about to write, so it was written outside the copy: drop it and copy again`, { cause: error });
+            });
           copied += rows.length;
           done += rows.length;
           tell({ phase: 'copy', table: table.name, done, total });
@@ -171,7 +208,7 @@ export async function copy(options: Options): Promise<Result> {
       same: checks.every((c) => c.same),
     };
   } finally {
-    await target?.engine.close().catch(() => undefined);
+    await target?.close().catch(() => undefined);
     await source.engine.close().catch(() => undefined);
   }
 }
@@ -191,21 +228,94 @@ async function identity(engine: Engine, target: Target): Promise<string> {
   return `postgres:${row!.cluster}:${row!.database}`;
 }
 
-/** The refusals, before anything is copied; returns which database the source is, and the mark of a copy to resume. */
-async function check(from: Engine, to: Engine, targets: { from: Target; to: Target }): Promise<{ sourceId: string; mark?: Mark }> {
-  const [sourceId, targetId] = await Promise.all([identity(from, targets.from), identity(to, targets.to)]);
-  if (sourceId === targetId) throw new Refused(`the source and the target are one database (${from.describe()})`);
-  const versions = async (sql: Sql) => (await sql.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
+/**
+ * A database opened to be read and nothing else, with its tables: a file that is not a SQLite database is refused
+ * in one line.
+ */
+async function openToRead(target: Target): Promise<{ engine: Engine; tables: string[] }> {
+  if ('path' in target && !fs.statSync(target.path).isFile()) throw new Refused(`${target.path} is not a SQLite database`);
+  let engine: Engine | undefined;
+  try {
+    engine = (await Engines.connect(target, { readOnly: true })).engine;
+    return { engine, tables: await tableNames(engine) };
+  } catch (error) {
+    await engine?.close().catch(() => undefined);
+    const code = (error as { code?: unknown }).code;
+    if ('path' in target && code === 'SQLITE_NOTADB') throw new Refused(`${target.path} is not a SQLite database`);
+    if ('path' in target && code === 'SQLITE_CORRUPT') throw new Refused(`${target.path} is a damaged SQLite database`);
+    throw error;
+  }
+}
+
+/** The schema versions a store's migrations reached, in order. */
+async function versions(sql: Sql): Promise<number[]> {
+  return (await sql.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
+}
+
+/** This program's schema version: the last migration it has. */
+const currentVersion = migrations.at(-1)!.version;
+
+/**
+ * Refuses a source that is not a store of this version, reading it only: a copy never migrates its source (it may
+ * be another application's database, or a store a service of another version still runs on).
+ */
+async function checkSource(from: Engine, names: string[]): Promise<void> {
+  const ledger = names.includes('schema_migrations') ? await columnNames(from, 'schema_migrations') : [];
+  const foundation = ['version', 'name'].every((c) => ledger.includes(c))
+    ? await from.get<{ name: string }>('SELECT name FROM schema_migrations WHERE version = ?', [migrations[0]!.version])
+    : undefined;
+  if (foundation?.name !== migrations[0]!.name || !names.includes(meta.name)) throw new Refused(`${from.describe()} holds no profile-edge store`);
+  const reached = await versions(from);
+  if (reached.join() !== migrations.map((m) => m.version).join()) {
+    const at = reached.at(-1)!;
+    throw new Refused(
+      at > currentVersion
+        ? `${from.describe()} is at schema version ${at}, newer than this profile-edge's ${currentVersion}: copy with the version of profile-edge that migrated it`
+        : `${from.describe()} is at schema version ${at}, not this profile-edge's ${currentVersion}: start the service or any command of this version on it once to migrate it, then copy`,
+    );
+  }
+  // A SQLite store from before the vector tables keeps its vectors in sqlite-vec's table; its next use moves them.
+  if (names.includes('chunk_vectors')) {
+    throw new Refused(
+      `${from.describe()} keeps its vectors in the sqlite-vec table of an earlier version: start the service on it once with the embedder that built them, or run \`profile-edge reindex\` on it, then copy`,
+    );
+  }
+}
+
+/**
+ * Refuses, before anything is written to it, a target that is the source under another name or that holds tables
+ * not profile-edge's (another application's): a new SQLite file, an empty database and a store pass.
+ */
+async function checkTarget(target: Target, sourceId: string): Promise<void> {
+  if ('path' in target && !fs.existsSync(target.path)) return;
+  const { engine, tables: names } = await openToRead(target);
+  try {
+    if ((await identity(engine, target)) === sourceId) throw new Refused(`the source and the target are one database (${engine.describe()})`);
+    const foreign = names.filter((name) => !known(name)).sort();
+    if (foreign.length > 0) {
+      const named = foreign.length > 5 ? `${foreign.slice(0, 5).join(', ')} and ${foreign.length - 5} more` : foreign.join(', ');
+      throw new Refused(`${engine.describe()} holds tables that are not profile-edge's (${named}): copy into a new, empty database`);
+    }
+  } finally {
+    await engine.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The refusals once the target is open, before anything is copied; returns the mark of a copy to resume. The target
+ * was migrated to this version, so the two differ only when the target is newer.
+ */
+async function check(from: Engine, to: Engine, sourceId: string): Promise<Mark | undefined> {
   const [sourceVersions, targetVersions] = await Promise.all([versions(from), versions(to)]);
   if (sourceVersions.join() !== targetVersions.join()) {
     throw new Refused(
-      `${from.describe()} is at schema version ${sourceVersions.at(-1)} and ${to.describe()} at ${targetVersions.at(-1)}: copy with the version of profile-edge that migrated the source`,
+      `${from.describe()} is at schema version ${sourceVersions.at(-1)} and ${to.describe()} at ${targetVersions.at(-1)}: copy with the version of profile-edge that migrated the target`,
     );
   }
   const raw = await Meta.get(to, markKey);
   if (raw !== undefined) {
     const mark = JSON.parse(raw) as Mark;
-    if (mark.from === sourceId) return { sourceId, mark };
+    if (mark.from === sourceId) return mark;
     throw new Refused(`${to.describe()} holds a copy of another store (${mark.source}); copy into an empty database`);
   }
   const held = (await Promise.all(tables.map(async (t) => ({ table: t.name, rows: await count(to, t) })))).filter((t) => t.rows > 0);
@@ -213,13 +323,15 @@ async function check(from: Engine, to: Engine, targets: { from: Target; to: Targ
     const listed = held.map((t) => `${t.rows} ${t.table}`).join(', ');
     throw new Refused(`${to.describe()} already holds data (${listed}); copy into an empty database`);
   }
-  return { sourceId };
+  return undefined;
 }
+
+/** A table of profile-edge's: copied, the copy's `meta`, or one it leaves out. */
+const known = (name: string) => name === meta.name || tables.some((t) => t.name === name) || leftOut.some((l) => l.table.test(name));
 
 /** The columns of every copied table (the source's, all of which the target has), and the source's row counts. */
 async function planned(from: Engine, to: Engine): Promise<{ columns: Map<string, string[]>; rows: number[] }> {
   const [sourceTables, targetTables] = await Promise.all([tableNames(from), tableNames(to)]);
-  const known = (name: string) => name === meta.name || tables.some((t) => t.name === name) || leftOut.some((l) => l.table.test(name));
   const unknown = sourceTables.filter((name) => !known(name));
   if (unknown.length > 0) throw new Refused(`${from.describe()} has tables this copy does not know (${unknown.join(', ')}): copy with the version of profile-edge that made them`);
   const columns = new Map<string, string[]>();
@@ -240,6 +352,14 @@ async function tableNames(sql: Sql): Promise<string[]> {
       ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
       : 'SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()';
   return (await sql.all<{ name: string }>(text)).map((r) => r.name);
+}
+
+async function hasTable(sql: Sql, name: string): Promise<boolean> {
+  const text =
+    sql.dialect === 'sqlite'
+      ? "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?"
+      : 'SELECT 1 AS found FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?';
+  return (await sql.get(text, [name])) !== undefined;
 }
 
 async function columnNames(sql: Sql, table: string): Promise<string[]> {
@@ -367,7 +487,8 @@ export async function checksum(sql: Sql, table: Table, columns: string[], onPage
 /**
  * A value as the checksum reads it, the same from either engine: a tag for its kind, then numbers as IEEE doubles
  * (an integer and a double of equal value are one number, as both engines hand them to JavaScript), text as UTF-8 and
- * blobs as their bytes, each with its length.
+ * blobs as their bytes, each with its length. Text has NUL read as U+FFFD: PostgreSQL's text holds no NUL, and its
+ * engine keeps one as U+FFFD, so text a SQLite source holds with NUL is the same on both sides.
  */
 function encoded(value: unknown): Buffer {
   if (value === null || value === undefined) return Buffer.from([0]);
@@ -377,7 +498,7 @@ function encoded(value: unknown): Buffer {
     out.writeDoubleBE(Number(value), 1);
     return out;
   }
-  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : undefined;
+  const bytes = typeof value === 'string' ? Buffer.from(value.replaceAll('\u0000', '\uFFFD'), 'utf8') : value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : undefined;
   if (!bytes) throw new Error(`a value of type ${typeof value} cannot be checksummed`);
   const head = Buffer.alloc(5);
   head[0] = typeof value === 'string' ? 2 : 3;

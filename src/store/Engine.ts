@@ -23,25 +23,27 @@ export type Target = { path: string } | { url: string };
 /**
  * Opens the database at `target`, creating and migrating it as needed: the one way in for the Store and for a copy
  * between stores. `created` is true when this call made the data (a new SQLite file, or a PostgreSQL database that
- * held none of this program's tables).
+ * held none of this program's tables). `before` runs on the database before it is migrated (before anything is
+ * written to it): a throw there closes it and is the caller's.
  */
-export async function open(target: Target): Promise<{ engine: Engine; created: boolean }> {
-  if ('url' in target) {
-    const engine = await Postgres.open(target.url);
-    try {
-      const applied = await migrate(engine);
-      return { engine, created: applied.includes(1) };
-    } catch (error) {
-      await engine.close().catch(() => undefined);
-      throw error;
-    }
-  }
-  const { engine, created } = Sqlite.open(target.path);
+export async function open(target: Target, options: { before?: (engine: Engine) => Promise<void> } = {}): Promise<{ engine: Engine; created: boolean }> {
+  const { engine, created } = await connect(target);
   try {
-    await migrate(engine);
+    await options.before?.(engine);
+    const applied = await migrate(engine);
+    return { engine, created: 'url' in target ? applied.includes(1) : created };
   } catch (error) {
     await engine.close().catch(() => undefined);
     throw error;
   }
-  return { engine, created };
+}
+
+/**
+ * Opens the database at `target` as it is, not migrated. `readOnly` writes nothing to it (a SQLite file must exist
+ * and keeps its journal mode; PostgreSQL's transactions are read-only): for reading a store, or a database that may
+ * not be one, without changing it.
+ */
+export async function connect(target: Target, options: { readOnly?: boolean } = {}): Promise<{ engine: Engine; created: boolean }> {
+  if ('url' in target) return { engine: await Postgres.open(target.url, { readOnly: options.readOnly }), created: false };
+  return Sqlite.open(target.path, { readOnly: options.readOnly });
 }

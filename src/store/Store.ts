@@ -9,6 +9,7 @@ import * as Channels from './Channels.js';
 import * as Charges from './Charges.js';
 import * as Chunks from './Chunks.js';
 import * as Collections from './Collections.js';
+import * as Copy from './Copy.js';
 import * as Credentials from './Credentials.js';
 import * as Ledger from './Ledger.js';
 import * as Items from './Items.js';
@@ -140,10 +141,11 @@ function owning(engine: Engine): OpenStore {
 
 /**
  * Opens the store at `target`, creating and migrating it as needed. `created` is true when this call made the data
- * (a new SQLite file, or a PostgreSQL database that held none of this program's tables).
+ * (a new SQLite file, or a PostgreSQL database that held none of this program's tables). A store a copy is still
+ * writing into is refused (`Copy.Unfinished`) before anything is written to it.
  */
 export async function open(target: Target): Promise<{ store: OpenStore; created: boolean }> {
-  const { engine, created } = await Engines.open(target);
+  const { engine, created } = await Engines.open(target, { before: Copy.refuseUnfinished });
   return { store: owning(engine), created };
 }
 

@@ -18,9 +18,18 @@ const types = {
 /** The migration lock's key: any constant shared by every process of this program. */
 const migrationLock = 0x70726f66; // "prof"
 
-/** Opens a pool on `url` and checks that the server answers; an unreachable server rejects with `Unavailable`. */
-export async function open(url: string, options: { max?: number } = {}): Promise<Engine> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 5_000, types });
+/**
+ * Opens a pool on `url` and checks that the server answers; an unreachable server rejects with `Unavailable`.
+ * `readOnly` makes every transaction on it read-only, so nothing can be written through it.
+ */
+export async function open(url: string, options: { max?: number; readOnly?: boolean } = {}): Promise<Engine> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    types,
+    ...(options.readOnly && { options: '-c default_transaction_read_only=on' }),
+  });
   // A client whose server went away, idle or checked out, must not crash the process: the statement it was running
   // (or the next one) reports it as Unavailable, and the pool makes new connections once the server is back.
   pool.on('error', () => undefined);

@@ -16,17 +16,26 @@ export type SqliteEngine = Engine & {
   readonly db: Database;
 };
 
-/** Opens (creating if needed) the database file; `:memory:` gives a private in-memory one. */
-export function open(file: string): { engine: SqliteEngine; created: boolean } {
+/**
+ * Opens (creating if needed) the database file; `:memory:` gives a private in-memory one. `readOnly` opens a file that
+ * exists, writing nothing to it (its journal mode is left as it is).
+ */
+export function open(file: string, options: { readOnly?: boolean } = {}): { engine: SqliteEngine; created: boolean } {
   const memory = file === ':memory:';
-  const created = memory || !fs.existsSync(file);
-  if (!memory) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const db = new BetterSqlite3(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  sqliteVec.load(db);
+  const created = !options.readOnly && (memory || !fs.existsSync(file));
+  if (!memory && !options.readOnly) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const db = new BetterSqlite3(file, { readonly: options.readOnly === true, fileMustExist: options.readOnly === true });
+  try {
+    if (!options.readOnly) db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    sqliteVec.load(db);
+  } catch (error) {
+    // A file that is not a database fails here, at its first read.
+    db.close();
+    throw error;
+  }
   return { engine: wrap(db, file), created };
 }
 
