@@ -15,12 +15,15 @@ import * as Connectors from './sources/Connectors.js';
 import * as SignedLinks from './pages/SignedLinks.js';
 import type { Fetcher } from './sources/Fetcher.js';
 import * as Stores from './store/Store.js';
+import * as DatabaseWatch from './health/DatabaseWatch.js';
 
 /** Everything a tool handler stands on, built once per process and handed down. */
 export type Services = {
   config: Config;
   /** Everything the service keeps. */
   store: Stores.OpenStore;
+  /** Whether the database answers: logged when lost and back; what had to wait for it runs when it is back. */
+  database: DatabaseWatch.DatabaseWatch;
   logger: Logger;
   quoteLimiter: RateLimiter.RateLimiter;
   /** The on-chain rails payment is taken on (those with a receiving address). */
@@ -73,9 +76,11 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: Promise<LexicalIndex.LexicalIndex> | undefined;
   let termModel: { stamp: string | undefined; model: Promise<TermModel.TermModel | undefined> | undefined } = { stamp: undefined, model: undefined };
+  const database = DatabaseWatch.create({ store, logger });
   return {
     config,
     store,
+    database,
     logger,
     async termModel() {
       // One small read a question: a rebuild or update by any process shows in the description it stored.
@@ -114,6 +119,9 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     fetcher: Connectors.fetcherFromConfig(config),
     connectors: Connectors.fromConfig(config),
     createdStore: created,
-    close: () => store.close(),
+    close: () => {
+      database.close();
+      return store.close();
+    },
   };
 }

@@ -14,7 +14,7 @@ import * as Gate from '../src/payments/Gate.js';
 import * as PrivateLinks from '../src/pages/PrivateLinks.js';
 import type { OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
-import type { Store } from '../src/store/Store.js';
+import { type Store, Unavailable } from '../src/store/Store.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Ids from '../src/store/Ids.js';
 import { type Binding, define } from './Tool.js';
@@ -252,7 +252,10 @@ export const profileQuery = define({
       try {
         await hold.release(reason);
       } catch (error) {
-        services.logger.error('payment release failed', { queryId, error });
+        if (!(error instanceof Unavailable)) return services.logger.error('payment release failed', { queryId, error });
+        // The database went away between the charge and its release: the release waits for it, not for reconciliation.
+        services.logger.warn('payment release waits for the database', { queryId });
+        services.database.whenBack(`payment release of ${queryId}`, () => hold.release(reason));
       }
     };
     const departed = () => new ServiceError('service_unavailable', 'The caller went away before the answer was delivered; nothing was charged (money that already moved is kept as a credit for the paying wallet).');

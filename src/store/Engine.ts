@@ -3,6 +3,9 @@ import * as Sqlite from './engines/Sqlite.js';
 import { migrate } from './Migrations.js';
 import type { Sql } from './Sql.js';
 
+/** What an engine says of its database's reachability: lost (with what the operator needs to know), and back. */
+export type Availability = { state: 'lost'; detail: string } | { state: 'back'; downMs: number };
+
 /** A database the store runs on: the query layer, plus what opening, migrating and closing it need. */
 export type Engine = Sql & {
   /** Which database this is, for messages: never a password. */
@@ -14,6 +17,11 @@ export type Engine = Sql & {
   migrating<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
   /** Resolves when the database answers a trivial statement; rejects with `Unavailable` when it does not. */
   ping(): Promise<void>;
+  /**
+   * Tells `listener` when a statement first finds the database unreachable, and when one is answered again (an
+   * embedded file is never lost: SQLite never tells). Returns what stops telling.
+   */
+  watch(listener: (event: Availability) => void): () => void;
   close(): Promise<void>;
 };
 

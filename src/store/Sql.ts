@@ -36,6 +36,15 @@ export type Sql = {
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
 };
 
+/**
+ * Runs `work` in the caller's transaction when there is one, else in a transaction of its own: for work whose only
+ * write is one statement (what it locks or reads before is for that statement), which leaves nothing half done for a
+ * savepoint to undo. A savepoint is a round trip each way on PostgreSQL.
+ */
+export function within<T>(sql: Sql, work: (tx: Sql) => Promise<T>): Promise<T> {
+  return sql.inTransaction ? work(sql) : sql.transaction(work);
+}
+
 /** A unique or primary key already held: the store's callers read it as "someone got there first". */
 export class Conflict extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -55,7 +64,7 @@ const retryAfterSeconds = 5;
 export class Unavailable extends ServiceError {
   readonly detail: string;
   constructor(detail: string, options?: { cause?: unknown }) {
-    super('service_unavailable', 'The service cannot reach its database; nothing was charged. Try again shortly.', {
+    super('service_unavailable', 'The service cannot reach its database. Try again shortly: anything this request charged is given back once it can.', {
       headers: { 'Retry-After': String(retryAfterSeconds) },
       cause: options?.cause,
     });

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import * as Engines from './Engine.js';
-import type { Engine, Target } from './Engine.js';
+import type { Availability, Engine, Target } from './Engine.js';
 import * as Sqlite from './engines/Sqlite.js';
 import * as Postgres from './engines/Postgres.js';
 import type { Dialect, Sql } from './Sql.js';
@@ -21,7 +21,7 @@ import * as TermModelRows from './TermModelRows.js';
 import * as VectorIndex from './VectorIndex.js';
 
 export { Conflict, Unavailable } from './Sql.js';
-export type { Target } from './Engine.js';
+export type { Availability, Target } from './Engine.js';
 
 /** A module of queries as its callers see it: each function without the query layer it is run on. */
 type Bound<M> = {
@@ -69,6 +69,8 @@ export type OpenStore = Store & {
    * requests did the same work (a refusal must not tell what exists by what it reads), and for tracing.
    */
   observed(listener: (statement: { text: string; rows: number }) => void): Store;
+  /** Tells `listener` when the database is lost (a statement found it unreachable) and when it answers again. */
+  watch(listener: (event: Availability) => void): () => void;
   close(): Promise<void>;
 };
 
@@ -135,6 +137,7 @@ function owning(engine: Engine): OpenStore {
     describe: () => engine.describe(),
     ping: () => engine.ping(),
     observed: (listener) => over(reporting(engine, listener)),
+    watch: (listener) => engine.watch(listener),
     close: () => engine.close(),
   };
 }

@@ -8,7 +8,16 @@ import path from 'node:path';
  * A private PostgreSQL cluster in a temporary directory on a free port, for tests that stop the database under a
  * running server: the shared one at 5432 is never touched. Run as the `postgres` user (initdb refuses root).
  */
-export type Cluster = { url(database: string): string; createDatabase(name: string): void; stop(): void; start(): void; destroy(): void };
+export type Cluster = {
+  url(database: string): string;
+  createDatabase(name: string): void;
+  stop(): void;
+  start(): void;
+  /** Freezes every process of the cluster (SIGSTOP): connections stay open and nothing answers, as a hung server. */
+  freeze(): void;
+  thaw(): void;
+  destroy(): void;
+};
 
 const bin = '/usr/lib/postgresql/15/bin';
 
@@ -41,6 +50,13 @@ function run(command: string, args: string[]): void {
   execFileSync(file, argv, { stdio: 'pipe' });
 }
 
+/** Sends `name` to the cluster's postmaster and every process it started. */
+function signal(data: string, name: 'STOP' | 'CONT'): void {
+  const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  for (const pid of [postmaster, ...children]) process.kill(pid, `SIG${name}`);
+}
+
 /** Makes and starts a cluster with trust authentication on 127.0.0.1 and a free port. */
 export async function create(): Promise<Cluster> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-cluster-'));
@@ -57,7 +73,14 @@ export async function create(): Promise<Cluster> {
     createDatabase: (name) => run('createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name]),
     stop,
     start,
+    freeze: () => signal(data, 'STOP'),
+    thaw: () => signal(data, 'CONT'),
     destroy() {
+      try {
+        signal(data, 'CONT');
+      } catch {
+        // Not running.
+      }
       try {
         stop();
       } catch {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Server } from 'node:http';
 import * as Config from '../../src/config/Config.js';
 import * as Demo from '../../src/demo/Demo.js';
+import * as Log from '../../src/log/Logger.js';
 import * as Services from '../../src/Services.js';
 import * as Issuing from '../../src/auth/Keys.js';
 import * as HttpServer from '../../src/transport/http/Server.js';
@@ -52,7 +53,7 @@ export type Environment = {
  * directory, or a PostgreSQL database made for it when this run's engine is PostgreSQL (Engines.current) or the
  * overrides name one, dropped on close.
  */
-export async function create(overrides: Record<string, string> = {}): Promise<Environment> {
+export async function create(overrides: Record<string, string> = {}, options: { /** Receives the service's log lines (level info and up). */ logLines?: string[] } = {}): Promise<Environment> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-test-'));
   const database = overrides.DATABASE_URL === undefined && overrides.DATABASE_PATH === undefined && Engines.current === 'postgres' ? await Engines.fresh('postgres') : undefined;
   const env: Record<string, string> = {
@@ -72,7 +73,8 @@ export async function create(overrides: Record<string, string> = {}): Promise<En
   // On PostgreSQL (DATABASE_URL given) there is no file.
   if (env.DATABASE_URL !== undefined) delete env.DATABASE_PATH;
   const config = Config.load(env);
-  const services = await Services.create(config);
+  const logLines = options.logLines;
+  const services = await Services.create(config, logLines ? { logger: Log.create({ level: 'info', write: (line) => logLines.push(line) }) } : {});
   const peek = await Peek.open(env);
   const { store } = services;
   await Demo.load({ store }, { chunkTargetTokens: config.chunkTargetTokens });

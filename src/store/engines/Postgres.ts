@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Engine } from '../Engine.js';
+import type { Availability, Engine } from '../Engine.js';
 import { bindable, Conflict, Unavailable, type Param, type Sql } from '../Sql.js';
 
 /**
@@ -14,6 +14,15 @@ const types = {
     return pg.types.getTypeParser(oid, format as 'text');
   },
 };
+
+/**
+ * How long a statement may go unanswered before it fails as Unavailable and its connection is dropped: a server that
+ * stopped answering without closing its connections (frozen, or a network that drops packets) must not hold a request
+ * and a pool slot until TCP gives up. Migrations, which may rewrite large tables, are not bounded.
+ */
+const statementTimeoutMs = 30_000;
+/** A health check wants an answer soon or none. */
+const pingTimeoutMs = 3_000;
 
 /** The migration lock's key: any constant shared by every process of this program. */
 const migrationLock = 0x70726f66; // "prof"
@@ -48,12 +57,32 @@ export async function open(url: string, options: { max?: number; readOnly?: bool
 
 function wrap(pool: pg.Pool, url: string): Engine {
   const memo = new Map<string, unknown>();
-  const on = (client: pg.Pool | pg.PoolClient, depth: number): Sql => {
+  // Reachability, as statements find it: the first that finds the database gone tells, and the first answered after.
+  const listeners = new Set<(event: Availability) => void>();
+  let lostAt: number | undefined;
+  const tell = (event: Availability) => listeners.forEach((listener) => listener(event));
+  const failed = (error: unknown): unknown => {
+    const translated = translatedError(error);
+    if (translated instanceof Unavailable && lostAt === undefined) {
+      lostAt = Date.now();
+      tell({ state: 'lost', detail: `${describe(url)}: ${translated.detail}` });
+    }
+    return translated;
+  };
+  const answered = () => {
+    if (lostAt === undefined) return;
+    const downMs = Date.now() - lostAt;
+    lostAt = undefined;
+    tell({ state: 'back', downMs });
+  };
+  const on = (client: pg.Pool | pg.PoolClient, depth: number, timeoutMs: number | undefined = statementTimeoutMs): Sql => {
     const query = async <T>(text: string, params: readonly Param[] | undefined): Promise<pg.QueryResult & { rows: T[] }> => {
       try {
-        return (await client.query({ text: dialect(text), values: (params ?? []).map(textual) })) as pg.QueryResult & { rows: T[] };
+        const result = (await client.query({ text: dialect(text), values: (params ?? []).map(textual), ...(timeoutMs && { query_timeout: timeoutMs }) })) as pg.QueryResult & { rows: T[] };
+        answered();
+        return result;
       } catch (error) {
-        throw translatedError(error);
+        throw failed(error);
       }
     };
     return {
@@ -76,21 +105,22 @@ function wrap(pool: pg.Pool, url: string): Engine {
             return result;
           } catch (error) {
             await client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
-            throw translatedError(error);
+            throw failed(error);
           }
         }
         // A pooled statement runner takes a connection for the transaction; a held one (migrations) runs it in place.
         const pooled = client instanceof pg.Pool;
-        const connection = pooled ? await connect(client) : (client as pg.PoolClient);
+        const connection = pooled ? await connect(client).catch((error: unknown) => Promise.reject(failed(error))) : (client as pg.PoolClient);
         let broken: unknown;
         try {
-          await connection.query('BEGIN');
-          const result = await work(on(connection, 1));
-          await connection.query('COMMIT');
+          await connection.query({ text: 'BEGIN', ...(timeoutMs && { query_timeout: timeoutMs }) });
+          const result = await work(on(connection, 1, timeoutMs));
+          await connection.query({ text: 'COMMIT', ...(timeoutMs && { query_timeout: timeoutMs }) });
+          answered();
           return result;
         } catch (error) {
-          await connection.query('ROLLBACK').catch((lost: unknown) => (broken = lost));
-          throw translatedError(error);
+          await connection.query({ text: 'ROLLBACK', ...(timeoutMs && { query_timeout: timeoutMs }) }).catch((lost: unknown) => (broken = lost));
+          throw failed(error);
         } finally {
           // A connection whose rollback failed is not handed to the next caller.
           if (pooled) connection.release(broken instanceof Error ? broken : undefined);
@@ -107,7 +137,7 @@ function wrap(pool: pg.Pool, url: string): Engine {
       try {
         await connection.query('SELECT pg_advisory_lock($1)', [migrationLock]);
         try {
-          return await work(on(connection, 0));
+          return await work(on(connection, 0, undefined));
         } finally {
           await connection.query('SELECT pg_advisory_unlock($1)', [migrationLock]).catch(() => undefined);
         }
@@ -116,7 +146,11 @@ function wrap(pool: pg.Pool, url: string): Engine {
       }
     },
     async ping() {
-      await sql.get('SELECT 1');
+      await on(pool, 0, pingTimeoutMs).get('SELECT 1');
+    },
+    watch(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     close: () => pool.end(),
   };
@@ -212,7 +246,7 @@ function translatedError(error: unknown): unknown {
   if (code === '23505') return new Conflict(message, { cause: error });
   if (
     (typeof code === 'string' && (lostCodes.has(code) || code.startsWith('08'))) ||
-    /Connection terminated|connection timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)
+    /Connection terminated|connection timeout|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)
   ) {
     return new Unavailable(`${message}${code && typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`, { cause: error });
   }

@@ -144,6 +144,8 @@ function over(db: Database, file: string): SqliteEngine {
     ping: async () => {
       prepared('SELECT 1').get();
     },
+    // A file in this process is never unreachable: there is nothing to tell.
+    watch: () => () => undefined,
     close: async () => {
       await exclusive(async () => undefined);
       db.close();

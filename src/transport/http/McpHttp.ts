@@ -93,6 +93,12 @@ async function answerDirectCall(services: Services, req: Request, res: Response,
   }
 }
 
+/** The id of a single JSON-RPC request body, or null (a batch, a notification, no body). */
+function idOf(body: unknown): JsonRpcId {
+  const id = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
 /** A body that is JSON but no JSON-RPC message: -32600, with the stable code. */
 function invalidMessage(res: Response, id: JsonRpcId, message: string): void {
   const error = toJsonRpcError(new ServiceError('invalid_request', message));
@@ -143,20 +149,24 @@ async function answerWithSdk(services: Services, req: Request, res: Response, me
  */
 export function rpc(services: Services) {
   return async (req: Request, res: Response): Promise<void> => {
+    const body: unknown = req.body;
     try {
       await gate(services, req);
     } catch (thrown) {
-      sendError(res, toServiceError(thrown));
+      const error = toServiceError(thrown);
+      // An unreadable profile is 404 before any JSON-RPC; a gate that could not be checked (the database is away)
+      // is answered as the request's own failure would be, in the JSON-RPC envelope with its id.
+      if (error.code === 'not_found') sendError(res, error);
+      else res.set(error.headers).json({ jsonrpc: '2.0', id: idOf(body), error: toJsonRpcError(error) });
       return;
     }
-    const body: unknown = req.body;
     if (body === undefined || body === null || typeof body !== 'object') {
       invalidMessage(res, null, 'POST a JSON-RPC request object');
       return;
     }
     if (!Array.isArray(body)) {
       const message = body as Record<string, unknown>;
-      const id = (['string', 'number'].includes(typeof message.id) ? message.id : null) as JsonRpcId;
+      const id = idOf(message);
       const call = directCall(message);
       // A JSON-RPC notification gets no answer, so a tool is not run (or paid for) for one; plain compatibility
       // calls without `jsonrpc` are still answered, with id null.
