@@ -56,7 +56,7 @@ export type Usage = { channelId: string; profileId: string; ownerAccountId: stri
 
 /**
  * Credits each creator for the evidence returned: profile tokens times the channel's dollars per million tokens,
- * one ledger row per channel, in micro-dollars.
+ * one ledger row per channel, in micro-dollars, written in one statement.
  */
 export async function creditCreators(store: Store, input: { queryId: string; usage: Usage[] }): Promise<void> {
   const perChannel = new Map<string, Usage & { tokens: number }>();
@@ -65,17 +65,15 @@ export async function creditCreators(store: Store, input: { queryId: string; usa
     if (found) found.tokens += u.profileTokens;
     else perChannel.set(u.channelId, { ...u, tokens: u.profileTokens });
   }
-  await store.transaction(async (tx) => {
-    for (const u of perChannel.values()) {
-      await tx.ledger.append({
-        kind: 'creator_earning',
-        accountId: u.ownerAccountId,
-        profileId: u.profileId,
-        channelId: u.channelId,
-        usdMicros: Math.round(u.tokens * u.ratePerMillionTokens),
-        queryId: input.queryId,
-        memo: `${u.tokens} profile tokens at $${u.ratePerMillionTokens}/M`,
-      });
-    }
-  });
+  await store.ledger.appendMany(
+    [...perChannel.values()].map((u) => ({
+      kind: 'creator_earning',
+      accountId: u.ownerAccountId,
+      profileId: u.profileId,
+      channelId: u.channelId,
+      usdMicros: Math.round(u.tokens * u.ratePerMillionTokens),
+      queryId: input.queryId,
+      memo: `${u.tokens} profile tokens at $${u.ratePerMillionTokens}/M`,
+    })),
+  );
 }

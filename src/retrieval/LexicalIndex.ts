@@ -315,9 +315,29 @@ export async function open(
     return entries.some((e) => e.kind === 'audiences') ? { entries, audiences: await Audiences.read(store) } : { entries };
   };
 
-  /** One catch-up at a time: searches that arrive meanwhile wait for it rather than read the log again. */
-  let catching: Promise<void> | undefined;
-  const catchUp = (): Promise<void> => (catching ??= caughtUp().finally(() => (catching = undefined)));
+  /**
+   * One catch-up at a time, stamped with when it began reading the log: it answers every search asked before that
+   * moment (what was committed before the question is in what it read), so a question reads the log once for its
+   * statistics and all its searches; a search asked later waits for it, then reads the log again.
+   */
+  let readSince = -Infinity;
+  let catching: { from: number; done: Promise<void> } | undefined;
+  const catchUp = async (asOf: number): Promise<void> => {
+    while (catching) {
+      const { from, done } = catching;
+      await done;
+      if (from >= asOf) return;
+    }
+    if (readSince >= asOf) return;
+    const from = performance.now();
+    const done = caughtUp().then(() => void (readSince = from));
+    catching = { from, done };
+    try {
+      await done;
+    } finally {
+      if (catching?.done === done) catching = undefined;
+    }
+  };
   const caughtUp = async () => {
     const read = await readChanges();
     if (read === 'reload') {
@@ -383,8 +403,8 @@ export async function open(
   };
 
   const rank = async (query: SearchQuery, exhaustive: boolean): Promise<SearchHit[]> => {
-    await catchUp();
-    await learn(query.terms.map((t) => t.stem));
+    // Term ids never change once given: they are read beside the log, not after it.
+    await Promise.all([catchUp(query.asOf ?? performance.now()), learn(query.terms.map((t) => t.stem))]);
     const allowed = new Uint8Array(channelIndex.size);
     let any = false;
     for (const id of query.channelIds) {
@@ -422,8 +442,7 @@ export async function open(
     search: (query) => rank(query, false),
     searchExhaustive: (query) => rank(query, true),
     async statistics(channelIds, stems) {
-      await catchUp();
-      await learn(stems);
+      await Promise.all([catchUp(performance.now()), learn(stems)]);
       return statistics(channelIds);
     },
     size: () => ({ chunks: docCount - deletedCount, terms: postings.reduce((n, l) => n + (l ? 1 : 0), 0), postings: postingCount }),

@@ -39,10 +39,10 @@ async function collectionChannels(store: Store, creator: string, slug: string, c
 
 /** Every public profile's live channels: global scope never includes unlisted or private profiles. */
 async function globalChannels(store: Store, caller: Caller): Promise<ScopedChannel[]> {
-  // Two queries for any number of profiles; authorization is checked only where a private channel needs it.
-  const channels = await store.channels.byProfiles();
+  // Two queries for any number of profiles, at once; authorization is checked only where a private channel needs it.
+  const [channels, profiles] = await Promise.all([store.channels.byProfiles(), store.profiles.list()]);
   const scoped: ScopedChannel[] = [];
-  for (const profile of await store.profiles.list()) {
+  for (const profile of profiles) {
     if (profile.visibility !== 'public') continue;
     const own = (channels.get(profile.id) ?? []).filter((c) => c.status !== 'paused');
     const visible = own.some((c) => c.accessLevel === 'private') && !(await Access.isAuthorized(store, profile, caller)) ? own.filter((c) => c.accessLevel === 'public') : own;

@@ -18,6 +18,11 @@ export type SearchQuery = {
   /** The channels hits may come from: the caller's scope. Nothing outside it is found or counted. */
   channelIds: ReadonlySet<string>;
   limit: number;
+  /**
+   * When the question was asked (`performance.now()`): an index kept current from a log answers as of a read of it
+   * made since then, reading it again only if it made none. Without it the log is read at every search.
+   */
+  asOf?: number | undefined;
 };
 
 export type SearchIndex = {

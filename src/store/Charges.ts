@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors/ServiceError.js';
 import * as Ledger from './Ledger.js';
-import type { Sql } from './Sql.js';
+import { type Sql, within } from './Sql.js';
 
 /**
  * A query's balance charge as the ledger tells it: a `query_charge` row, then a `query_answered` marker (the charge
@@ -31,18 +31,20 @@ export async function standing(sql: Sql, queryId: string): Promise<Standing> {
  * answered or reversed is left alone. Returns the reversal's ledger id, or undefined when there was nothing to reverse.
  */
 export async function reverse(sql: Sql, input: { accountId: string; queryId: string; reason: string }): Promise<number | undefined> {
-  return sql.transaction(async (tx) => {
+  return within(sql, async (tx) => {
     await holdAccount(tx, input.accountId);
-    const charge = await tx.get<{ unlocksDelta: number; creditsDelta: number }>(
-      `SELECT unlocks_delta AS unlocksDelta, credits_delta AS creditsDelta FROM ledger WHERE query_id = ? AND account_id = ? AND kind = 'query_charge'`,
+    const open = await tx.get<{ unlocksDelta: number; creditsDelta: number }>(
+      `SELECT c.unlocks_delta AS unlocksDelta, c.credits_delta AS creditsDelta FROM ledger c
+       WHERE c.query_id = ? AND c.account_id = ? AND c.kind = 'query_charge'
+         AND NOT EXISTS (SELECT 1 FROM ledger o WHERE o.query_id = c.query_id AND o.kind IN ('query_answered', 'query_reversal'))`,
       [input.queryId, input.accountId],
     );
-    if (!charge || (await standingOf(tx, input.queryId)) !== 'open') return undefined;
+    if (!open) return undefined;
     return Ledger.move(tx, {
       accountId: input.accountId,
       kind: 'query_reversal',
-      unlocksDelta: -charge.unlocksDelta,
-      creditsDelta: -charge.creditsDelta,
+      unlocksDelta: -open.unlocksDelta,
+      creditsDelta: -open.creditsDelta,
       queryId: input.queryId,
       memo: input.reason,
     });
@@ -51,16 +53,20 @@ export async function reverse(sql: Sql, input: { accountId: string; queryId: str
 
 /**
  * Marks a charged query answered: the charge stands. One already given back is not answered after all: 503, so the
- * caller asks again rather than get an answer for free.
+ * caller asks again rather than get an answer for free. The marker is written unless a reversal is there, in one
+ * statement: SQLite runs it alone, PostgreSQL after taking the account's row.
  */
 export async function markAnswered(sql: Sql, input: { accountId: string; queryId: string }): Promise<void> {
-  await sql.transaction(async (tx) => {
+  const mark = async (tx: Sql) => {
     await holdAccount(tx, input.accountId);
-    if ((await standingOf(tx, input.queryId)) === 'reversed') {
-      throw new ServiceError('service_unavailable', 'This query ran so long that its charge was already given back; ask again.');
-    }
-    await Ledger.append(tx, { kind: 'query_answered', accountId: input.accountId, queryId: input.queryId, memo: 'answered; the charge stands' });
-  });
+    const marked = await tx.get<{ id: number }>(
+      `INSERT INTO ledger (created_at, account_id, kind, query_id, memo) SELECT ?, ?, 'query_answered', ?, ?
+       WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE query_id = ? AND kind = 'query_reversal') RETURNING id`,
+      [Date.now(), input.accountId, input.queryId, 'answered; the charge stands', input.queryId],
+    );
+    if (!marked) throw new ServiceError('service_unavailable', 'This query ran so long that its charge was already given back; ask again.');
+  };
+  await (sql.dialect === 'sqlite' ? mark(sql) : within(sql, mark));
 }
 
 /** A charge with neither an answer nor a reversal. */

@@ -21,7 +21,8 @@ export type ChunkRow = {
   cues: string | null;
 };
 
-const ids = { sqlite: 'SELECT value FROM json_each(?)', postgres: 'SELECT unnest(CAST(? AS BIGINT[]))' };
+/** Rowids in a list: PostgreSQL reads `= ANY` of an array straight from the key, with less planning than a subquery. */
+const among = { sqlite: 'IN (SELECT value FROM json_each(?))', postgres: '= ANY(CAST(? AS BIGINT[]))' };
 
 /** The chunks of the given rowids that exist, with their items' fields: one query for a question's candidates. */
 export async function rows(sql: Sql, rowids: number[]): Promise<ChunkRow[]> {
@@ -30,7 +31,7 @@ export async function rows(sql: Sql, rowids: number[]): Promise<ChunkRow[]> {
     `SELECT c.rowid AS rowid, c.id AS chunkId, c.item_id AS itemId, i.channel_id AS channelId, c.ordinal, c.text, c.token_count AS tokenCount,
        i.title, i.source_url AS sourceUrl, i.published_at AS publishedAt, c.start_seconds AS startSeconds, c.end_seconds AS endSeconds,
        c.page_start AS pageStart, c.page_end AS pageEnd, c.cues
-     FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid IN (${ids[sql.dialect]})`,
+     FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.rowid ${among[sql.dialect]}`,
     [sql.dialect === 'sqlite' ? JSON.stringify(rowids) : rowids],
   );
 }

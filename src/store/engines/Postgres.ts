@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Availability, Engine } from '../Engine.js';
 import { bindable, Conflict, Unavailable, type Param, type Sql } from '../Sql.js';
@@ -76,9 +77,13 @@ function wrap(pool: pg.Pool, url: string): Engine {
     tell({ state: 'back', downMs });
   };
   const on = (client: pg.Pool | pg.PoolClient, depth: number, timeoutMs: number | undefined = statementTimeoutMs): Sql => {
-    const query = async <T>(text: string, params: readonly Param[] | undefined): Promise<pg.QueryResult & { rows: T[] }> => {
+    const query = async <T>(text: string, params: readonly Param[] | undefined, prepared = true): Promise<pg.QueryResult & { rows: T[] }> => {
+      const translated = dialect(text);
+      // Named, so each connection parses and plans a statement once (about 0.7 ms a question); never a script (one
+      // statement per name) nor a migration's (tables change under it).
+      const name = prepared && timeoutMs !== undefined ? statementName(translated) : undefined;
       try {
-        const result = (await client.query({ text: dialect(text), values: (params ?? []).map(textual), ...(timeoutMs && { query_timeout: timeoutMs }) })) as pg.QueryResult & { rows: T[] };
+        const result = (await client.query({ text: translated, values: (params ?? []).map(textual), ...(name && { name }), ...(timeoutMs && { query_timeout: timeoutMs }) })) as pg.QueryResult & { rows: T[] };
         answered();
         return result;
       } catch (error) {
@@ -93,7 +98,7 @@ function wrap(pool: pg.Pool, url: string): Engine {
       get: async <T>(text: string, params?: readonly Param[]) => (await query<T>(text, params)).rows[0],
       run: async (text, params) => (await query(text, params)).rowCount ?? 0,
       script: async (text) => {
-        await query(text, undefined);
+        await query(text, undefined, false);
       },
       transaction: async <T>(work: (tx: Sql) => Promise<T>): Promise<T> => {
         if (depth > 0) {
@@ -205,6 +210,19 @@ export function describe(url: string): string {
   } catch {
     return 'PostgreSQL (unparseable URL)';
   }
+}
+
+const names = new Map<string, string>();
+
+/** A prepared statement's name: one per text, the same in every process (a digest of the text). */
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `pe_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    if (names.size > 5_000) names.clear();
+    names.set(text, name);
+  }
+  return name;
 }
 
 const texts = new Map<string, string>();
