@@ -93,7 +93,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
       }
       return termModel.model;
     },
-    quoteLimiter: RateLimiter.create({ perMinute: config.quoteRateLimitPerMinute }),
+    quoteLimiter: RateLimiter.create({ store, perMinute: config.quoteRateLimitPerMinute }),
     rails: Rails.fromConfig(config, store),
     lexicalIndex() {
       if (!lexicalIndex) {

@@ -13,7 +13,7 @@ export const profileQuote = define({
   input: () => z.object({ rail: Rail.optional().describe('On-chain rail; ignored when an API key is present.') }).strict(),
   fieldErrors: { rail: 'invalid_rail' },
   async run(input: { rail?: Rail }, { services, caller, profile }) {
-    const verdict = services.quoteLimiter.take(caller.rateKey);
+    const verdict = await services.quoteLimiter.take(caller.rateKey);
     if (!verdict.ok) {
       throw new ServiceError('rate_limited', `quote rate limit exceeded; retry in ${verdict.retryAfterSeconds} s`, {
         details: { resetAt: verdict.resetAt.toISOString(), retryAfter: verdict.retryAfterSeconds },

@@ -48,6 +48,7 @@ const meta: Table = { name: 'meta', key: ['key'] };
 /** Tables a store has that are not copied, and why. A table in neither list stops the copy before it starts. */
 export const leftOut: readonly { table: RegExp; why: string }[] = [
   { table: /^schema_migrations$/, why: 'each store records the migrations it applied itself' },
+  { table: /^rate_buckets$/, why: 'requests counted in the last minute: a copied store starts every caller afresh' },
   { table: /^(search_log|vector_log)$/, why: 'write logs for processes that hold an index in memory; a new store has none behind it' },
   { table: /^(chunk_fts(_\w+)?|chunk_vocab)$/, why: "SQLite's full-text tables, written by trigger as chunks are" },
 ];
@@ -267,9 +268,11 @@ async function checkSource(from: Engine, names: string[]): Promise<void> {
   if (foundation?.name !== migrations[0]!.name || !names.includes(meta.name)) throw new Refused(`${from.describe()} holds no profile-edge store`);
   const reached = await versions(from);
   if (reached.join() !== migrations.map((m) => m.version).join()) {
-    const at = reached.at(-1)!;
+    // Newer when it has a migration this program lacks; else at the last of an unbroken run from the first.
+    const newer = reached.at(-1)! > currentVersion;
+    const at = newer ? reached.at(-1)! : (migrations.find((m, i) => reached[i] !== m.version)?.version ?? currentVersion + 1) - 1;
     throw new Refused(
-      at > currentVersion
+      newer
         ? `${from.describe()} is at schema version ${at}, newer than this profile-edge's ${currentVersion}: copy with the version of profile-edge that migrated it`
         : `${from.describe()} is at schema version ${at}, not this profile-edge's ${currentVersion}: start the service or any command of this version on it once to migrate it, then copy`,
     );

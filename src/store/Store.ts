@@ -16,6 +16,7 @@ import * as Items from './Items.js';
 import * as Meta from './Meta.js';
 import * as Payments from './Payments.js';
 import * as Profiles from './Profiles.js';
+import * as RateLimits from './RateLimits.js';
 import * as SearchDocs from './SearchDocs.js';
 import * as TermModelRows from './TermModelRows.js';
 import * as VectorIndex from './VectorIndex.js';
@@ -48,6 +49,7 @@ export type Store = {
   meta: Bound<typeof Meta>;
   payments: Bound<typeof Payments>;
   profiles: Bound<typeof Profiles>;
+  rateLimits: Bound<typeof RateLimits>;
   search: Bound<typeof SearchDocs>;
   termModel: Bound<typeof TermModelRows>;
   vectors: Bound<typeof VectorIndex>;
@@ -97,6 +99,7 @@ function over(sql: Sql): Store {
     meta: bind(Meta, sql),
     payments: bind(Payments, sql),
     profiles: bind(Profiles, sql),
+    rateLimits: bind(RateLimits, sql),
     search: bind(SearchDocs, sql),
     termModel: bind(TermModelRows, sql),
     vectors: bind(VectorIndex, sql),

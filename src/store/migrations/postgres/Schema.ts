@@ -312,3 +312,12 @@ BEGIN
 END $$;
 CREATE TRIGGER chunks_embeddings_delete AFTER DELETE ON chunks FOR EACH ROW EXECUTE FUNCTION chunks_embeddings_delete();
 `;
+
+export const rateBuckets = `
+CREATE TABLE rate_buckets (
+  key TEXT PRIMARY KEY,
+  tokens DOUBLE PRECISION NOT NULL,
+  at BIGINT NOT NULL,
+  granted BOOLEAN NOT NULL
+);
+`;
