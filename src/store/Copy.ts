@@ -48,6 +48,7 @@ const meta: Table = { name: 'meta', key: ['key'] };
 /** Tables a store has that are not copied, and why. A table in neither list stops the copy before it starts. */
 export const leftOut: readonly { table: RegExp; why: string }[] = [
   { table: /^schema_migrations$/, why: 'each store records the migrations it applied itself' },
+  { table: /^instances$/, why: "the source's serving processes and their leases: the target's register themselves when they start" },
   { table: /^rate_buckets$/, why: 'requests counted in the last minute: a copied store starts every caller afresh' },
   { table: /^(search_log|vector_log)$/, why: 'write logs for processes that hold an index in memory; a new store has none behind it' },
   { table: /^(chunk_fts(_\w+)?|chunk_vocab)$/, why: "SQLite's full-text tables, written by trigger as chunks are" },
@@ -414,10 +415,15 @@ async function insert(sql: Sql, table: string, columns: string[], rows: Record<s
   }
 }
 
-/** The target's write logs, filled by its triggers as rows arrive: no process follows a store being copied into. */
+/**
+ * The target's write logs, filled by its triggers as rows arrive: no process follows a store being copied into, so
+ * all but the last entry go. The last stays as the log's position: an index loaded from the copy starts there and
+ * follows the writes after it, where an empty log whose numbering had run on would read as entries missed, and
+ * make every index reload in full at the first write (seconds per million chunks). Applying it again is harmless.
+ */
 async function clearLogs(sql: Sql): Promise<void> {
-  await sql.run('DELETE FROM search_log');
-  await sql.run('DELETE FROM vector_log');
+  await sql.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)');
+  await sql.run('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
 }
 
 /**
