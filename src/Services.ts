@@ -16,6 +16,9 @@ import * as SignedLinks from './pages/SignedLinks.js';
 import type { Fetcher } from './sources/Fetcher.js';
 import * as Stores from './store/Store.js';
 import * as DatabaseWatch from './health/DatabaseWatch.js';
+import * as Instance from './health/Instance.js';
+import * as Pending from './health/Pending.js';
+import * as Reconciliation from './payments/Reconciliation.js';
 
 /** Everything a tool handler stands on, built once per process and handed down. */
 export type Services = {
@@ -24,6 +27,17 @@ export type Services = {
   store: Stores.OpenStore;
   /** Whether the database answers: logged when lost and back; what had to wait for it runs when it is back. */
   database: DatabaseWatch.DatabaseWatch;
+  /**
+   * This process as one of the instances on the database: `serve` and `mcp` start it, so what they charge is told from
+   * what a process that is gone left (which each renewal claims and settles). Commands that take no payment never do.
+   */
+  instance: Instance.Instance;
+  /** Work requests started that outlives their responses (payments captured once the answer left): shutdown waits for it. */
+  pending: Pending.Pending;
+  /** True once the process is shutting down: `/ready` says so, and the load balancer sends requests elsewhere. */
+  draining: boolean;
+  /** Whether the lexical index is loaded (the first question would not wait for it). */
+  indexLoaded(): boolean;
   logger: Logger;
   quoteLimiter: RateLimiter.RateLimiter;
   /** The on-chain rails payment is taken on (those with a receiving address). */
@@ -75,12 +89,20 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     vectors = VectorSearch.create({ store, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs });
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: Promise<LexicalIndex.LexicalIndex> | undefined;
+  let indexLoaded = false;
   let termModel: { stamp: string | undefined; model: Promise<TermModel.TermModel | undefined> | undefined } = { stamp: undefined, model: undefined };
   const database = DatabaseWatch.create({ store, logger });
+  const rails = Rails.fromConfig(config, store);
+  const leaseMs = config.instanceLeaseSeconds * 1000;
+  const instance = Instance.create({ store, logger, leaseMs, afterRenew: () => Reconciliation.settleGone({ store, rails, logger }, { leaseMs }) });
   return {
     config,
     store,
     database,
+    instance,
+    pending: Pending.create(),
+    draining: false,
+    indexLoaded: () => indexLoaded,
     logger,
     async termModel() {
       // One small read a question: a rebuild or update by any process shows in the description it stored.
@@ -94,13 +116,14 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
       return termModel.model;
     },
     quoteLimiter: RateLimiter.create({ store, perMinute: config.quoteRateLimitPerMinute }),
-    rails: Rails.fromConfig(config, store),
+    rails,
     lexicalIndex() {
       if (!lexicalIndex) {
         const started = performance.now();
         lexicalIndex = LexicalIndex.open(store, { onProgress: (stage) => logger.info(`search index: ${stage}`) }).then(
           (index) => {
             logger.debug('search index loaded', { ...index.size(), ms: Math.round(performance.now() - started) });
+            indexLoaded = true;
             return index;
           },
           (error: unknown) => {
@@ -119,8 +142,9 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     fetcher: Connectors.fetcherFromConfig(config),
     connectors: Connectors.fromConfig(config),
     createdStore: created,
-    close: () => {
+    close: async () => {
       database.close();
+      await instance.stop();
       return store.close();
     },
   };

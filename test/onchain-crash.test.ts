@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Onchain from '../src/payments/Onchain.js';
@@ -10,7 +10,7 @@ import * as Engines from './support/Engines.js';
 import * as Peek from './support/Peek.js';
 import * as Proxy from './support/Proxy.js';
 import * as Seeded from './support/Seeded.js';
-import { cli } from './support/Transports.js';
+import * as Served from './support/Served.js';
 
 /**
  * A kill -9 between settling and answering: the real server process dies at that point (a crash hook only test
@@ -55,31 +55,9 @@ async function reconcilerOn(database: Awaited<ReturnType<typeof Engines.fresh>>)
   return { store, rails: Rails.fromConfig(config, store) };
 }
 
-/** Starts `profile-edge serve` on the sandbox and the store `database` names; resolves with its URL, its log so far, and its exit. */
-async function serve(database: Record<string, string>, extra: Record<string, string> = {}) {
-  const env = {
-    PATH: process.env.PATH ?? '',
-    ENVIRONMENT: 'test',
-    ...database,
-    PORT: '0',
-    SYNC_SCHEDULE: 'false',
-    LOG_LEVEL: 'info',
-    ...sandbox.environment,
-    ...extra,
-  };
-  const child = spawn(cli.command, [...cli.args, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let log = '';
-  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      const m = /listening on (http:\/\/\S+)/.exec(d.toString());
-      if (m) resolve(m[1]!);
-    });
-    void exited.then((how) => reject(new Error(`serve exited (${how}): ${log}`)));
-  });
-  return { url, exited, pid: child.pid!, log: () => log };
+/** Starts `profile-edge serve` on the sandbox and the store `database` names. */
+function serve(database: Record<string, string>, extra: Record<string, string> = {}) {
+  return Served.serve({ ENVIRONMENT: 'test', ...database, SYNC_SCHEDULE: 'false', LOG_LEVEL: 'info', ...sandbox.environment, ...extra }, children);
 }
 
 const question = 'How warm should a sourdough starter be?';
@@ -100,6 +78,8 @@ test('behavior: killed after the transfer settled and before the answer went out
   const [row] = await peek.all<{ id: string; state: string }>('SELECT id, state FROM payments');
   expect(row!.state).toBe('settled');
   await peek.run('UPDATE payments SET updated_at = updated_at - 11 * 60000');
+  // The killed server's lease has run out too: its payments are anyone's to settle.
+  await peek.run('UPDATE instances SET seen_at = seen_at - 60000');
 
   const restarted = await serve(database);
   expect(restarted.log()).toContain('credited wallets whose on-chain payment got no answer');
@@ -127,6 +107,7 @@ test('behavior: killed after a transfer\'s hash was kept and before it was sent,
   const [row] = await peek.all<{ id: string; state: string; txHash: string; settleBy: number }>('SELECT id, state, tx_hash AS txHash, settle_by AS settleBy FROM payments');
   expect(row).toMatchObject({ state: 'settling', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
   await peek.run('UPDATE payments SET updated_at = updated_at - 11 * 60000');
+  await peek.run('UPDATE instances SET seen_at = seen_at - 60000');
   // At start the transfer could still land (its validBefore is ahead): nothing is decided, nothing credited.
   const restarted = await serve(database.env);
   expect(restarted.log()).toContain('may still land');
@@ -177,10 +158,11 @@ test('behavior: killed at random moments during tempo settlements, the server cr
       await Promise.all(sent);
     }
     // Whatever the proxy still held has reached the node by now; the crash's rows are aged past the window a
-    // running query could still be in, and the server starts again.
+    // running query could still be in, the killed servers' leases have run out, and the server starts again.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const peek = await peekAt(database.env);
     await peek.run('UPDATE payments SET updated_at = updated_at - 11 * 60000');
+    await peek.run('UPDATE instances SET seen_at = seen_at - 60000');
     const restarted = await serve(database.env);
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.kill(restarted.pid, 'SIGKILL');

@@ -29,7 +29,7 @@ describe('GET /openapi.json', () => {
   test('behavior: describes every served path and no unserved one', async () => {
     const document = (await (await send('/openapi.json')).json()) as any;
     expect(Object.keys(document.paths).sort()).toEqual(
-      ['/health', '/api/profiles', '/api/profiles/{slug}/channels', '/api/profiles/{slug}/quote', '/api/ask/quote', '/api/ask/query', '/api/profiles/{slug}/query', '/mcp', '/{slug}/mcp'].sort(),
+      ['/health', '/ready', '/api/profiles', '/api/profiles/{slug}/channels', '/api/profiles/{slug}/quote', '/api/ask/quote', '/api/ask/query', '/api/profiles/{slug}/query', '/mcp', '/{slug}/mcp'].sort(),
     );
     expect(document.paths['/api/profiles/{slug}/quote'].post.responses['429'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
     // Strict contract objects stay strict in the published schema, nested ones too.

@@ -57,7 +57,8 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     } finally {
       await other.drop();
     }
-    expect(Migrations.migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // Numbered from 1 without a gap.
+    expect(Migrations.migrations.map((m) => m.version)).toEqual(Migrations.migrations.map((_, i) => i + 1));
   });
 
   test('behavior: accounts are created, found by id or name, listed; a taken name is a conflict', async () => {

@@ -8,7 +8,7 @@ import * as Sync from '../src/sources/Sync.js';
 import * as Scheduler from '../src/sources/Scheduler.js';
 import type * as Channels from '../src/store/Channels.js';
 import * as Items from '../src/store/Items.js';
-import type * as Stores from '../src/store/Store.js';
+import * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
 import * as Engines from './support/Engines.js';
 import * as FeedHost from './support/FeedHost.js';
@@ -354,6 +354,30 @@ describe('sync with an rss source', () => {
     expect(reports.find((r) => r.channelId === id)).toMatchObject({ outcome: 'synced', created: 3 });
     expect(await Scheduler.due(store, { now: Date.now(), intervalMinutes: intervals, kinds: ['rss'] })).not.toContain(id);
     expect(await Scheduler.due(store, { now: Date.now() + 31 * 60_000, intervalMinutes: intervals, kinds: ['rss'] })).toContain(id);
+  });
+
+  test('behavior: schedulers on three instances of one database sync a due channel once between them', async () => {
+    const { id, feed } = await channel(posts);
+    const intervals = { youtube: 60, podcast_rss: 60, rss: 30, notion: 30, subtext: 30 };
+    // Two more processes on the same database: connections of their own on PostgreSQL. Two SQLite connections in one
+    // process cannot wait on each other (a busy wait blocks the thread that would commit), so there the three share
+    // one; test/several-instances.test.ts runs processes of their own on both engines.
+    const others =
+      Engines.current === 'postgres'
+        ? await Promise.all([1, 2].map(async () => (await Stores.open({ url: fixture.env.DATABASE_URL! })).store))
+        : [];
+    const stores = Engines.current === 'postgres' ? [store, ...others] : [store, store, store];
+    try {
+      const reports: Sync.SyncReport[] = [];
+      const schedulers = stores.map((s) => Scheduler.start(deps({ store: s }), { intervalMinutes: intervals, tickMs: 60_000, onReport: (r) => r.channelId === id && reports.push(r) }));
+      await expect.poll(() => reports.length, { timeout: 10_000 }).toBe(3);
+      await Promise.all(schedulers.map((s) => s.stop()));
+      expect(reports.filter((r) => r.outcome === 'synced')).toEqual([expect.objectContaining({ created: 3 })]);
+      for (const r of reports.filter((r) => r.outcome !== 'synced')) expect(r.reason).toMatch(/^(another sync is running|synced elsewhere since it was due)$/);
+      expect(host.requests.filter((r) => r.path === feed)).toHaveLength(1);
+    } finally {
+      await Promise.all(others.map((s) => s.close()));
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { profileUrl } from '../src/answer/Synthesizer.js';
 import { QueryRequest } from '../src/contract/Query.js';
 import type { EvidenceSourceGroup, QueryResponse, RawChunk, RawQueryResponse, RetrievalDiagnostics } from '../src/contract/Query.js';
 import * as Charging from '../src/payments/Charging.js';
+import { crashPoint } from '../src/payments/CrashPoints.js';
 import * as Diagnostics from '../src/retrieval/Diagnostics.js';
 import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
@@ -235,7 +236,7 @@ export const profileQuery = define({
    */
   async run(input, { services, caller, binding, profile, payment: channel, connection }) {
     const { store, config } = services;
-    const payment = await Gate.payerFor({ store, config, logger: services.logger, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential });
+    const payment = await Gate.payerFor({ store, config, logger: services.logger, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, instance: services.instance.id() });
     const scope = await Scope.resolve(store, {
       question: input.question,
       scope: binding.kind === 'global' ? input.scope : undefined,
@@ -247,6 +248,7 @@ export const profileQuery = define({
     const queryId = Ids.random('q');
     const relevant = !preflight.diagnostics.noRelevantContent;
     const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
+    crashPoint(config, 'after_hold');
     const release = async (reason: string): Promise<void> => {
       // A failed release is logged, never hides the cause.
       try {
@@ -283,7 +285,7 @@ export const profileQuery = define({
       throw error;
     }
     // The payment stands once the answer is out: the creators' shares and the capture land together, or neither does.
-    void connection.delivered().then(async (delivered) => {
+    void services.pending.track(connection.delivered().then(async (delivered) => {
       if (!delivered) return release('the caller went away while the answer was written');
       try {
         await store.transaction(async (tx) => {
@@ -293,7 +295,7 @@ export const profileQuery = define({
       } catch (error) {
         services.logger.error('an answer was delivered but its payment could not be captured', { queryId, error });
       }
-    });
+    }));
     if (!receipt) return response;
     channel.receipt(receipt);
     return { ...response, rail: receipt.rail, txHash: receipt.txHash, receipt: receipt.receipt };

@@ -100,7 +100,8 @@ const Environment = z.object({
   PAYMENT_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
   CITATION_LINK_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters (e.g. openssl rand -hex 32)'),
   CITATION_LINK_TTL_SECONDS: z.coerce.number().int().min(60).max(604_800).default(3600),
-  PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle']).optional(),
+  PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle', 'after_hold']).optional(),
+  INSTANCE_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(20),
   SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
@@ -233,7 +234,12 @@ export type Config = {
    * On-chain payments: the secret challenges are bound with (undefined: a development server keeps a generated one in
    * its database; production refuses to take on-chain payment), how long a challenge lasts, and a crash point for tests.
    */
-  payments: { secret: string | undefined; challengeTtlSeconds: number; crashAt: 'before_broadcast' | 'after_settle' | undefined };
+  payments: { secret: string | undefined; challengeTtlSeconds: number; crashAt: 'before_broadcast' | 'after_settle' | 'after_hold' | undefined };
+  /**
+   * How long an instance's lease lasts unrenewed (renewed every quarter of it): past it, what the instance left part-way
+   * is settled by another. Shorter settles a killed instance's charges sooner; longer forgives longer pauses.
+   */
+  instanceLeaseSeconds: number;
   /**
    * Signed links to private content in paid answers: the key they are signed with (undefined: one generated on first
    * use and kept in the database) and how long a link opens its item. The secret is never logged.
@@ -410,6 +416,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
       },
     },
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
+    instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
     citationLinks: { secret: e.CITATION_LINK_SECRET, ttlSeconds: e.CITATION_LINK_TTL_SECONDS },
     synthesis:
       e.SYNTHESIZER === 'anthropic'

@@ -51,3 +51,27 @@ export const Health = z
   })
   .strict();
 export type Health = z.infer<typeof Health>;
+
+/** One configured payment rail as readiness reports it: whether its chain (and facilitator) answered just now. */
+export const RailCheck = z.object({ ok: z.boolean(), detail: z.string().optional() }).strict();
+
+/**
+ * Readiness, for a load balancer: whether this instance should be sent requests (200) or not (503): it is not shutting
+ * down, its database answers and its search index is loaded. Each configured rail is reported; a rail that is down
+ * does not make the instance unready (every instance shares the chain, and API-key queries are answered regardless).
+ */
+export const Readiness = z
+  .object({
+    ready: z.boolean(),
+    /** The instance is shutting down: it finishes what it took and exits. */
+    draining: z.boolean(),
+    checks: z
+      .object({
+        database: Dependency,
+        index: z.object({ ok: z.boolean(), chunks: z.number().int().nonnegative().optional() }).strict(),
+        rails: z.record(z.string(), RailCheck),
+      })
+      .strict(),
+  })
+  .strict();
+export type Readiness = z.infer<typeof Readiness>;

@@ -8,9 +8,9 @@ import type { Hold } from './Gate.js';
  * An account balance as a payer: the hold is the debit itself (402 `insufficient_balance` when it would overdraw),
  * capturing keeps it, and releasing writes the reversal row, so the ledger shows both.
  */
-export async function hold(input: { store: Store; config: Config; accountId: string; mode: PaymentMode; queryId: string; memo: string }): Promise<Hold> {
+export async function hold(input: { store: Store; config: Config; accountId: string; mode: PaymentMode; queryId: string; memo: string; instance?: string | undefined }): Promise<Hold> {
   const { store, config, accountId, mode, queryId } = input;
-  await Charging.charge(store, { config, accountId, mode, queryId, memo: input.memo });
+  await Charging.charge(store, { config, accountId, mode, queryId, memo: input.memo, instance: input.instance });
   return {
     charge: mode === 'unlocks' ? 'unlock' : 'credits',
     // The debit above was the payment itself.

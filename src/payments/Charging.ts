@@ -11,8 +11,8 @@ export function cost(config: Config, mode: PaymentMode): { unlocksDelta: number;
  * Debits the key owner's balance for one query and records it, in one transaction. Concurrent queries on one account
  * cannot overdraw it: the debit is a conditional update, refused with `insufficient_balance` when it would go below zero.
  */
-export async function charge(store: Store, input: { config: Config; accountId: string; mode: PaymentMode; queryId: string; memo: string }): Promise<number> {
-  return store.ledger.move({ accountId: input.accountId, kind: 'query_charge', ...cost(input.config, input.mode), queryId: input.queryId, memo: input.memo });
+export async function charge(store: Store, input: { config: Config; accountId: string; mode: PaymentMode; queryId: string; memo: string; instance?: string | undefined }): Promise<number> {
+  return store.ledger.move({ accountId: input.accountId, kind: 'query_charge', ...cost(input.config, input.mode), queryId: input.queryId, memo: input.memo, instanceId: input.instance });
 }
 
 /**
@@ -37,17 +37,23 @@ export async function markAnswered(store: Store, input: { accountId: string; que
 export const orphanAfterMs = 10 * 60_000;
 
 /**
- * Reverses balance charges a crash (or a query that never finished) left behind: a `query_charge` with neither a `query_answered` nor a
- * `query_reversal` row, older than `orphanAfterMs` and made since answers were marked. The reversal gives back what
- * the row took (not today's price) and says why. Returns how many were reversed.
+ * Reverses balance charges a crash (or a query that never finished) left behind: a `query_charge` with neither a
+ * `query_answered` nor a `query_reversal` row, made since answers were marked, and either older than `orphanAfterMs`
+ * and taken by no process still serving, or taken by one of `instances` (processes whose lease ran out, claimed by the
+ * caller). A live instance's charge is never touched. The reversal gives back what the row took (not today's price)
+ * and says why. Returns how many were reversed.
  */
-export async function reconcile(store: Store, options: { now?: number } = {}): Promise<number> {
+export async function reconcile(store: Store, options: { now?: number | undefined; instances?: readonly string[] } = {}): Promise<number> {
   const since = Number((await store.meta.get('answer_markers_since')) ?? Number.POSITIVE_INFINITY);
   const before = (options.now ?? Date.now()) - orphanAfterMs;
   return store.charges.reverseOrphans({
     since,
     before,
-    why: (o) => `reconciled: charged ${new Date(o.createdAt).toISOString()}, neither answered nor reversed within ${orphanAfterMs / 60_000} minutes (the query stopped mid-way)`,
+    instances: options.instances,
+    why: (o) =>
+      options.instances
+        ? `reconciled: charged ${new Date(o.createdAt).toISOString()} by an instance that stopped before answering (its lease ran out)`
+        : `reconciled: charged ${new Date(o.createdAt).toISOString()}, neither answered nor reversed within ${orphanAfterMs / 60_000} minutes (the query stopped mid-way)`,
   });
 }
 

@@ -48,6 +48,8 @@ export async function payerFor(input: {
   request: QueryRequest;
   served: Binding;
   credential: InboundCredential | undefined;
+  /** The serving process taking the payment, when it holds a lease (see Instance). */
+  instance: string | undefined;
 }): Promise<Payment> {
   const { store, config, caller, profile, request } = input;
   const accountId = await Payer.accountOf(store, caller, profile);
@@ -68,5 +70,5 @@ export async function payerFor(input: {
     throw new ServiceError('missing_payment_mode', caller.apiKey ? undefined : 'paymentMode (unlocks or credits) is required: the query is charged to your account.');
   }
   const mode: PaymentMode = request.paymentMode;
-  return { authorize: ({ queryId, memo }) => Balance.hold({ store, config, accountId, mode, queryId, memo }) };
+  return { authorize: ({ queryId, memo }) => Balance.hold({ store, config, accountId, mode, queryId, memo, instance: input.instance }) };
 }

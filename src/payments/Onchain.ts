@@ -10,11 +10,8 @@ import * as Pricing from './Pricing.js';
 import { CredentialRejected, PaidButRefused, landingMarginMs } from './Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Terms, Verified } from './Rail.js';
 import type { Rails } from './Rails.js';
+import { crashPoint } from './CrashPoints.js';
 
-/** A point in the flow where a test can have the process killed, to show what a crash there leaves behind. */
-function crashPoint(config: Config, at: NonNullable<Config['payments']['crashAt']>): void {
-  if (config.payments.crashAt === at) process.kill(process.pid, 'SIGKILL');
-}
 
 /**
  * A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused
@@ -49,6 +46,8 @@ export function payment(input: {
   rail: Rail;
   terms: Terms;
   credential: InboundCredential | undefined;
+  /** The serving process taking the payment, when it holds a lease (see Instance). */
+  instance: string | undefined;
 }): Payment {
   const { store, config, logger, terms, credential } = input;
   return {
@@ -86,6 +85,7 @@ export function payment(input: {
         requestDigest: terms.digest,
         amountMillicents: terms.amountMillicents,
         settleBy: verified.paid ? undefined : verified.settleBy,
+        instanceId: input.instance,
       });
       if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
       // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
@@ -210,14 +210,19 @@ function hold(input: { store: Store; config: Config; logger: Logger; rail: Payme
 const bindingLifetimeMs = 2 * 86_400_000;
 
 /**
- * Settles what a crash or a lost answer left part-way, for payments untouched for `olderThanMs`: a credential verified
+ * Settles what a crash or a lost answer left part-way, for payments untouched for `olderThanMs` whose process is not
+ * serving, and for every payment of `instances` (processes whose lease ran out): a credential verified
  * but never settled is released (no money moved); one that was settling is looked up on its chain, by the hash kept
  * before its transfer left: landed, it becomes a credit for the wallet; failed, or never sent and expired, it is
  * released; still able to land, it is left for the next pass. Then the credentials this server never settled
  * (released, or answered by a credit), once they can no longer land, are looked up: one that someone else sent moved
  * the wallet's money with no answer of its own, and becomes a credit. Returns how many were released, credited and left.
  */
-export async function reconcile(store: Store, rails: Rails, options: { olderThanMs: number; now?: number }): Promise<{ released: number; credited: number; pending: number }> {
+export async function reconcile(
+  store: Store,
+  rails: Rails,
+  options: { olderThanMs: number; now?: number | undefined; instances?: readonly string[] | undefined },
+): Promise<{ released: number; credited: number; pending: number }> {
   const now = options.now ?? Date.now();
   const cutoff = now - options.olderThanMs;
   let released = 0;
@@ -227,7 +232,7 @@ export async function reconcile(store: Store, rails: Rails, options: { olderThan
     const rail = await rails.get(row.rail);
     return rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash, settleBy: row.settleBy }, { now }).catch(() => undefined) : undefined;
   };
-  for (const row of await store.payments.unfinished(cutoff)) {
+  for (const row of await store.payments.unfinished(cutoff, options.instances)) {
     if (row.state === 'verified') {
       if (await store.payments.advance(row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) released += 1;
       if (row.creditId) await store.payments.restoreCredit(row.creditId, row.id);

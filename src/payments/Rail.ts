@@ -125,4 +125,6 @@ export interface PaymentRail {
    * the next pass, once its `settleBy` has passed by `landingMarginMs` a missing transfer is null).
    */
   landed(payment: Unsettled, options: { now: number }): Promise<Settlement | null | undefined>;
+  /** Resolves when what the rail settles through answers as configured (its chain, its facilitator); throws why not. */
+  probe(): Promise<void>;
 }

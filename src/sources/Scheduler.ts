@@ -5,6 +5,10 @@ import * as Sync from './Sync.js';
 
 export type Scheduler = { stop(): Promise<void> };
 
+/** Whether a channel last synced (or failed) then is due again by now. */
+const isDue = (kind: string, last: { syncedAt: number | null; failedAt: number | null }, options: { now: number; intervalMinutes: Record<SyncedKind, number> }) =>
+  Math.max(last.syncedAt ?? 0, last.failedAt ?? 0) + options.intervalMinutes[kind as SyncedKind] * 60_000 <= options.now;
+
 /**
  * The channels due for a sync: live (or held by a sync that may have died), with a source and a connector, and whose last sync or last failure is older
  * than their kind's interval. A failing source is retried at the same pace, not hammered.
@@ -13,13 +17,15 @@ export async function due(store: Store, options: { now: number; intervalMinutes:
   const rows = await store.channels.syncable();
   return rows
     .filter((r) => options.kinds.includes(r.kind))
-    .filter((r) => Math.max(r.syncedAt ?? 0, r.failedAt ?? 0) + options.intervalMinutes[r.kind as SyncedKind] * 60_000 <= options.now)
+    .filter((r) => isDue(r.kind, r, options))
     .map((r) => r.id);
 }
 
 /**
- * Runs due syncs one channel at a time, checking every `tickMs`. Stopping waits for the channel in progress, so a
- * shutdown never leaves a half-written item (each item is one transaction anyway).
+ * Runs due syncs one channel at a time, checking every `tickMs`. Every instance on a database may run one: a channel is
+ * claimed under a lock and only while still due, so each sync runs once, on whichever instance claims it first.
+ * Stopping waits for the channel in progress, so a shutdown never leaves a half-written item (each item is one
+ * transaction anyway).
  */
 export function start(
   deps: SyncDependencies,
@@ -43,7 +49,10 @@ export function start(
     for (const id of ids) {
       if (stopped) return;
       try {
-        options.onReport?.(await Sync.syncChannel(deps, id));
+        const now = (deps.now ?? Date.now)();
+        const stillDue = (c: { kind: string; lastSyncedAt: number | null; lastErrorAt: number | null }) =>
+          isDue(c.kind, { syncedAt: c.lastSyncedAt, failedAt: c.lastErrorAt }, { now, intervalMinutes: options.intervalMinutes });
+        options.onReport?.(await Sync.syncChannel(deps, id, { due: stillDue }));
       } catch (error) {
         deps.logger.error('scheduled sync crashed', { channelId: id, error: error instanceof Error ? error.message : String(error) });
       }

@@ -138,6 +138,8 @@ export async function syncChannel(
     listing?: Listing;
     /** Stops the sync after the item in progress (Ctrl-C): the channel is released, with the reason recorded. */
     signal?: AbortSignal;
+    /** Syncs only if this still holds of the channel when it is claimed (a scheduler: still due). */
+    due?: (channel: StoredChannel) => boolean;
   } = {},
 ): Promise<SyncReport> {
   const now = deps.now ?? Date.now;
@@ -155,8 +157,12 @@ export async function syncChannel(
     now: started,
     expired: (lease) => leaseExpired(lease, { now: started, staleMs }),
     process: { host: processHost, pid: process.pid },
+    due: options.due,
   });
-  if (!hold) return emptyReport(channelId, 'skipped', 'another sync is running');
+  if (!hold) {
+    const held = !options.due || (await deps.store.channels.get(channelId)).status === 'syncing';
+    return emptyReport(channelId, 'skipped', held ? 'another sync is running' : 'synced elsewhere since it was due');
+  }
   const { channel, holder } = hold;
 
   // The heartbeat runs on a timer for the whole sync, listing included, so a slow source never looks dead. A busy

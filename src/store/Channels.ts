@@ -183,19 +183,22 @@ export type ListingOrigin = 'source' | 'import';
 export type Hold = { channel: StoredChannel; holder: string };
 
 /**
- * Marks a live channel as syncing and returns the hold, or undefined: paused, or held by another sync. A hold is a
- * lease, taken over (and the sync resumed) once `expired` says so of it; the new one records where this process runs.
+ * Marks a live channel as syncing and returns the hold, or undefined: paused, held by another sync, or (with `due`) no
+ * longer due, read under the claim's lock (a scheduler on another instance synced it since this one listed what is
+ * due). A hold is a lease, taken over (and the sync resumed) once `expired` says so of it; the new one records where
+ * this process runs.
  */
 export async function claimSync(
   sql: Sql,
   id: string,
-  options: { now: number; expired: (lease: Lease) => boolean; process?: { host: string; pid: number } },
+  options: { now: number; expired: (lease: Lease) => boolean; process?: { host: string; pid: number }; due?: (channel: StoredChannel) => boolean },
 ): Promise<Hold | undefined> {
   return sql.transaction(async (tx) => {
     const channel = await locked(tx, id);
     const { host, pid, heartbeatAt, ...kept } = channel.syncState as SyncHold & Record<string, unknown>;
     const stale = channel.status === 'syncing' && options.expired({ heartbeatAt: heartbeatAt ?? 0, host, pid });
     if (channel.status !== 'live' && !stale) return undefined;
+    if (options.due && !stale && !options.due(channel)) return undefined;
     const holder = Ids.random('sync');
     const state = { ...kept, holder, syncingSince: options.now, heartbeatAt: options.now, ...options.process };
     await tx.run(`UPDATE channels SET status = 'syncing', sync_state = ? WHERE id = ?`, [JSON.stringify(state), id]);

@@ -73,20 +73,25 @@ export async function markAnswered(sql: Sql, input: { accountId: string; queryId
 export type Orphan = { accountId: string; unlocksDelta: number; creditsDelta: number; queryId: string; createdAt: number };
 
 /**
- * Reverses every charge made in [since, before) that has neither an answer nor a reversal, each with the memo `why`
- * gives it. One transaction, under a store-wide lock on PostgreSQL: two processes reconciling at once reverse each
- * charge once. Returns how many were reversed.
+ * Reverses the charges that have neither an answer nor a reversal and whose process is not serving: made in [since,
+ * before) by a process that is gone or by none (a charge of a live instance is its own to answer or give back, however
+ * long it takes), or taken by one of `instances` whatever their age (processes whose lease ran out, claimed by the
+ * caller in this transaction). Each gets the memo `why` gives it. One transaction, under a store-wide lock on
+ * PostgreSQL: two processes reconciling at once reverse each charge once. Returns how many were reversed.
  */
-export async function reverseOrphans(sql: Sql, input: { since: number; before: number; why: (orphan: Orphan) => string }): Promise<number> {
+export async function reverseOrphans(sql: Sql, input: { since: number; before: number; instances?: readonly string[]; why: (orphan: Orphan) => string }): Promise<number> {
+  const instances = input.instances ?? [];
   return sql.transaction(async (tx) => {
     if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?) AS locked', [0x6f727068]); // "orph"
+    const claimed = instances.length > 0 ? ` OR c.instance_id IN (${instances.map(() => '?').join(', ')})` : '';
     const orphans = await tx.all<Orphan>(
       `SELECT c.account_id AS accountId, c.unlocks_delta AS unlocksDelta, c.credits_delta AS creditsDelta, c.query_id AS queryId, c.created_at AS createdAt
        FROM ledger c
-       WHERE c.kind = 'query_charge' AND c.query_id IS NOT NULL AND c.created_at >= ? AND c.created_at < ?
+       WHERE c.kind = 'query_charge' AND c.query_id IS NOT NULL
+         AND ((c.created_at >= ? AND c.created_at < ? AND (c.instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = c.instance_id)))${claimed})
          AND NOT EXISTS (SELECT 1 FROM ledger o WHERE o.query_id = c.query_id AND o.kind IN ('query_answered', 'query_reversal'))
        ORDER BY c.id`,
-      [input.since, input.before],
+      [input.since, input.before, ...instances],
     );
     for (const o of orphans) {
       await Ledger.move(tx, { accountId: o.accountId, kind: 'query_reversal', unlocksDelta: -o.unlocksDelta, creditsDelta: -o.creditsDelta, queryId: o.queryId, memo: input.why(o) });

@@ -17,10 +17,14 @@ export type Entry = {
   memo: string;
 };
 
-export type NewEntry = Partial<Omit<Entry, 'id' | 'createdAt' | 'kind'>> & { kind: string };
+export type NewEntry = Partial<Omit<Entry, 'id' | 'createdAt' | 'kind'>> & {
+  kind: string;
+  /** The serving process that took a query's charge: reconciliation settles only what a process that is gone left. */
+  instanceId?: string | undefined;
+};
 
 /** The columns a new row is written with, and one row's placeholders for them. */
-const written = 'created_at, account_id, profile_id, channel_id, kind, unlocks_delta, credits_delta, usd_micros, query_id, reference, memo';
+const written = 'created_at, account_id, profile_id, channel_id, kind, unlocks_delta, credits_delta, usd_micros, query_id, reference, memo, instance_id';
 const marks = written.split(',').map(() => '?').join(', ');
 
 /** A row's values in the order of `written`. */
@@ -37,6 +41,7 @@ function values(entry: NewEntry, at: number): Param[] {
     entry.queryId ?? null,
     entry.reference ?? null,
     entry.memo ?? '',
+    entry.instanceId ?? null,
   ];
 }
 
@@ -46,7 +51,7 @@ export async function append(sql: Sql, entry: NewEntry): Promise<number> {
   return row!.id;
 }
 
-/** Rows one statement appends at most: each takes 11 of the engines' bound values (SQLite allows 32,766). */
+/** Rows one statement appends at most: each takes 12 of the engines' bound values (SQLite allows 32,766). */
 const rowsPerStatement = 1_000;
 
 /** Appends rows in the order given, in one statement as a rule: all land or none do. */

@@ -12,6 +12,7 @@ import { paymentBindings } from './migrations/008_payment_bindings.js';
 import { termModel } from './migrations/009_term_model.js';
 import { vectors } from './migrations/010_vectors.js';
 import { rateBuckets } from './migrations/011_rate_buckets.js';
+import { instances } from './migrations/012_instances.js';
 import * as Postgres from './migrations/postgres/Schema.js';
 
 export type Migration = { version: number; name: string } & Record<Dialect, string>;
@@ -29,6 +30,7 @@ export const migrations: readonly Migration[] = [
   { version: 9, name: 'term_model', sqlite: termModel, postgres: Postgres.termModel },
   { version: 10, name: 'vectors', sqlite: vectors, postgres: Postgres.vectors },
   { version: 11, name: 'rate_buckets', sqlite: rateBuckets, postgres: Postgres.rateBuckets },
+  { version: 12, name: 'instances', sqlite: instances, postgres: Postgres.instances },
 ];
 
 const ledgerTable: Record<Dialect, string> = {

@@ -50,6 +50,8 @@ export async function reserve(
     amountMillicents: number;
     /** When (ms) the credential's transfer can no longer land, for one nobody has sent yet. */
     settleBy?: number | undefined;
+    /** The serving process that takes the payment: reconciliation settles only what a process that is gone left. */
+    instanceId?: string | undefined;
   },
 ): Promise<boolean> {
   const now = Date.now();
@@ -59,11 +61,11 @@ export async function reserve(
     // transfer take turns, so two cannot both see it unclaimed. SQLite's write lock already does.
     if (transfer !== null && tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(hashtext(?)) AS locked', [transfer]);
     const changed = await tx.run(
-      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, settle_by, created_at, updated_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?, ?
+      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, settle_by, created_at, updated_at, instance_id)
+       SELECT ?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?, ?, ?
        WHERE CAST(? AS TEXT) IS NULL OR NOT EXISTS (SELECT 1 FROM payments WHERE lower(tx_hash) = ? OR spend_key = ?)
        ON CONFLICT DO NOTHING`,
-      [row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, row.settleBy ?? null, now, now, transfer, transfer, transfer],
+      [row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, row.settleBy ?? null, now, now, row.instanceId ?? null, transfer, transfer, transfer],
     );
     return changed === 1;
   });
@@ -116,9 +118,19 @@ export async function byQuery(sql: Sql, queryId: string): Promise<PaymentRow | u
   return sql.get<PaymentRow>(`SELECT ${columns} FROM payments WHERE query_id = ?`, [queryId]);
 }
 
-/** Payments left part-way (verified, settling or settled, never answered nor released) since before `cutoff`. */
-export async function unfinished(sql: Sql, cutoff: number): Promise<PaymentRow[]> {
-  return sql.all<PaymentRow>(`SELECT ${columns} FROM payments WHERE state IN ('verified', 'settling', 'settled') AND updated_at < ? ORDER BY created_at, id`, [cutoff]);
+/**
+ * Payments left part-way (verified, settling or settled, never answered nor released) by a process that is not
+ * serving: untouched since before `cutoff` and taken by a process that is gone or by none (a live instance's payment
+ * in flight is its own, however long it takes), or taken by one of `instances` (whose lease ran out) at any time.
+ */
+export async function unfinished(sql: Sql, cutoff: number, instances: readonly string[] = []): Promise<PaymentRow[]> {
+  const claimed = instances.length > 0 ? ` OR instance_id IN (${instances.map(() => '?').join(', ')})` : '';
+  return sql.all<PaymentRow>(
+    `SELECT ${columns} FROM payments p WHERE state IN ('verified', 'settling', 'settled')
+       AND ((updated_at < ? AND (instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = p.instance_id)))${claimed})
+     ORDER BY created_at, id`,
+    [cutoff, ...instances],
+  );
 }
 
 /**

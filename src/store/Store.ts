@@ -12,6 +12,7 @@ import * as Collections from './Collections.js';
 import * as Copy from './Copy.js';
 import * as Credentials from './Credentials.js';
 import * as Ledger from './Ledger.js';
+import * as Instances from './Instances.js';
 import * as Items from './Items.js';
 import * as Meta from './Meta.js';
 import * as Payments from './Payments.js';
@@ -44,6 +45,7 @@ export type Store = {
   chunks: Bound<typeof Chunks>;
   collections: Bound<typeof Collections>;
   credentials: Bound<typeof Credentials>;
+  instances: Bound<typeof Instances>;
   items: Bound<typeof Items>;
   ledger: Bound<typeof Ledger>;
   meta: Bound<typeof Meta>;
@@ -94,6 +96,7 @@ function over(sql: Sql): Store {
     chunks: bind(Chunks, sql),
     collections: bind(Collections, sql),
     credentials: bind(Credentials, sql),
+    instances: bind(Instances, sql),
     items: bind(Items, sql),
     ledger: bind(Ledger, sql),
     meta: bind(Meta, sql),

@@ -6,7 +6,7 @@ export type Received = { body: any; headers: http.IncomingHttpHeaders };
 
 /** How the stand-in answers one request: a reply built from the request, a status with a body, or silence. */
 export type Behavior =
-  | { kind: 'reply'; content: (request: any) => unknown[] }
+  | { kind: 'reply'; content: (request: any) => unknown[]; /** Answered this long after the request came. */ delayMs?: number }
   | { kind: 'status'; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: 'raw'; status: number; text: string }
   | { kind: 'hang'; ms: number };
@@ -52,7 +52,9 @@ export async function start(defaultBehavior: Behavior): Promise<{ url: string; r
         stop_sequence: null,
         usage: { input_tokens: 1000, output_tokens: 100 },
       };
-      res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${received.length}` }).end(JSON.stringify(reply));
+      const send = () => res.destroyed || res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${received.length}` }).end(JSON.stringify(reply));
+      if (behavior.delayMs) setTimeout(send, behavior.delayMs);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

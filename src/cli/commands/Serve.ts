@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { defaultDatabasePath } from '../../config/Config.js';
 import * as Demo from '../../demo/Demo.js';
 import * as Charging from '../../payments/Charging.js';
-import * as Onchain from '../../payments/Onchain.js';
+import * as Reconciliation from '../../payments/Reconciliation.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import type { Services } from '../../Services.js';
 import * as Access from '../../auth/Access.js';
@@ -82,7 +82,9 @@ export const serve: Command = {
     const port = number(values, 'port', { min: 0, max: 65535, integer: true }) ?? config.port;
     const host = (text(values, 'host') ?? config.host).replace(/^\[(.*)\]$/, '$1');
     const services = await open();
-    await reconcile(services);
+    // Registered first: what this process charges from here on is its own, and processes that are gone are settled.
+    await services.instance.start();
+    await Reconciliation.reconcile(services);
     if (config.demoData) {
       const loaded = await Demo.loadOnFirstStart(services, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
@@ -110,32 +112,39 @@ export const serve: Command = {
         })
       : undefined;
     // A server restarted within minutes of a crash reconciles later, while it runs.
-    const reconciling = setInterval(() => void reconcile(services), Charging.orphanAfterMs / 2);
+    const reconciling = setInterval(() => void Reconciliation.reconcile(services), Charging.orphanAfterMs / 2);
     reconciling.unref();
     const signal = await untilSignal();
     clearInterval(reconciling);
-    services.logger.info('shutting down', { signal });
-    await HttpServer.close(server);
+    await drain(services, server, signal);
     await scheduler?.stop();
   },
 };
 
+/** How long a shutdown waits for what it took before cutting it off, and then for the cut-off calls to give back. */
+const drainMs = 25_000;
+const afterCutOffMs = 4_000;
+
 /**
- * Gives back what a crash left charged but never answered (see Charging.reconcile), credits wallets whose on-chain
- * payment moved without an answer (see Onchain.reconcile), and says so in the log.
+ * A deploy's stop: `/ready` answers 503 at once, no new connection is taken, and the requests in flight finish, paid
+ * ones with their payments captured or released. Whatever still runs after `drainMs` is cut off (its caller is gone,
+ * so what it charged is given back), and the process exits within 30 s of the signal, leaving its lease.
  */
-async function reconcile(services: Services): Promise<void> {
-  try {
-    const reversed = await Charging.reconcile(services.store);
-    if (reversed > 0) services.logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
-    const { released, credited, pending } = await Onchain.reconcile(services.store, services.rails, { olderThanMs: Onchain.reconcileAfterMs });
-    if (credited > 0) services.logger.warn('credited wallets whose on-chain payment got no answer (a stopped query)', { count: credited });
-    if (released > 0) services.logger.info('released on-chain payments a stopped query never settled', { count: released });
-    if (pending > 0) services.logger.info('on-chain payments whose transfer may still land: looked up again next round', { count: pending });
-  } catch (error) {
-    // A busy database (or an unreachable chain) waits for the next round; it must not stop the server.
-    services.logger.error('reconciliation failed', { error });
+async function drain(services: Services, server: Parameters<typeof HttpServer.close>[0], signal: string): Promise<void> {
+  services.draining = true;
+  services.logger.info('shutting down: unready, taking no new requests, finishing those in flight', { signal });
+  const started = Date.now();
+  const settled = (async () => {
+    await HttpServer.close(server);
+    await services.pending.idle();
+  })();
+  const within = (ms: number) => Promise.race([settled.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
+  if (!(await within(drainMs))) {
+    services.logger.warn('shutting down: requests still running are cut off', { afterSeconds: drainMs / 1000 });
+    server.closeAllConnections();
+    if (!(await within(afterCutOffMs))) services.logger.error('shutting down: payments still settling are left to reconciliation by another instance');
   }
+  services.logger.info('shut down', { ms: Date.now() - started });
 }
 
 async function readable(services: Services, slug: string, caller: Caller.Caller): Promise<boolean> {
@@ -154,7 +163,9 @@ export const mcp: Command = {
       throw new UsageError(`no database at ${config.databasePath}: set DATABASE_PATH to the one \`profile-edge serve\` uses (it creates and loads it on first start)`);
     }
     const services = await open();
-    await reconcile(services);
+    // Registered first: what this process charges from here on is its own, and processes that are gone are settled.
+    await services.instance.start();
+    await Reconciliation.reconcile(services);
     const slug = text(values, 'profile');
     // A bad key or token does not stop the server: the host connects, and each tool call that needs it says what is
     // wrong, as over HTTP. The operator sees it here too.

@@ -116,6 +116,12 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
 
   return {
     rail: 'tempo',
+    async probe() {
+      const chainId = await getClient({})
+        .request({ method: 'eth_chainId' })
+        .catch((error: unknown) => Promise.reject(new Error(`the chain's RPC did not answer (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`)));
+      if (Number(chainId) !== config.chainId) throw new Error(`the RPC serves chain ${Number(chainId)}, not ${config.chainId}`);
+    },
     accepts(credential) {
       if (credential.via === 'header') return credential.name === 'authorization';
       const value = credential.value;

@@ -116,9 +116,18 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
   };
 
   const client = createPublicClient({ transport: http(config.rpcUrl) });
+  const facilitator = new HTTPFacilitatorClient({ url: config.facilitatorUrl, timeoutMs: 2_000 });
 
   return {
     rail: 'x402_base',
+    async probe() {
+      const [supported, chainId] = await Promise.all([
+        facilitator.getSupported().catch((error: unknown) => Promise.reject(new Error(`the facilitator did not answer (${error instanceof Error ? error.message : String(error)})`))),
+        client.getChainId().catch((error: unknown) => Promise.reject(new Error(`the chain's RPC did not answer (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`))),
+      ]);
+      if (chainId !== config.chainId) throw new Error(`the RPC serves chain ${chainId}, not ${config.chainId}`);
+      if (!supported.kinds.some((k) => k.network === network && k.scheme === 'exact')) throw new Error(`the facilitator does not settle the exact scheme on ${network}`);
+    },
     accepts(credential) {
       if (credential.via === 'header') return credential.name === 'payment-signature';
       const value = credential.value;

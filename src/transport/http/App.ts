@@ -11,6 +11,7 @@ import * as Tools from '../../../tools/Tools.js';
 import { connectionOf, presentedOf, sendError } from './Http.js';
 import type { Health } from '../../contract/Contract.js';
 import * as Credentials from '../../payments/Credentials.js';
+import * as Readiness from '../../health/Readiness.js';
 import * as McpHttp from './McpHttp.js';
 import * as OpenApi from './OpenApi.js';
 import * as RequestGuard from './RequestGuard.js';
@@ -87,6 +88,13 @@ export function create(services: Services, options: { listenHost?: string } = {}
     );
     const health: Health = { ok: database, service: 'profile-edge', environment: services.config.environment, dependencies: { database: { ok: database } } };
     res.json(health);
+  }).all(notAllowed('GET'));
+
+  // Readiness, for a load balancer: 503 while shutting down, before the index is loaded, or without the database.
+  const readiness = Readiness.create(services);
+  app.route('/ready').get(async (_req, res) => {
+    const ready = await readiness.check();
+    res.status(ready.ready ? 200 : 503).json(ready);
   }).all(notAllowed('GET'));
 
   const openapi = OpenApi.document();

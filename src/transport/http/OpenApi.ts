@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
-import { ErrorBody, Health, McpManifest, McpRequest, McpResponse } from '../../contract/Contract.js';
+import { ErrorBody, Health, McpManifest, McpRequest, McpResponse, Readiness } from '../../contract/Contract.js';
 import { type Route, type RouteResponse, routes } from './Rest.js';
 
 /** The interface version of SPEC.md this server implements. */
@@ -84,6 +84,13 @@ function mcpPaths(): Record<string, unknown> {
 export function document(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {
     '/health': { get: { summary: 'Liveness.', security: [{}], responses: responses({ 200: { description: 'Health.', schema: Health } }) } },
+    '/ready': {
+      get: {
+        summary: 'Readiness, for a load balancer: 200 when this instance takes requests, 503 while it shuts down, before its index is loaded or without its database.',
+        security: [{}],
+        responses: responses({ 200: { description: 'Ready.', schema: Readiness }, 503: { description: 'Not ready: the same body says why.', schema: Readiness } }),
+      },
+    },
   };
   for (const route of routes) paths[route.path] = { ...paths[route.path], [route.method]: operation(route) };
   Object.assign(paths, mcpPaths());

@@ -321,3 +321,16 @@ CREATE TABLE rate_buckets (
   granted BOOLEAN NOT NULL
 );
 `;
+
+export const instances = `
+CREATE TABLE instances (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  started_at BIGINT NOT NULL,
+  seen_at BIGINT NOT NULL
+);
+ALTER TABLE ledger ADD COLUMN instance_id TEXT;
+ALTER TABLE payments ADD COLUMN instance_id TEXT;
+CREATE INDEX ledger_instance ON ledger (instance_id) WHERE instance_id IS NOT NULL;
+CREATE INDEX payments_instance ON payments (instance_id) WHERE instance_id IS NOT NULL;
+`;

@@ -1,0 +1,47 @@
+import * as Instance from '../health/Instance.js';
+import type { Logger } from '../log/Logger.js';
+import type { Store } from '../store/Store.js';
+import * as Charging from './Charging.js';
+import * as Onchain from './Onchain.js';
+import type { Rails } from './Rails.js';
+
+type Dependencies = { store: Store; rails: Rails; logger: Logger };
+
+/**
+ * Settles what stopped queries left part-way, and says so in the log: charges never answered are given back (see
+ * Charging.reconcile), payments verified but never settled are released, and wallets whose money moved without an
+ * answer are credited (see Onchain.reconcile). `instances` are processes whose lease ran out, claimed by the caller:
+ * what they left is settled whatever its age; anything else only once it is old and its process is not serving.
+ */
+export async function reconcile(input: Dependencies, options: { instances?: readonly string[]; now?: number } = {}): Promise<void> {
+  const { store, logger } = input;
+  try {
+    const reversed = options.instances ? 0 : await Charging.reconcile(store, { now: options.now });
+    if (reversed > 0) logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
+    const { released, credited, pending } = await Onchain.reconcile(store, input.rails, { olderThanMs: Onchain.reconcileAfterMs, instances: options.instances, now: options.now });
+    if (credited > 0) logger.warn('credited wallets whose on-chain payment got no answer (a stopped query)', { count: credited });
+    if (released > 0) logger.info('released on-chain payments a stopped query never settled', { count: released });
+    if (pending > 0) logger.info('on-chain payments whose transfer may still land: looked up again next round', { count: pending });
+  } catch (error) {
+    // A busy database (or an unreachable chain) waits for the next round; it must not stop the server.
+    logger.error('reconciliation failed', { error });
+  }
+}
+
+/**
+ * Claims the instances whose lease ran out and settles what they left: their charges are given back in the
+ * transaction that claims them (two processes claiming at once settle each once), then their payments. Quick when
+ * none ran out: one statement.
+ */
+export async function settleGone(input: Dependencies, options: { now?: number; leaseMs?: number } = {}): Promise<void> {
+  const { store, logger } = input;
+  const now = options.now ?? Date.now();
+  const claimed = await store.transaction(async (tx) => {
+    const instances = await tx.instances.expire(now - (options.leaseMs ?? Instance.leaseMs));
+    const reversed = instances.length > 0 ? await Charging.reconcile(tx, { now, instances }) : 0;
+    return { instances, reversed };
+  });
+  if (claimed.instances.length === 0) return;
+  logger.warn('instances gone (their lease ran out): what they left part-way is settled', { instances: claimed.instances, reversedCharges: claimed.reversed });
+  await reconcile(input, { instances: claimed.instances, now });
+}
