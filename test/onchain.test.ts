@@ -157,10 +157,13 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
     const { sandbox } = served;
     const before = await sandbox.balance(rail);
     const headers = await paid({ question, rail });
+    const verifications = sandbox.facilitator.verifications();
     const statuses = await Promise.all(Array.from({ length: 20 }, () => ask({ question, rail }, headers).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 402)).toHaveLength(19);
     expect(before - (await sandbox.balance(rail))).toBe(50_000n);
+    // The copies were turned away by the service itself: the facilitator was asked about the credential once.
+    if (rail === 'x402_base') expect(sandbox.facilitator.verifications() - verifications).toBe(1);
   });
 
   test('behavior: a credential for another question, scope or mode is refused with a fresh challenge and nothing moves', async () => {

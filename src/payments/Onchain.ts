@@ -63,47 +63,64 @@ export function payment(input: {
         throw await paymentRequired({ rail, terms, config });
       }
       if (!rail.accepts(credential)) throw await refuse(`The credential sent is not one for the ${rail.rail} rail.`);
-      let verified: Verified;
-      try {
-        verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => store.payments.bindCredential({ spendKey, rail: rail.rail, challengeId }) });
-      } catch (error) {
-        if (error instanceof PaidButRefused) throw await refuse(await creditFor(error, queryId));
-        if (!(error instanceof CredentialRejected)) {
-          logger.warn('payment rail unavailable while verifying a credential', { rail: rail.rail, error });
-          throw error;
+      // The credential this request claims before its rail's first round trip, released once its payment is recorded
+      // or refused: a copy sent meanwhile to another request, on any instance, is turned away without one.
+      let claimed: string | undefined;
+      const claim = async (spendKey: string) => {
+        const now = Date.now();
+        const outcome = await store.payments.claimCredential({ spendKey, claimant: queryId, now, staleBefore: now - claimLifetimeMs });
+        if (outcome === 'spent') throw new CredentialRejected('it was already used: each pays for one answer.');
+        if (outcome === 'busy') throw new CredentialRejected('another request is redeeming it right now: each pays for one answer.');
+        claimed = spendKey;
+      };
+      const redeem = async (): Promise<Hold> => {
+        let verified: Verified;
+        try {
+          verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => store.payments.bindCredential({ spendKey, rail: rail.rail, challengeId }), claim });
+        } catch (error) {
+          if (error instanceof PaidButRefused) throw await refuse(await creditFor(error, queryId));
+          if (!(error instanceof CredentialRejected)) {
+            logger.warn('payment rail unavailable while verifying a credential', { rail: rail.rail, error });
+            throw error;
+          }
+          throw await refuse(`The payment credential was refused: ${error.message}`);
         }
-        throw await refuse(`The payment credential was refused: ${error.message}`);
+        if (!relevant && !verified.paid) throw nothingRelevant(' Your payment was not settled.');
+        const reserved = await store.payments.reserve({
+          id: verified.challengeId,
+          spendKey: verified.spendKey,
+          transfer: verified.paid?.txHash,
+          rail: rail.rail,
+          wallet: verified.wallet,
+          queryId,
+          requestDigest: terms.digest,
+          amountMillicents: terms.amountMillicents,
+          settleBy: verified.paid ? undefined : verified.settleBy,
+          instanceId: input.instance,
+        });
+        if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
+        // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
+        // or a credit.
+        if (verified.paid) await store.payments.advance(verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
+        if (!relevant) {
+          // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
+          const creditId = await store.payments.grantCredit((await store.payments.get(verified.challengeId))!, 'no relevant content after the payer broadcast the payment');
+          throw new ServiceError(
+            'no_relevant_content',
+            `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: your next ${rail.rail} query signed by ${verified.wallet} (signed, not broadcast) spends it instead of a new transfer.`,
+            { details: { creditId } },
+          );
+        }
+        // A transfer the wallet signed but nobody sent yet can be left unsent: its oldest credit pays instead.
+        const credit = verified.paid ? undefined : await store.payments.openCredit(rail.rail, verified.wallet);
+        const usesCredit = credit !== undefined && (await store.payments.consumeCredit(credit.id, verified.challengeId));
+        return hold({ store, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
+      };
+      try {
+        return await redeem();
+      } finally {
+        if (claimed !== undefined) await store.payments.releaseClaim({ spendKey: claimed, claimant: queryId }).catch(() => undefined);
       }
-      if (!relevant && !verified.paid) throw nothingRelevant(' Your payment was not settled.');
-      const reserved = await store.payments.reserve({
-        id: verified.challengeId,
-        spendKey: verified.spendKey,
-        transfer: verified.paid?.txHash,
-        rail: rail.rail,
-        wallet: verified.wallet,
-        queryId,
-        requestDigest: terms.digest,
-        amountMillicents: terms.amountMillicents,
-        settleBy: verified.paid ? undefined : verified.settleBy,
-        instanceId: input.instance,
-      });
-      if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
-      // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
-      // or a credit.
-      if (verified.paid) await store.payments.advance(verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
-      if (!relevant) {
-        // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
-        const creditId = await store.payments.grantCredit((await store.payments.get(verified.challengeId))!, 'no relevant content after the payer broadcast the payment');
-        throw new ServiceError(
-          'no_relevant_content',
-          `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: your next ${rail.rail} query signed by ${verified.wallet} (signed, not broadcast) spends it instead of a new transfer.`,
-          { details: { creditId } },
-        );
-      }
-      // A transfer the wallet signed but nobody sent yet can be left unsent: its oldest credit pays instead.
-      const credit = verified.paid ? undefined : await store.payments.openCredit(rail.rail, verified.wallet);
-      const usesCredit = credit !== undefined && (await store.payments.consumeCredit(credit.id, verified.challengeId));
-      return hold({ store, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
     },
   };
 
@@ -122,6 +139,9 @@ export function payment(input: {
     return `The payment credential was refused (${error.message}), but its transfer ${txHash} reached this server and is kept as credit ${creditId}: your next ${input.rail} query signed by ${wallet} (signed, not broadcast) spends it.`;
   }
 }
+
+/** How long a request's claim on a credential holds if it is never released (its process stopped mid-check). */
+const claimLifetimeMs = 2 * 60_000;
 
 /** How old an unfinished payment must be before reconciliation resolves it (as for balance charges). */
 export const reconcileAfterMs = Charging.orphanAfterMs;

@@ -88,6 +88,13 @@ export type VerifyOptions = {
    * challenge it is bound to. Called once the challenge is known to be this server's, before any other check.
    */
   bind(spendKey: string, challengeId: string): Promise<string>;
+  /**
+   * Claims the transfer (its spend key) for this request, right before the rail's first round trip to a chain or a
+   * facilitator: throws CredentialRejected when a payment already accounts for it, or when another request (on this
+   * instance or another) is checking it right now. So a credential sent to several instances at once reaches the
+   * facilitator once.
+   */
+  claim(spendKey: string): Promise<void>;
 };
 
 /** What a rail tells the payment while it settles. */

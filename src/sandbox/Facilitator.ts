@@ -15,6 +15,8 @@ export type Facilitator = {
   url: string;
   /** How many settlements it has broadcast. */
   settlements(): number;
+  /** How many verifications it was asked for. */
+  verifications(): number;
   close(): Promise<void>;
 };
 
@@ -32,6 +34,7 @@ export async function start(options: { rpcUrl: string; chainId: number; gasKey: 
   const signer = toFacilitatorEvmSigner({ ...(client as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]), address: account.address });
   const facilitator = new x402Facilitator().register([`eip155:${options.chainId}`], new ExactEvmScheme(signer));
   let settled = 0;
+  let verified = 0;
 
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -43,7 +46,10 @@ export async function start(options: { rpcUrl: string; chainId: number; gasKey: 
           if (req.method === 'GET' && req.url === '/supported') return send(200, facilitator.getSupported());
           if (req.method !== 'POST' || (req.url !== '/verify' && req.url !== '/settle')) return send(404, { error: 'not found' });
           const { paymentPayload, paymentRequirements } = JSON.parse(Buffer.concat(parts).toString('utf8'));
-          if (req.url === '/verify') return send(200, await facilitator.verify(paymentPayload, paymentRequirements));
+          if (req.url === '/verify') {
+            verified += 1;
+            return send(200, await facilitator.verify(paymentPayload, paymentRequirements));
+          }
           const result = await facilitator.settle(paymentPayload, paymentRequirements);
           if (result.success) settled += 1;
           // A refusal is an answer (200); the raw message holds node details the resource server need not see.
@@ -59,6 +65,7 @@ export async function start(options: { rpcUrl: string; chainId: number; gasKey: 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     settlements: () => settled,
+    verifications: () => verified,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -13,6 +13,7 @@ import { termModel } from './migrations/009_term_model.js';
 import { vectors } from './migrations/010_vectors.js';
 import { rateBuckets } from './migrations/011_rate_buckets.js';
 import { instances } from './migrations/012_instances.js';
+import { credentialClaims } from './migrations/013_credential_claims.js';
 import * as Postgres from './migrations/postgres/Schema.js';
 
 export type Migration = { version: number; name: string } & Record<Dialect, string>;
@@ -31,6 +32,7 @@ export const migrations: readonly Migration[] = [
   { version: 10, name: 'vectors', sqlite: vectors, postgres: Postgres.vectors },
   { version: 11, name: 'rate_buckets', sqlite: rateBuckets, postgres: Postgres.rateBuckets },
   { version: 12, name: 'instances', sqlite: instances, postgres: Postgres.instances },
+  { version: 13, name: 'credential_claims', sqlite: credentialClaims, postgres: Postgres.credentialClaims },
 ];
 
 const ledgerTable: Record<Dialect, string> = {

@@ -154,6 +154,28 @@ export async function pruneBindings(sql: Sql, before: number): Promise<number> {
   return sql.run('DELETE FROM credential_bindings WHERE created_at < ?', [before]);
 }
 
+/**
+ * Claims a credential's transfer for one request while it is checked with its chain or facilitator: 'claimed', or why
+ * not: 'spent' (a payment already accounts for it) or 'busy' (another request claimed it since `staleBefore`). Two
+ * requests claiming at once are serialized on the row: one wins.
+ */
+export async function claimCredential(sql: Sql, claim: { spendKey: string; claimant: string; now: number; staleBefore: number }): Promise<'claimed' | 'spent' | 'busy'> {
+  const spent = await sql.get('SELECT 1 AS spent FROM payments WHERE spend_key = ? OR lower(tx_hash) = ?', [claim.spendKey, claim.spendKey.toLowerCase()]);
+  if (spent) return 'spent';
+  const row = await sql.get<{ claimant: string }>(
+    `INSERT INTO credential_claims (spend_key, claimant, claimed_at) VALUES (?, ?, ?)
+     ON CONFLICT (spend_key) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at WHERE credential_claims.claimed_at < ?
+     RETURNING claimant`,
+    [claim.spendKey, claim.claimant, claim.now, claim.staleBefore],
+  );
+  return row?.claimant === claim.claimant ? 'claimed' : 'busy';
+}
+
+/** Ends a request's claim on a credential (its payment was recorded, or refused). */
+export async function releaseClaim(sql: Sql, claim: { spendKey: string; claimant: string }): Promise<void> {
+  await sql.run('DELETE FROM credential_claims WHERE spend_key = ? AND claimant = ?', [claim.spendKey, claim.claimant]);
+}
+
 /** Money moved for a payment that got no answer: the wallet is owed one answer on the same rail. Marks the payment credited. */
 export async function grantCredit(sql: Sql, payment: PaymentRow, reason: string): Promise<string> {
   return sql.transaction(async (tx) => {

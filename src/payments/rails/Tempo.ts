@@ -138,7 +138,7 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       });
       return { headers: { 'WWW-Authenticate': Challenge.serialize(challenge), 'Cache-Control': 'no-store' }, mcp: challenge };
     },
-    async verify(credential, terms): Promise<Verified> {
+    async verify(credential, terms, options): Promise<Verified> {
       const authorization = authorizationOf(credential);
       let parsed: Credential.Credential;
       try {
@@ -151,6 +151,14 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       }
       const meta = metaOf(parsed.challenge);
       const payload = (parsed.payload ?? {}) as { type?: string; hash?: `0x${string}`; signature?: `0x${string}` };
+      // Claimed before the chain is asked anything: a copy sent to another request (or instance) is turned away here.
+      const spendKey =
+        payload.type === 'hash' && typeof payload.hash === 'string'
+          ? payload.hash.toLowerCase()
+          : payload.type === 'transaction' && typeof payload.signature === 'string'
+            ? `signed:${keccak256(payload.signature)}`
+            : undefined;
+      if (spendKey) await options.claim(spendKey);
       let validation;
       try {
         if (meta?.digest !== terms.digest) throw new CredentialRejected('its challenge was issued for another request (question, scope, mode and price must be the same).');

@@ -191,6 +191,8 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         throw new CredentialRejected(`its authorization stays valid until ${iso(validBefore)}, after its challenge expires (${iso(Number(expires))}): sign validBefore accepted.extra.validBefore or earlier.`);
       }
       if (validBefore < now + answerSeconds) throw new CredentialRejected(`its authorization expires at ${iso(validBefore)}, too soon to answer and settle.`);
+      // Claimed before the facilitator hears of it: a copy sent to another request (or instance) is turned away here.
+      await options.claim(spendKey);
       const requirements = server.findMatchingRequirements([await requirementsFor(terms, token as string)], payload);
       if (!requirements) throw new CredentialRejected('it does not match what the challenge asked for (amount, asset, receiver or network).');
       let result;

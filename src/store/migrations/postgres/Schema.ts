@@ -334,3 +334,11 @@ ALTER TABLE payments ADD COLUMN instance_id TEXT;
 CREATE INDEX ledger_instance ON ledger (instance_id) WHERE instance_id IS NOT NULL;
 CREATE INDEX payments_instance ON payments (instance_id) WHERE instance_id IS NOT NULL;
 `;
+
+export const credentialClaims = `
+CREATE TABLE credential_claims (
+  spend_key TEXT PRIMARY KEY,
+  claimant TEXT NOT NULL,
+  claimed_at BIGINT NOT NULL
+);
+`;
