@@ -55,8 +55,12 @@ const tableList = {
   postgres: 'SELECT tablename FROM pg_tables WHERE schemaname = current_schema()',
 };
 
-/** Derived indexes (full text, vectors, the term model) follow the tables they are built from. */
-const derived = ['chunk_fts', 'chunk_vectors', 'term_model'];
+/**
+ * Left out of a snapshot: derived indexes (full text, vectors, the term model) follow the tables they are built from;
+ * the quote limit's buckets count every request, refused ones too (that is what a limit is for); instances' leases
+ * and credentials being redeemed are the running processes' bookkeeping, not data a request changes.
+ */
+const derived = ['chunk_fts', 'chunk_vectors', 'term_model', 'rate_buckets', 'instances', 'credential_claims'];
 
 function requirePath(place: Place): string {
   if (place.DATABASE_PATH === undefined) throw new Error('a peek needs DATABASE_PATH or DATABASE_URL');
