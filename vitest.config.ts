@@ -43,7 +43,6 @@ const endToEnd = [
   'test/search-index.test.ts',
   'test/term-model.test.ts',
   'test/several-instances.test.ts',
-  'test/readiness.test.ts',
 ];
 const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };
 
