@@ -74,7 +74,8 @@ for (const size of sizes) {
   );
   if (pairs.length === 0) continue;
   const ratios = pairs.map((p) => p.postgres / p.sqlite);
-  const median = [...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)]!;
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const median = (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
   const each = pairs.map((p, i) => `${ratios[i]!.toFixed(2)} (${p.postgres} ms against ${p.sqlite} ms)`).join(', ');
   console.log(`PostgreSQL handler p50 as a ratio of SQLite's at ${size}: ${pairs.length > 1 ? `median ${median.toFixed(2)}; rounds ` : ''}${each}`);
 }

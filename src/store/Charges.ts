@@ -5,15 +5,19 @@ import { type Sql, within } from './Sql.js';
 /**
  * A query's balance charge as the ledger tells it: a `query_charge` row, then a `query_answered` marker (the charge
  * stands) or a `query_reversal` (it was given back). Each step reads and writes in one transaction that holds the
- * account's row (SQLite: the write lock BEGIN IMMEDIATE takes; PostgreSQL: FOR UPDATE), so a reversal and an answer
- * racing on one query cannot both land.
+ * query (SQLite: the write lock BEGIN IMMEDIATE takes; PostgreSQL: a transaction lock on the query's id), so a reversal
+ * and an answer racing on one query cannot both land. The account's row is not held: its next query's charge does not
+ * wait for this one's bookkeeping after the answer has left.
  */
+
+/** The class of PostgreSQL's transaction locks on one query's charge (the second key is the query id's hash). */
+const chargeLocks = 0x63686731;
 
 /** Where a charged query stands: open, answered (the charge stands), or reversed. */
 export type Standing = 'open' | 'answered' | 'reversed';
 
-async function holdAccount(tx: Sql, accountId: string): Promise<void> {
-  if (tx.dialect === 'postgres') await tx.get('SELECT id FROM accounts WHERE id = ? FOR UPDATE', [accountId]);
+async function holdQuery(tx: Sql, queryId: string): Promise<void> {
+  if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?, hashtext(?)) AS locked', [chargeLocks, queryId]);
 }
 
 async function standingOf(sql: Sql, queryId: string): Promise<Standing> {
@@ -32,7 +36,7 @@ export async function standing(sql: Sql, queryId: string): Promise<Standing> {
  */
 export async function reverse(sql: Sql, input: { accountId: string; queryId: string; reason: string }): Promise<number | undefined> {
   return within(sql, async (tx) => {
-    await holdAccount(tx, input.accountId);
+    await holdQuery(tx, input.queryId);
     const open = await tx.get<{ unlocksDelta: number; creditsDelta: number }>(
       `SELECT c.unlocks_delta AS unlocksDelta, c.credits_delta AS creditsDelta FROM ledger c
        WHERE c.query_id = ? AND c.account_id = ? AND c.kind = 'query_charge'
@@ -54,11 +58,11 @@ export async function reverse(sql: Sql, input: { accountId: string; queryId: str
 /**
  * Marks a charged query answered: the charge stands. One already given back is not answered after all: 503, so the
  * caller asks again rather than get an answer for free. The marker is written unless a reversal is there, in one
- * statement: SQLite runs it alone, PostgreSQL after taking the account's row.
+ * statement: SQLite runs it alone, PostgreSQL after taking the query's lock.
  */
 export async function markAnswered(sql: Sql, input: { accountId: string; queryId: string }): Promise<void> {
   const mark = async (tx: Sql) => {
-    await holdAccount(tx, input.accountId);
+    await holdQuery(tx, input.queryId);
     const marked = await tx.get<{ id: number }>(
       `INSERT INTO ledger (created_at, account_id, kind, query_id, memo) SELECT ?, ?, 'query_answered', ?, ?
        WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE query_id = ? AND kind = 'query_reversal') RETURNING id`,
@@ -93,9 +97,14 @@ export async function reverseOrphans(sql: Sql, input: { since: number; before: n
        ORDER BY c.id`,
       [input.since, input.before, ...instances],
     );
+    let reversed = 0;
     for (const o of orphans) {
+      // Read again under the query's lock: an answer may have landed since the list was read.
+      await holdQuery(tx, o.queryId);
+      if ((await standingOf(tx, o.queryId)) !== 'open') continue;
       await Ledger.move(tx, { accountId: o.accountId, kind: 'query_reversal', unlocksDelta: -o.unlocksDelta, creditsDelta: -o.creditsDelta, queryId: o.queryId, memo: input.why(o) });
+      reversed += 1;
     }
-    return orphans.length;
+    return reversed;
   });
 }
