@@ -247,11 +247,10 @@ export const profileQuery = define({
       caller,
     });
     const termModel = services.termModel();
+    // Awaited by retrieval; a failure before it gets there must not surface as an unhandled rejection.
+    termModel.catch(() => undefined);
     const [paid, scoped] = await Promise.allSettled([paying, resolving]);
-    if (paid.status === 'rejected' || scoped.status === 'rejected') {
-      termModel.catch(() => undefined);
-      throw paid.status === 'rejected' ? paid.reason : (scoped as PromiseRejectedResult).reason;
-    }
+    if (paid.status === 'rejected' || scoped.status === 'rejected') throw paid.status === 'rejected' ? paid.reason : (scoped as PromiseRejectedResult).reason;
     const [payment, scope] = [paid.value, scoped.value];
     const preflight = await retrieve(services, scope, input, termModel);
     const queryId = Ids.random('q');
