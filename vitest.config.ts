@@ -43,6 +43,7 @@ const endToEnd = [
   'test/search-index.test.ts',
   'test/term-model.test.ts',
   'test/several-instances.test.ts',
+  'test/several-instances-payments.test.ts',
 ];
 const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };
 

@@ -160,15 +160,19 @@ export async function pruneBindings(sql: Sql, before: number): Promise<number> {
  * requests claiming at once are serialized on the row: one wins.
  */
 export async function claimCredential(sql: Sql, claim: { spendKey: string; claimant: string; now: number; staleBefore: number }): Promise<'claimed' | 'spent' | 'busy'> {
-  const spent = await sql.get('SELECT 1 AS spent FROM payments WHERE spend_key = ? OR lower(tx_hash) = ?', [claim.spendKey, claim.spendKey.toLowerCase()]);
-  if (spent) return 'spent';
   const row = await sql.get<{ claimant: string }>(
     `INSERT INTO credential_claims (spend_key, claimant, claimed_at) VALUES (?, ?, ?)
      ON CONFLICT (spend_key) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at WHERE credential_claims.claimed_at < ?
      RETURNING claimant`,
     [claim.spendKey, claim.claimant, claim.now, claim.staleBefore],
   );
-  return row?.claimant === claim.claimant ? 'claimed' : 'busy';
+  if (row?.claimant !== claim.claimant) return 'busy';
+  // Read after the claim, not before: a request that claimed first records its payment before it lets go, so a
+  // payment that came of it is visible here.
+  const spent = await sql.get('SELECT 1 AS spent FROM payments WHERE spend_key = ? OR lower(tx_hash) = ?', [claim.spendKey, claim.spendKey.toLowerCase()]);
+  if (!spent) return 'claimed';
+  await releaseClaim(sql, claim);
+  return 'spent';
 }
 
 /** Ends a request's claim on a credential (its payment was recorded, or refused). */
