@@ -73,18 +73,26 @@ describe('several instances on one database', () => {
     }
   });
 
-  test('error: 70 quotes from one caller spread over three instances: the 61st and later get 429 with Retry-After', async () => {
+  test('error: 70 quotes from one caller spread over three instances share one bucket of 60: past it, and what refilled meanwhile, they get 429 with Retry-After', async () => {
     const statuses: number[] = [];
     const retryAfter: (string | null)[] = [];
+    const started = Date.now();
     for (let i = 0; i < 70; i++) {
       const response = await post(instances[i % 3]!.url, '/api/ask/quote', {}, { 'x-forwarded-for': '203.0.113.7' });
       statuses.push(response.status);
       retryAfter.push(response.headers.get('retry-after'));
       await response.arrayBuffer();
     }
+    // The bucket refills at one a second, so a slow machine sees one more answer for every second the burst took.
+    const refilled = Math.ceil((Date.now() - started) / 1000);
     expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true);
-    expect(statuses.slice(60)).toEqual(Array(10).fill(429));
-    for (const value of retryAfter.slice(60)) expect(Number(value)).toBeGreaterThanOrEqual(1);
+    const answered = statuses.filter((s) => s === 200).length;
+    expect(answered).toBeLessThanOrEqual(60 + refilled);
+    expect(statuses.filter((s) => s === 429).length).toBe(70 - answered);
+    if (refilled < 10) expect(answered).toBeLessThan(70);
+    statuses.forEach((status, i) => {
+      if (status === 429) expect(Number(retryAfter[i])).toBeGreaterThanOrEqual(1);
+    });
   });
 
   test('behavior: an upload through the CLI is found by queries on every instance at once; a paused channel stops answering on every one', async () => {
