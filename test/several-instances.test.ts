@@ -9,6 +9,7 @@ import { Readiness } from '../src/contract/Contract.js';
 import * as Cli from './support/Cli.js';
 import * as MessagesApi from './support/MessagesApi.js';
 import * as Engines from './support/Engines.js';
+import * as FeedHost from './support/FeedHost.js';
 import * as Peek from './support/Peek.js';
 import * as Served from './support/Served.js';
 
@@ -184,4 +185,62 @@ describe('several instances on one database', () => {
       await claude.close();
     }
   }, 40_000);
+
+  test('behavior: a sync killed with its instance is resumed by another once the lease is free: every item whole and once, as a single sync writes them', async () => {
+    const host = await FeedHost.start();
+    try {
+      // A dozen posts whose feed holds only a teaser: each article is read from its page, a third of a second each.
+      const words = (topic: string) =>
+        `<p>${topic} is the subject of this post, with enough words to count as an article: its history, its practice, and what readers asked about ${topic}.</p>`;
+      const guids = Array.from({ length: 12 }, (_, i) => `post-${i + 1}`);
+      for (const guid of guids) {
+        host.routes.set(`/articles/${guid}`, {
+          type: 'text/html; charset=utf-8',
+          delayMs: 300,
+          body: `<html><head><title>${guid}</title></head><body><article><h1>${guid}</h1>${words(`Cider ${guid}`)}${words(`Pressing ${guid}`)}</article></body></html>`,
+        });
+      }
+      const items = guids
+        .map((guid, i) => `<item><title>${guid}</title><link>${host.url}/articles/${guid}</link><guid isPermaLink="false">${guid}</guid>
+          <pubDate>${new Date(Date.UTC(2025, 0, i + 1)).toUTCString()}</pubDate><description>A teaser.</description></item>`)
+        .join('\n');
+      host.routes.set('/feed.xml', { type: 'application/rss+xml', body: `<?xml version="1.0"?><rss version="2.0"><channel><title>Cider</title><link>${host.url}/</link>${items}</channel></rss>` });
+      expect((await cli('profiles', 'create', 'cider', '--name', 'Cider', '--visibility', 'public')).code).toBe(0);
+      for (const id of ['ch_cider_blog', 'ch_cider_reference']) {
+        expect((await cli('channels', 'create', '--profile', 'cider', '--kind', 'rss', '--label', id, '--id', id, '--source-url', `${host.url}/feed.xml`)).code).toBe(0);
+      }
+      // The reference: one sync, by one process, with nothing in its way.
+      const fetching = { FETCH_ALLOW_PRIVATE: 'true', FETCH_TIMEOUT_MS: '10000' };
+      expect((await Cli.run({ ...database.env, ENVIRONMENT: 'test', LOG_LEVEL: 'silent', ...fetching }, 'sync', '--channel', 'ch_cider_reference')).code).toBe(0);
+      expect((await cli('channels', 'update', 'ch_cider_reference', '--status', 'paused')).code).toBe(0);
+
+      const shape = (channel: string) =>
+        peek.all<{ external_id: string; chunks: number }>(
+          'SELECT i.external_id, count(c.id) AS chunks FROM items i LEFT JOIN chunks c ON c.item_id = i.id WHERE i.channel_id = ? GROUP BY i.external_id ORDER BY i.external_id',
+          channel,
+        );
+      const written = async () => (await shape('ch_cider_blog')).length;
+      const status = () => peek.value<string>("SELECT status FROM channels WHERE id = 'ch_cider_blog'");
+
+      // An instance that runs the schedule takes the channel, and is killed part-way through it.
+      const first = await serve({ SYNC_SCHEDULE: 'true', ...fetching });
+      await within(20_000, async () => (await written()) >= 3);
+      first.child.kill('SIGKILL');
+      expect(await first.exited).toBe('SIGKILL');
+      expect(await status()).toBe('syncing');
+      expect(await written()).toBeLessThan(12);
+
+      // Another instance's schedule finds the lease free (its holder is gone) and resumes.
+      const second = await serve({ SYNC_SCHEDULE: 'true', ...fetching });
+      await within(30_000, async () => (await status()) === 'live');
+      expect(second.log()).toContain('sync started');
+      const reference = await shape('ch_cider_reference');
+      expect(reference).toHaveLength(12);
+      expect(reference.every((r) => Number(r.chunks) > 0)).toBe(true);
+      expect((await shape('ch_cider_blog')).map((r) => [r.external_id, Number(r.chunks)])).toEqual(reference.map((r) => [r.external_id, Number(r.chunks)]));
+      expect(await peek.value("SELECT last_error FROM channels WHERE id = 'ch_cider_blog'")).toBeNull();
+    } finally {
+      await host.close();
+    }
+  }, 90_000);
 });
