@@ -293,10 +293,11 @@ export const profileQuery = define({
       throw error;
     }
     // The payment stands once the answer is out: the creators' shares and the capture land together, or neither does.
+    // Ahead of requests waiting for the database: until it lands, a killed process would leave the answer unpaid.
     void services.pending.track(connection.delivered().then(async (delivered) => {
       if (!delivered) return release('the caller went away while the answer was written');
       try {
-        await store.transaction(async (tx) => {
+        await store.urgent.transaction(async (tx) => {
           await creditCreators(tx, queryId, used);
           await hold.capture(tx);
         });

@@ -8,6 +8,11 @@ export type Availability = { state: 'lost'; detail: string } | { state: 'back'; 
 
 /** A database the store runs on: the query layer, plus what opening, migrating and closing it need. */
 export type Engine = Sql & {
+  /**
+   * The same query layer, served before requests waiting for a connection: for what must not wait behind a burst of
+   * them (an instance renewing its lease, a health check). The embedded engine has no line: it is the same.
+   */
+  urgent: Sql;
   /** Which database this is, for messages: never a password. */
   describe(): string;
   /**

@@ -53,6 +53,22 @@ export class Conflict extends Error {
   }
 }
 
+/**
+ * Every connection to the database was taken for longer than a request may wait for one (a burst larger than the
+ * pool drains in time): a 503 `service_unavailable` with a short Retry-After. The database is there, so nothing is
+ * reported lost; nothing was written by the statement that waited.
+ */
+export class Busy extends ServiceError {
+  readonly waitedMs: number;
+  constructor(waitedMs: number) {
+    super('service_unavailable', 'The service is busy: every database connection stayed taken while this request waited. Try again in a moment: anything this request charged is given back.', {
+      headers: { 'Retry-After': '1' },
+    });
+    this.name = 'Busy';
+    this.waitedMs = waitedMs;
+  }
+}
+
 /** Seconds a caller is asked to wait before trying again when the database is away. */
 const retryAfterSeconds = 5;
 

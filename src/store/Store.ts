@@ -56,6 +56,12 @@ export type Store = {
   termModel: Bound<typeof TermModelRows>;
   vectors: Bound<typeof VectorIndex>;
   /**
+   * The same store, served before requests waiting for a database connection: for short bookkeeping that must not
+   * wait behind a burst (a payment captured once its answer left: the longer that waits, the wider the window in
+   * which a killed process leaves an answer unpaid). Inside a transaction, and on SQLite, it is the store itself.
+   */
+  readonly urgent: Store;
+  /**
    * Runs `work` in one transaction: all its writes land or none do. Keep it short and name what it guards; fetch,
    * embed and call models before it, never inside.
    */
@@ -86,9 +92,12 @@ function bind<M extends object>(module: M, sql: Sql): Bound<M> {
   return bound as Bound<M>;
 }
 
-/** The Store over a query layer: the same shape outside a transaction and inside one. */
-function over(sql: Sql): Store {
-  return {
+/**
+ * The Store over a query layer: the same shape outside a transaction and inside one. An instance's lease runs on
+ * `urgent`, ahead of requests waiting for a connection, so a burst of them cannot make a live instance look gone.
+ */
+function over(sql: Sql, urgent: Sql = sql): Store {
+  const store: Omit<Store, 'urgent'> & { urgent?: Store } = {
     engine: sql.dialect,
     accounts: bind(Accounts, sql),
     channels: bind(Channels, sql),
@@ -96,7 +105,7 @@ function over(sql: Sql): Store {
     chunks: bind(Chunks, sql),
     collections: bind(Collections, sql),
     credentials: bind(Credentials, sql),
-    instances: bind(Instances, sql),
+    instances: bind(Instances, urgent),
     items: bind(Items, sql),
     ledger: bind(Ledger, sql),
     meta: bind(Meta, sql),
@@ -108,6 +117,8 @@ function over(sql: Sql): Store {
     vectors: bind(VectorIndex, sql),
     transaction: (work) => sql.transaction((tx) => work(over(tx))),
   };
+  store.urgent = urgent === sql ? (store as Store) : over(urgent);
+  return store as Store;
 }
 
 /** A query layer that reports each statement it runs. */
@@ -139,7 +150,7 @@ function reporting(sql: Sql, listener: (statement: { text: string; rows: number 
 
 function owning(engine: Engine): OpenStore {
   return {
-    ...over(engine),
+    ...over(engine, engine.urgent),
     describe: () => engine.describe(),
     ping: () => engine.ping(),
     observed: (listener) => over(reporting(engine, listener)),

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Availability, Engine } from '../Engine.js';
 import { bindable, Conflict, Unavailable, type Param, type Sql } from '../Sql.js';
+import * as Turns from './Turns.js';
 
 /**
  * The shared engine: a node-postgres pool. A statement takes any free connection; a transaction takes one for its
@@ -24,6 +25,11 @@ const types = {
 const statementTimeoutMs = 30_000;
 /** A health check wants an answer soon or none. */
 const pingTimeoutMs = 3_000;
+/**
+ * How long a request waits for a connection while all are taken (a burst larger than the pool): as long as a
+ * statement may run, so a burst is absorbed as latency before it is refused as busy.
+ */
+const turnWaitMs = statementTimeoutMs;
 
 /** The migration lock's key: any constant shared by every process of this program. */
 const migrationLock = 0x70726f66; // "prof"
@@ -33,9 +39,11 @@ const migrationLock = 0x70726f66; // "prof"
  * `readOnly` makes every transaction on it read-only, so nothing can be written through it.
  */
 export async function open(url: string, options: { max?: number; readOnly?: boolean } = {}): Promise<Engine> {
+  const size = options.max ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 10,
+    max: size,
+    // Reaching the server only: waiting for a free connection happens in `Turns`, which never lets the pool queue.
     connectionTimeoutMillis: 5_000,
     types,
     ...(options.readOnly && { options: '-c default_transaction_read_only=on' }),
@@ -44,7 +52,7 @@ export async function open(url: string, options: { max?: number; readOnly?: bool
   // (or the next one) reports it as Unavailable, and the pool makes new connections once the server is back.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const engine = wrap(pool, url);
+  const engine = wrap(pool, url, Turns.create({ size, waitMs: turnWaitMs }));
   try {
     await engine.ping();
   } catch (error) {
@@ -56,7 +64,7 @@ export async function open(url: string, options: { max?: number; readOnly?: bool
   return engine;
 }
 
-function wrap(pool: pg.Pool, url: string): Engine {
+function wrap(pool: pg.Pool, url: string, turns: Turns.Turns): Engine {
   const memo = new Map<string, unknown>();
   // Reachability, as statements find it: the first that finds the database gone tells, and the first answered after.
   const listeners = new Set<(event: Availability) => void>();
@@ -76,18 +84,23 @@ function wrap(pool: pg.Pool, url: string): Engine {
     lostAt = undefined;
     tell({ state: 'back', downMs });
   };
-  const on = (client: pg.Pool | pg.PoolClient, depth: number, timeoutMs: number | undefined = statementTimeoutMs): Sql => {
+  const on = (client: pg.Pool | pg.PoolClient, depth: number, timeoutMs: number | undefined = statementTimeoutMs, lane: Turns.Lane = 'normal'): Sql => {
+    const pooled = client instanceof pg.Pool;
     const query = async <T>(text: string, params: readonly Param[] | undefined, prepared = true): Promise<pg.QueryResult & { rows: T[] }> => {
       const translated = dialect(text);
       // Named, so each connection parses and plans a statement once (about 0.7 ms a question); never a script (one
       // statement per name) nor a migration's (tables change under it).
       const name = prepared && timeoutMs !== undefined ? statementName(translated) : undefined;
+      // A statement on the pool takes a turn for its connection; one inside a transaction has its connection already.
+      const done = pooled ? await turns.take(lane) : undefined;
       try {
         const result = (await client.query({ text: translated, values: (params ?? []).map(textual), ...(name && { name }), ...(timeoutMs && { query_timeout: timeoutMs }) })) as pg.QueryResult & { rows: T[] };
         answered();
         return result;
       } catch (error) {
         throw failed(error);
+      } finally {
+        done?.();
       }
     };
     return {
@@ -113,9 +126,16 @@ function wrap(pool: pg.Pool, url: string): Engine {
             throw failed(error);
           }
         }
-        // A pooled statement runner takes a connection for the transaction; a held one (migrations) runs it in place.
-        const pooled = client instanceof pg.Pool;
-        const connection = pooled ? await connect(client).catch((error: unknown) => Promise.reject(failed(error))) : (client as pg.PoolClient);
+        // A pooled statement runner takes a turn and a connection for the transaction; a held one (migrations) runs it
+        // in place.
+        const done = pooled ? await turns.take(lane) : undefined;
+        let connection: pg.PoolClient;
+        try {
+          connection = pooled ? await connect(client as pg.Pool) : (client as pg.PoolClient);
+        } catch (error) {
+          done?.();
+          throw failed(error);
+        }
         let broken: unknown;
         try {
           await connection.query({ text: 'BEGIN', ...(timeoutMs && { query_timeout: timeoutMs }) });
@@ -129,6 +149,7 @@ function wrap(pool: pg.Pool, url: string): Engine {
         } finally {
           // A connection whose rollback failed is not handed to the next caller.
           if (pooled) connection.release(broken instanceof Error ? broken : undefined);
+          done?.();
         }
       },
     };
@@ -136,9 +157,14 @@ function wrap(pool: pg.Pool, url: string): Engine {
   const sql = on(pool, 0);
   return {
     ...sql,
+    urgent: on(pool, 0, statementTimeoutMs, 'urgent'),
     describe: () => describe(url),
     async migrating(work) {
-      const connection = await connect(pool);
+      const done = await turns.take('normal');
+      const connection = await connect(pool).catch((error: unknown) => {
+        done();
+        throw error;
+      });
       try {
         await connection.query('SELECT pg_advisory_lock($1)', [migrationLock]);
         try {
@@ -148,10 +174,11 @@ function wrap(pool: pg.Pool, url: string): Engine {
         }
       } finally {
         connection.release();
+        done();
       }
     },
     async ping() {
-      await on(pool, 0, pingTimeoutMs).get('SELECT 1');
+      await on(pool, 0, pingTimeoutMs, 'urgent').get('SELECT 1');
     },
     watch(listener) {
       listeners.add(listener);
@@ -264,7 +291,7 @@ function translatedError(error: unknown): unknown {
   if (code === '23505') return new Conflict(message, { cause: error });
   if (
     (typeof code === 'string' && (lostCodes.has(code) || code.startsWith('08'))) ||
-    /Connection terminated|connection timeout|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)
   ) {
     return new Unavailable(`${message}${code && typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`, { cause: error });
   }

@@ -138,6 +138,7 @@ function over(db: Database, file: string): SqliteEngine {
   const engine: SqliteEngine = {
     ...sql,
     db,
+    urgent: sql,
     describe: () => (file === ':memory:' || file === '' ? 'SQLite in memory' : `SQLite at ${file}`),
     // One file, one process at a time: BEGIN IMMEDIATE in each migration already keeps two starters apart.
     migrating: (work) => work(sql),
