@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { projectRoot } from '../config/Config.js';
 import { AccessLevel, ChannelKind } from '../contract/Channel.js';
 import * as Upload from '../ingest/Upload.js';
+import * as Jobs from '../health/Jobs.js';
 import * as TermModel from '../retrieval/TermModel.js';
 import type { Store } from '../store/Store.js';
 
@@ -116,7 +117,7 @@ export async function load(handles: { store: Store }, options: { directory?: str
     options.onProgress?.({ done: ++done, total: items.length, file: item.file });
   }
   // The demo is small: its term model takes well under a second.
-  if (result.created + result.updated > 0 || (await store.termModel.info()) === undefined) await TermModel.build(store);
+  if (result.created + result.updated > 0 || (await store.termModel.info()) === undefined) await Jobs.oneAtATime(store, 'term_model', () => TermModel.build(store));
   return result;
 }
 

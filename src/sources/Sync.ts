@@ -1,9 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import * as Chunker from '../ingest/Chunker.js';
 import type { Logger } from '../log/Logger.js';
 import type { Embedder } from '../retrieval/Embedder.js';
-import type { Lease, StoredChannel } from '../store/Channels.js';
+import type { StoredChannel } from '../store/Channels.js';
+import { leaseExpired, processHost } from '../health/Leases.js';
 import type { Store } from '../store/Store.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
@@ -17,42 +16,7 @@ export type { Listing };
 /** How long a sync elsewhere may be silent before another takes its channel: four missed heartbeats, 5 s apart. */
 export const defaultStaleMs = 20_000;
 
-/** How long a sync whose process is still running on this machine may be silent before it counts as hung. */
-const hungMs = 10 * 60_000;
-
-/**
- * Whether a sync's lease on a channel has run out. On this machine the holder's process is asked: gone (a `kill -9`,
- * a crash, a closed terminal), the lease ends at once; still running, only a long silence ends it, since a busy
- * process (a long synchronous step) misses beats without being dead. A holder elsewhere is judged by its heartbeat.
- */
-export function leaseExpired(lease: Lease, options: { now: number; staleMs: number }): boolean {
-  const silent = options.now - lease.heartbeatAt;
-  if (lease.host === processHost && lease.pid !== undefined) return processGone(lease.pid) || silent > Math.max(hungMs, options.staleMs);
-  return silent > options.staleMs;
-}
-
-/**
- * Where this process's pid means something: the host name, and on Linux the pid namespace, so a container that
- * shares the host's name (host networking) does not read another's pids as its own.
- */
-export const processHost = ((): string => {
-  try {
-    return `${os.hostname()}/${fs.readlinkSync('/proc/self/ns/pid')}`;
-  } catch {
-    return os.hostname();
-  }
-})();
-
-function processGone(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    // EPERM: the pid is alive, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
+export { leaseExpired, processHost } from '../health/Leases.js';
 
 export type SyncDependencies = {
   store: Store;

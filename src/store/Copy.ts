@@ -49,6 +49,7 @@ const meta: Table = { name: 'meta', key: ['key'] };
 export const leftOut: readonly { table: RegExp; why: string }[] = [
   { table: /^schema_migrations$/, why: 'each store records the migrations it applied itself' },
   { table: /^instances$/, why: "the source's serving processes and their leases: the target's register themselves when they start" },
+  { table: /^job_leases$/, why: 'rebuilds running at this moment on the source: none runs in a store being copied' },
   { table: /^credential_claims$/, why: 'credentials being redeemed at this moment by a running process: none is, in a store being copied' },
   { table: /^rate_buckets$/, why: 'requests counted in the last minute: a copied store starts every caller afresh' },
   { table: /^(search_log|vector_log)$/, why: 'write logs for processes that hold an index in memory; a new store has none behind it' },

@@ -14,6 +14,7 @@ import { vectors } from './migrations/010_vectors.js';
 import { rateBuckets } from './migrations/011_rate_buckets.js';
 import { instances } from './migrations/012_instances.js';
 import { credentialClaims } from './migrations/013_credential_claims.js';
+import { jobLeases } from './migrations/014_job_leases.js';
 import * as Postgres from './migrations/postgres/Schema.js';
 
 export type Migration = { version: number; name: string } & Record<Dialect, string>;
@@ -33,6 +34,7 @@ export const migrations: readonly Migration[] = [
   { version: 11, name: 'rate_buckets', sqlite: rateBuckets, postgres: Postgres.rateBuckets },
   { version: 12, name: 'instances', sqlite: instances, postgres: Postgres.instances },
   { version: 13, name: 'credential_claims', sqlite: credentialClaims, postgres: Postgres.credentialClaims },
+  { version: 14, name: 'job_leases', sqlite: jobLeases, postgres: Postgres.jobLeases },
 ];
 
 const ledgerTable: Record<Dialect, string> = {

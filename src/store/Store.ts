@@ -14,6 +14,7 @@ import * as Credentials from './Credentials.js';
 import * as Ledger from './Ledger.js';
 import * as Instances from './Instances.js';
 import * as Items from './Items.js';
+import * as JobLeases from './JobLeases.js';
 import * as Meta from './Meta.js';
 import * as Payments from './Payments.js';
 import * as Profiles from './Profiles.js';
@@ -47,6 +48,7 @@ export type Store = {
   credentials: Bound<typeof Credentials>;
   instances: Bound<typeof Instances>;
   items: Bound<typeof Items>;
+  jobs: Bound<typeof JobLeases>;
   ledger: Bound<typeof Ledger>;
   meta: Bound<typeof Meta>;
   payments: Bound<typeof Payments>;
@@ -107,6 +109,7 @@ function over(sql: Sql, urgent: Sql = sql): Store {
     credentials: bind(Credentials, sql),
     instances: bind(Instances, urgent),
     items: bind(Items, sql),
+    jobs: bind(JobLeases, urgent),
     ledger: bind(Ledger, sql),
     meta: bind(Meta, sql),
     payments: bind(Payments, sql),

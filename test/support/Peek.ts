@@ -60,7 +60,7 @@ const tableList = {
  * the quote limit's buckets count every request, refused ones too (that is what a limit is for); instances' leases
  * and credentials being redeemed are the running processes' bookkeeping, not data a request changes.
  */
-const derived = ['chunk_fts', 'chunk_vectors', 'term_model', 'rate_buckets', 'instances', 'credential_claims'];
+const derived = ['chunk_fts', 'chunk_vectors', 'term_model', 'rate_buckets', 'instances', 'credential_claims', 'job_leases'];
 
 function requirePath(place: Place): string {
   if (place.DATABASE_PATH === undefined) throw new Error('a peek needs DATABASE_PATH or DATABASE_URL');

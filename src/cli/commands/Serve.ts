@@ -3,6 +3,7 @@ import { defaultDatabasePath } from '../../config/Config.js';
 import * as Demo from '../../demo/Demo.js';
 import * as Charging from '../../payments/Charging.js';
 import * as Reconciliation from '../../payments/Reconciliation.js';
+import * as Jobs from '../../health/Jobs.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import type { Services } from '../../Services.js';
 import * as Access from '../../auth/Access.js';
@@ -60,7 +61,10 @@ function termModelRefresher(services: Services): (rebuildLimit: number) => Promi
   let reported: string | undefined;
   return async (rebuildLimit) => {
     try {
-      const { action, rebuildDue } = await TermModel.refresh(services.store, { rebuildLimit });
+      // One instance at a time: one that finds another refreshing waits, then finds the model current or folds in the rest.
+      const { action, rebuildDue } = await Jobs.oneAtATime(services.store, 'term_model', () => TermModel.refresh(services.store, { rebuildLimit }), {
+        onWait: (lease) => services.logger.info('term model: another process is refreshing it; this one waits', { holder: Jobs.holderOf(lease) }),
+      });
       if (action !== 'unchanged') services.logger.info(`term model ${action}`);
       if (rebuildDue !== undefined && rebuildDue !== reported) {
         services.logger.warn('term model: a rebuild is due; run `profile-edge reindex` (or `profile-edge sync`)', { reason: rebuildDue });

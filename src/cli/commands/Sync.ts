@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ServiceError } from '../../errors/ServiceError.js';
 import * as Charset from '../../ingest/Charset.js';
 import * as Transcript from '../../ingest/Transcript.js';
+import * as Jobs from '../../health/Jobs.js';
 import * as TermModel from '../../retrieval/TermModel.js';
 import * as Ids from '../../store/Ids.js';
 import * as Scheduler from '../../sources/Scheduler.js';
@@ -215,6 +216,8 @@ async function syncWithProgress(
  */
 async function refreshTermModel(store: Sync.SyncDependencies['store'], reports: SyncReport[], out: Output): Promise<void> {
   if (!reports.some(changed)) return;
-  const { action } = await TermModel.refresh(store, { rebuildLimit: Infinity, onProgress: (stage) => out.status(`term model: ${stage}`) });
+  const { action } = await Jobs.oneAtATime(store, 'term_model', () => TermModel.refresh(store, { rebuildLimit: Infinity, onProgress: (stage) => out.status(`term model: ${stage}`) }), {
+    onWait: (lease) => out.status(`term model: waiting for another process refreshing it (${Jobs.holderOf(lease)})`),
+  });
   if (action === 'built') out.status('term model rebuilt');
 }

@@ -342,3 +342,14 @@ CREATE TABLE credential_claims (
   claimed_at BIGINT NOT NULL
 );
 `;
+
+export const jobLeases = `
+CREATE TABLE job_leases (
+  name TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid BIGINT NOT NULL,
+  started_at BIGINT NOT NULL,
+  heartbeat_at BIGINT NOT NULL
+);
+`;
