@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Instance from '../src/health/Instance.js';
 import * as Log from '../src/log/Logger.js';
@@ -6,7 +6,7 @@ import * as Balance from '../src/payments/Balance.js';
 import * as Charging from '../src/payments/Charging.js';
 import * as Rails from '../src/payments/Rails.js';
 import * as Reconciliation from '../src/payments/Reconciliation.js';
-import * as Stores from '../src/store/Store.js';
+import type * as Stores from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';
 
 /**
@@ -15,24 +15,14 @@ import * as Engines from './support/Engines.js';
  * flight is never touched, however long it runs. Each "process" here is a store connection of its own.
  */
 describe.each(Engines.engines)('instances on %s', (engine) => {
-  let target: Awaited<ReturnType<typeof Engines.fresh>>;
+  const processes = Engines.twoProcesses(engine, 'instances');
   let a: Stores.OpenStore;
   let b: Stores.OpenStore;
   const lines: string[] = [];
   const logger = Log.create({ level: 'info', write: (line) => lines.push(line) });
   const config = Config.load({ ENVIRONMENT: 'test', LOG_LEVEL: 'silent' });
 
-  beforeAll(async () => {
-    target = await Engines.fresh(engine, 'instances');
-    a = (await Stores.open(target.target)).store;
-    b = (await Stores.open(target.target)).store;
-  });
-
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await target?.drop();
-  });
+  beforeAll(() => void ({ a, b } = processes));
 
   const buyer = async (credits: number) => {
     const account = await a.accounts.create({ name: `buyer-${Math.random().toString(36).slice(2)}` });

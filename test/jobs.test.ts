@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Demo from '../src/demo/Demo.js';
 import * as Jobs from '../src/health/Jobs.js';
 import * as Leases from '../src/health/Leases.js';
 import * as TermModel from '../src/retrieval/TermModel.js';
 import * as Services from '../src/Services.js';
-import * as Stores from '../src/store/Store.js';
+import type * as Stores from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';
 
 /**
@@ -15,20 +15,10 @@ import * as Engines from './support/Engines.js';
  * serving questions switches to a model another rebuilt without restarting.
  */
 describe.each(Engines.engines)('one rebuild at a time on %s', (engine) => {
-  let target: Awaited<ReturnType<typeof Engines.fresh>>;
+  const processes = Engines.twoProcesses(engine, 'jobs');
   let a: Stores.OpenStore;
   let b: Stores.OpenStore;
-
-  beforeAll(async () => {
-    target = await Engines.fresh(engine, 'jobs');
-    a = (await Stores.open(target.target)).store;
-    b = (await Stores.open(target.target)).store;
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await target?.drop();
-  });
+  beforeAll(() => void ({ a, b } = processes));
 
   test('behavior: two processes rebuilding at once take turns: the later is told who holds it, waits, and runs after', async () => {
     const events: string[] = [];
@@ -77,7 +67,7 @@ describe.each(Engines.engines)('one rebuild at a time on %s', (engine) => {
   });
 
   test('behavior: a process answering questions switches to a term model another process rebuilt, without restarting', async () => {
-    const env = { ENVIRONMENT: 'test', LOG_LEVEL: 'silent', ...target.env };
+    const env = { ENVIRONMENT: 'test', LOG_LEVEL: 'silent', ...processes.place.env };
     const serving = await Services.create(Config.load(env));
     try {
       await Demo.load({ store: a }, { chunkTargetTokens: 200 });

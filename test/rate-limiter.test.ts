@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import * as RateLimiter from '../src/payments/RateLimiter.js';
-import * as Stores from '../src/store/Store.js';
+import type * as Stores from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';
 
 describe.each(Engines.engines)('RateLimiter on %s', (engine) => {
-  let target: Awaited<ReturnType<typeof Engines.fresh>>;
+  // A second connection of its own: another process on the same database.
+  const processes = Engines.twoProcesses(engine, 'limits');
   let store: Stores.OpenStore;
   let other: Stores.OpenStore;
-
-  beforeAll(async () => {
-    target = await Engines.fresh(engine, 'limits');
-    store = (await Stores.open(target.target)).store;
-    // A second connection of its own: another process on the same database.
-    other = (await Stores.open(target.target)).store;
-  });
-
-  afterAll(async () => {
-    await other?.close();
-    await store?.close();
-    await target?.drop();
-  });
+  beforeAll(() => void ({ a: store, b: other } = processes));
 
   test('behavior: allows a burst of perMinute, then refills evenly', async () => {
     let now = 0;

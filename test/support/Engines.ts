@@ -3,6 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import * as Stores from '../../src/store/Store.js';
+import type { OpenStore } from '../../src/store/Store.js';
 
 /**
  * The engines a store suite runs on: SQLite in a temporary file, and PostgreSQL in a database made for the run and
@@ -57,4 +60,35 @@ async function admin(statement: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Two store connections on one fresh store on `engine`, made before the suite's tests and closed (and the store
+ * dropped) after them: two processes on one database, as far as the store can tell.
+ */
+export function twoProcesses(engine: EngineName, prefix: string): { readonly a: OpenStore; readonly b: OpenStore; readonly place: Awaited<ReturnType<typeof fresh>> } {
+  let place: Awaited<ReturnType<typeof fresh>> | undefined;
+  let a: OpenStore | undefined;
+  let b: OpenStore | undefined;
+  beforeAll(async () => {
+    place = await fresh(engine, prefix);
+    a = (await Stores.open(place.target)).store;
+    b = (await Stores.open(place.target)).store;
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await place?.drop();
+  });
+  return {
+    get a() {
+      return a!;
+    },
+    get b() {
+      return b!;
+    },
+    get place() {
+      return place!;
+    },
+  };
 }
