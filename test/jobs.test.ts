@@ -42,6 +42,35 @@ describe.each(Engines.engines)('one rebuild at a time on %s', (engine) => {
     expect(events).toEqual(['first starts', 'first ends', 'second runs']);
   });
 
+  test('behavior: claims made on the same tick by two processes never both run (the first claim of a job makes its row)', async () => {
+    // SQLite's two connections in one process cannot wait on each other: there, one connection takes both claims.
+    const other = engine === 'postgres' ? b : a;
+    for (let round = 0; round < 5; round++) {
+      const name = round % 2 === 0 ? 'vector_index' : 'term_model';
+      let running = 0;
+      let most = 0;
+      const work = async () => {
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        running -= 1;
+      };
+      await Promise.all([Jobs.oneAtATime(a, name, work, { pollMs: 10 }), Jobs.oneAtATime(other, name, work, { pollMs: 10 })]);
+      expect(most).toBe(1);
+    }
+  });
+
+  test('behavior: with skipIfHeld a held job is left to its holder at once; a lease this process left under a finished holder is free to it', async () => {
+    let release!: () => void;
+    const held = Jobs.oneAtATime(a, 'term_model', () => new Promise<void>((resolve) => (release = resolve)));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await Jobs.oneAtATime(b, 'term_model', async () => 'ran', { skipIfHeld: true })).toBeUndefined();
+    release();
+    await held;
+    // A release the database missed: the row still names this process, under a holder that no longer runs.
+    await a.jobs.claim({ name: 'term_model', holder: 'job_finished', host: Leases.processHost, pid: process.pid, now: Date.now(), expired: () => true });
+    expect(await Jobs.oneAtATime(a, 'term_model', async () => 'ran', { skipIfHeld: true })).toBe('ran');
+  });
+
   test('behavior: the lease is ended when the work fails, and the next one runs at once', async () => {
     await expect(Jobs.oneAtATime(a, 'term_model', async () => Promise.reject(new Error('out of memory')))).rejects.toThrow('out of memory');
     const told: unknown[] = [];

@@ -16,6 +16,7 @@ export async function hold(input: { store: Store; config: Config; accountId: str
     // The debit above was the payment itself.
     settle: async () => undefined,
     capture: (tx) => Charging.markAnswered(tx, { accountId, queryId }),
-    release: async (reason) => void (await Charging.reverse(store, { accountId, queryId, reason })),
+    // Ahead of requests waiting for the database: a burst must not leave the charge standing for reconciliation.
+    release: async (reason) => void (await Charging.reverse(store.urgent, { accountId, queryId, reason })),
   };
 }

@@ -207,18 +207,20 @@ function hold(input: { store: Store; config: Config; logger: Logger; rail: Payme
       });
     },
     async release(reason) {
-      const row = await store.payments.get(id);
+      // Ahead of requests waiting for the database: a burst must not leave a payment part-way for reconciliation.
+      const payments = store.urgent.payments;
+      const row = await payments.get(id);
       if (!row) return;
       if (row.state === 'verified') {
-        await store.payments.advance(id, ['verified'], 'released', { note: reason });
-        if (creditId) await store.payments.restoreCredit(creditId, id);
+        await payments.advance(id, ['verified'], 'released', { note: reason });
+        if (creditId) await payments.restoreCredit(creditId, id);
       } else if (row.state === 'settled') {
         if (creditId) {
-          await store.payments.advance(id, ['settled'], 'released', { note: reason });
-          await store.payments.restoreCredit(creditId, id);
+          await payments.advance(id, ['settled'], 'released', { note: reason });
+          await payments.restoreCredit(creditId, id);
         } else {
           // The money moved and no answer went out: the wallet is owed one.
-          const credit = await store.payments.grantCredit(row, `${reason} after payment ${row.txHash ?? ''}`.trim());
+          const credit = await payments.grantCredit(row, `${reason} after payment ${row.txHash ?? ''}`.trim());
           input.logger.warn('paid query not answered: credited the wallet', { queryId: row.queryId, rail: row.rail, credit });
         }
       }

@@ -61,10 +61,10 @@ function termModelRefresher(services: Services): (rebuildLimit: number) => Promi
   let reported: string | undefined;
   return async (rebuildLimit) => {
     try {
-      // One instance at a time: one that finds another refreshing waits, then finds the model current or folds in the rest.
-      const { action, rebuildDue } = await Jobs.oneAtATime(services.store, 'term_model', () => TermModel.refresh(services.store, { rebuildLimit }), {
-        onWait: (lease) => services.logger.info('term model: another process is refreshing it; this one waits', { holder: Jobs.holderOf(lease) }),
-      });
+      // One instance at a time, and a server never waits for another's: what it leaves out, the next refresh folds in.
+      const refreshed = await Jobs.oneAtATime(services.store, 'term_model', () => TermModel.refresh(services.store, { rebuildLimit }), { skipIfHeld: true });
+      if (!refreshed) return services.logger.info('term model: another process is refreshing it; left to that one');
+      const { action, rebuildDue } = refreshed;
       if (action !== 'unchanged') services.logger.info(`term model ${action}`);
       if (rebuildDue !== undefined && rebuildDue !== reported) {
         services.logger.warn('term model: a rebuild is due; run `profile-edge reindex` (or `profile-edge sync`)', { reason: rebuildDue });
@@ -112,7 +112,8 @@ export const serve: Command = {
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
           // Rebuilding blocks requests for its duration: only small stores get it here; others fold in what is new.
-          onReport: (r) => void (r.created + r.updated + r.removed > 0 && refreshTermModel(serveRebuildLimit)),
+          // Tracked, so a shutdown waits for it rather than leave its lease behind.
+          onReport: (r) => void (r.created + r.updated + r.removed > 0 && services.pending.track(refreshTermModel(serveRebuildLimit))),
         })
       : undefined;
     // A server restarted within minutes of a crash reconciles later, while it runs.

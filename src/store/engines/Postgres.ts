@@ -92,7 +92,8 @@ function wrap(pool: pg.Pool, url: string, turns: Turns.Turns): Engine {
       // statement per name) nor a migration's (tables change under it).
       const name = prepared && timeoutMs !== undefined ? statementName(translated) : undefined;
       // A statement on the pool takes a turn for its connection; one inside a transaction has its connection already.
-      const done = pooled ? await turns.take(lane) : undefined;
+      // A health check waits for a connection no longer than for its answer.
+      const done = pooled ? await turns.take(lane, timeoutMs === pingTimeoutMs ? pingTimeoutMs : undefined) : undefined;
       try {
         const result = (await client.query({ text: translated, values: (params ?? []).map(textual), ...(name && { name }), ...(timeoutMs && { query_timeout: timeoutMs }) })) as pg.QueryResult & { rows: T[] };
         answered();

@@ -7,8 +7,8 @@ export type Lane = 'urgent' | 'normal';
 export type Release = () => void;
 
 export type Turns = {
-  /** Waits for a free turn, in order within its lane; rejects with `Busy` after `waitMs` without one. */
-  take(lane: Lane): Promise<Release>;
+  /** Waits for a free turn, in order within its lane; rejects with `Busy` after `waitMs` (or the default) without one. */
+  take(lane: Lane, waitMs?: number): Promise<Release>;
   /** Callers waiting now, in both lanes. */
   waiting(): number;
 };
@@ -40,7 +40,7 @@ export function create(options: { size: number; waitMs: number }): Turns {
     };
   };
   return {
-    take(lane) {
+    take(lane, waitMs = options.waitMs) {
       if (free > 0) {
         free -= 1;
         return Promise.resolve(release());
@@ -53,7 +53,7 @@ export function create(options: { size: number; waitMs: number }): Turns {
             const line = lines[lane];
             line.splice(line.indexOf(waiter), 1);
             reject(new Busy(Date.now() - started));
-          }, options.waitMs),
+          }, waitMs),
         };
         lines[lane].push(waiter);
       });
