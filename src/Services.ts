@@ -19,6 +19,8 @@ import * as DatabaseWatch from './health/DatabaseWatch.js';
 import * as Instance from './health/Instance.js';
 import * as Pending from './health/Pending.js';
 import * as Reconciliation from './payments/Reconciliation.js';
+import * as Breaker from './health/Breaker.js';
+import * as Metrics from './health/Metrics.js';
 
 /** Everything a tool handler stands on, built once per process and handed down. */
 export type Services = {
@@ -39,6 +41,10 @@ export type Services = {
   /** Whether the lexical index is loaded (the first question would not wait for it). */
   indexLoaded(): boolean;
   logger: Logger;
+  /** What this process counted, for `/metrics`. */
+  metrics: Metrics.Metrics;
+  /** The outside parties' breakers: a failing embedder, model, facilitator or RPC is skipped for a while. */
+  breakers: Breaker.Breakers;
   quoteLimiter: RateLimiter.RateLimiter;
   /** The on-chain rails payment is taken on (those with a receiving address). */
   rails: Rails.Rails;
@@ -77,7 +83,16 @@ async function keptLinkSecret(store: Stores.Store): Promise<string> {
 /** Opens the store and builds the shared services from configuration. */
 export async function create(config: Config, options: { logger?: Logger } = {}): Promise<Services> {
   const { store, created } = await Stores.open(config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
-  const logger = options.logger ?? Log.create({ level: config.logLevel });
+  const logger = options.logger ?? Log.create({ level: config.logLevel, format: config.log.format });
+  const breakers = Breaker.forAll({
+    ...config.breaker,
+    onChange: (name, state) =>
+      state === 'open'
+        ? logger.warn(`${name} failing: skipped for ${config.breaker.coolMs / 1000} s, then probed`, { dependency: name })
+        : logger.info(`${name} ${state === 'closed' ? 'answering again' : 'probed'}`, { dependency: name }),
+  });
+  const served = config.metrics.token !== undefined || config.metrics.port !== undefined;
+  const metrics = Metrics.create({ process: served, sources: { breakers, channels: () => store.channels.syncable() } });
   const embedder = Embedders.fromConfig(config);
   // What fails after the store opened closes it: nothing half-started is left holding connections.
   const index = await store.vectors.info().catch(async (error: unknown) => {
@@ -86,7 +101,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   });
   let vectors: VectorSearch.VectorSearch | undefined;
   if (embedder && index?.embedderId === embedder.id && config.embedding.provider !== 'none') {
-    vectors = VectorSearch.create({ store, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs });
+    vectors = VectorSearch.create({ store, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs, breaker: breakers.embedder, metrics });
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: Promise<LexicalIndex.LexicalIndex> | undefined;
   let indexLoaded = false;
@@ -94,7 +109,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   const database = DatabaseWatch.create({ store, logger });
   const rails = Rails.fromConfig(config, store);
   const leaseMs = config.instanceLeaseSeconds * 1000;
-  const instance = Instance.create({ store, logger, leaseMs, afterRenew: () => Reconciliation.settleGone({ store, rails, logger }, { leaseMs }) });
+  const instance = Instance.create({ store, logger, leaseMs, afterRenew: () => Reconciliation.settleGone({ store, rails, logger, metrics }, { leaseMs }) });
   return {
     config,
     store,
@@ -104,6 +119,8 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     draining: false,
     indexLoaded: () => indexLoaded,
     logger,
+    metrics,
+    breakers,
     async termModel() {
       // One small read a question: a rebuild or update by any process shows in the description it stored.
       const stamp = await store.termModel.info();
@@ -122,7 +139,9 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
         const started = performance.now();
         lexicalIndex = LexicalIndex.open(store, { onProgress: (stage) => logger.info(`search index: ${stage}`) }).then(
           (index) => {
-            logger.debug('search index loaded', { ...index.size(), ms: Math.round(performance.now() - started) });
+            const ms = performance.now() - started;
+            logger.debug('search index loaded', { ...index.size(), ms: Math.round(ms) });
+            metrics.indexLoaded({ chunks: index.size().chunks, seconds: ms / 1000 });
             indexLoaded = true;
             return index;
           },
@@ -135,7 +154,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
       }
       return lexicalIndex;
     },
-    synthesizer: Synthesizers.fromConfig(config, logger),
+    synthesizer: Synthesizers.fromConfig(config, { logger, breaker: breakers.synthesizer, metrics }),
     citationLinks: SignedLinks.create({ secret: async () => config.citationLinks.secret ?? keptLinkSecret(store), ttlSeconds: config.citationLinks.ttlSeconds }),
     embedder,
     vectors,

@@ -16,9 +16,12 @@ import * as PrivateLinks from '../src/pages/PrivateLinks.js';
 import type { OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
 import { type Store, Unavailable } from '../src/store/Store.js';
-import { ServiceError } from '../src/errors/ServiceError.js';
+import { ServiceError, toServiceError } from '../src/errors/ServiceError.js';
+import type { QueryOutcome } from '../src/health/Metrics.js';
+import * as RequestContext from '../src/log/RequestContext.js';
+import * as Pricing from '../src/payments/Pricing.js';
 import * as Ids from '../src/store/Ids.js';
-import { type Binding, define } from './Tool.js';
+import { type Binding, type ToolContext, define } from './Tool.js';
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 const rank = { low: 0, medium: 1, high: 2 } as const;
@@ -113,6 +116,8 @@ async function retrieve(services: Services, scope: Scope.ResolvedScope, input: Q
     vectors: services.vectors,
     experts: (scope.kind === 'handles' || scope.kind === 'mentions') && profiles.size > 1 ? profiles : undefined,
   });
+  services.metrics.stage('first_stage', run.timings.firstStage);
+  services.metrics.stage('rerank', run.timings.rerank);
   const assessment = Rationale.assess(run);
   // The answerability model judges a question asking for one answer; an overview, a timeline, a comparison or an
   // inventory asks for whatever the content holds, and the score floor alone decides it. The model reads words, so
@@ -153,8 +158,13 @@ async function answer(
       answered: returned.length > 0,
     };
   }
+  const synthesizing = performance.now();
   const synthesis = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences, experts: run.experts });
+  services.metrics.stage('synthesis', (performance.now() - synthesizing) / 1000);
   const { answer: text, citations, notes = [] } = synthesis;
+  // Written without the model (it failed, or is skipped for a while): the diagnostics say so beside what retrieval lacked.
+  const degraded = [...(diagnostics.degraded ?? []), ...(synthesis.degraded ?? [])];
+  if (degraded.length > 0) diagnostics.degraded = degraded;
   if (returned.length > 0 && citations.length === 0) {
     // The synthesizer found nothing in the evidence that answers: an answer with no grounds is no answer, and costs nothing.
     const abstained: RetrievalDiagnostics = {
@@ -229,84 +239,131 @@ export const profileQuery = define({
     paymentProof: 'invalid_payment_proof',
     quoteNonce: 'invalid_payment_proof',
   },
-  /**
-   * A paid question as a row of phases: who pays, scope, preflight retrieval, the payment hold, the answer, the
-   * settlement, and the response; the payment is captured once the response was delivered, and released (a credit,
-   * when money moved) when the caller went away first, or when nothing relevant was found, or on a failure.
-   */
-  async run(input, { services, caller, binding, profile, payment: channel, connection }) {
-    const { store, config } = services;
-    // Who pays, what the scope holds and which term model answers are independent reads: side by side, one round
-    // trip's wait instead of three on PostgreSQL. A refusal of who pays still comes first.
-    const paying = Gate.payerFor({ store, config, logger: services.logger, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, instance: services.instance.id() });
-    const resolving = Scope.resolve(store, {
-      question: input.question,
-      scope: binding.kind === 'global' ? input.scope : undefined,
-      boundSlug: profile?.slug,
-      channelIds: input.channelIds,
-      caller,
-    });
-    const termModel = services.termModel();
-    // Awaited by retrieval; a failure before it gets there must not surface as an unhandled rejection.
-    termModel.catch(() => undefined);
-    const [paid, scoped] = await Promise.allSettled([paying, resolving]);
-    if (paid.status === 'rejected' || scoped.status === 'rejected') throw paid.status === 'rejected' ? paid.reason : (scoped as PromiseRejectedResult).reason;
-    const [payment, scope] = [paid.value, scoped.value];
-    const preflight = await retrieve(services, scope, input, termModel);
-    const queryId = Ids.random('q');
-    const relevant = !preflight.diagnostics.noRelevantContent;
-    const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
-    crashPoint(config, 'after_hold');
-    const release = async (reason: string): Promise<void> => {
-      // A failed release is logged, never hides the cause.
-      try {
-        await hold.release(reason);
-      } catch (error) {
-        if (!(error instanceof Unavailable)) return services.logger.error('payment release failed', { queryId, error });
-        // The database went away between the charge and its release: the release waits for it, not for reconciliation.
-        services.logger.warn('payment release waits for the database', { queryId });
-        services.database.whenBack(`payment release of ${queryId}`, () => hold.release(reason));
-      }
-    };
-    const departed = () => new ServiceError('service_unavailable', 'The caller went away before the answer was delivered; nothing was charged (money that already moved is kept as a credit for the paying wallet).');
-    let response: Answer['response'];
-    let used: Answer['used'];
-    let receipt: OutboundReceipt | undefined;
+  /** Runs the question (see `ask`), and counts how it ended. */
+  async run(input, context) {
+    const { services } = context;
+    const started = performance.now();
+    const seen: Seen = { outcome: 'failed', confidence: 'none' };
+    if (services.config.log.questions) RequestContext.note({ question: input.question });
     try {
-      const answered = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
-      if (!relevant || !answered.answered) {
-        await release(relevant ? 'no grounded answer' : `no relevant content (${preflight.diagnostics.outcome})`);
-        return answered.response;
-      }
-      ({ response, used } = answered);
-      response = await PrivateLinks.sign(response, { evidence: preflight.returned, links: services.citationLinks });
-      if (connection.gone()) throw departed();
-      receipt = await hold.settle();
-      // Settling takes a while, and an answer paid from a balance takes no I/O at all: the event loop polls its
-      // sockets once (an immediate queued from the check phase runs after the next poll) to read a departure that
-      // came meanwhile. A caller who left gets no answer; the money that moved is a credit.
-      await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
-      if (connection.gone()) throw departed();
-    } catch (error) {
-      // A query that fails after the hold costs nothing (money that already moved becomes a credit).
-      await release(connection.gone() ? 'the caller went away before the answer was delivered' : 'query failed');
-      throw error;
+      return await ask(input, context, seen);
+    } catch (thrown) {
+      seen.outcome = outcomeOf(thrown);
+      throw thrown;
+    } finally {
+      RequestContext.note({ outcome: seen.outcome });
+      services.metrics.query({
+        transport: RequestContext.current()?.transport ?? 'direct',
+        mode: input.mode ?? 'synthesized',
+        outcome: seen.outcome,
+        confidence: seen.confidence,
+        seconds: (performance.now() - started) / 1000,
+      });
     }
-    // The payment stands once the answer is out: the creators' shares and the capture land together, or neither does.
-    // Ahead of requests waiting for the database: until it lands, a killed process would leave the answer unpaid.
-    void services.pending.track(connection.delivered().then(async (delivered) => {
-      if (!delivered) return release('the caller went away while the answer was written');
-      try {
-        await store.urgent.transaction(async (tx) => {
-          await creditCreators(tx, queryId, used);
-          await hold.capture(tx);
-        });
-      } catch (error) {
-        services.logger.error('an answer was delivered but its payment could not be captured', { queryId, error });
-      }
-    }));
-    if (!receipt) return response;
-    channel.receipt(receipt);
-    return { ...response, rail: receipt.rail, txHash: receipt.txHash, receipt: receipt.receipt };
   },
 });
+
+/** What the metrics and the request's log line learn of a query as it runs. */
+type Seen = { outcome: QueryOutcome; confidence: string };
+
+/** How a query that threw ended: asked to pay, refused as asked (a 4xx), or failed. */
+function outcomeOf(thrown: unknown): QueryOutcome {
+  const error = toServiceError(thrown);
+  if (error.code === 'payment_required') return 'challenged';
+  if (error.code === 'no_relevant_content') return 'unanswered';
+  return error.status < 500 ? 'refused' : 'failed';
+}
+
+/**
+ * A paid question as a row of phases: who pays, scope, preflight retrieval, the payment hold, the answer, the
+ * settlement, and the response; the payment is captured once the response was delivered, and released (a credit,
+ * when money moved) when the caller went away first, or when nothing relevant was found, or on a failure.
+ */
+async function ask(input: QueryRequest, { services, caller, binding, profile, payment: channel, connection }: ToolContext, seen: Seen): Promise<unknown> {
+  const { store, config } = services;
+  // Who pays, what the scope holds and which term model answers are independent reads: side by side, one round
+  // trip's wait instead of three on PostgreSQL. A refusal of who pays still comes first.
+  const paying = Gate.payerFor({ store, config, logger: services.logger, metrics: services.metrics, breakers: services.breakers, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, instance: services.instance.id() });
+  const resolving = Scope.resolve(store, {
+    question: input.question,
+    scope: binding.kind === 'global' ? input.scope : undefined,
+    boundSlug: profile?.slug,
+    channelIds: input.channelIds,
+    caller,
+  });
+  const termModel = services.termModel();
+  // Awaited by retrieval; a failure before it gets there must not surface as an unhandled rejection.
+  termModel.catch(() => undefined);
+  const [paid, scoped] = await Promise.allSettled([paying, resolving]);
+  if (paid.status === 'rejected' || scoped.status === 'rejected') throw paid.status === 'rejected' ? paid.reason : (scoped as PromiseRejectedResult).reason;
+  const [payment, scope] = [paid.value, scoped.value];
+  const preflight = await retrieve(services, scope, input, termModel);
+  const queryId = Ids.random('q');
+  const relevant = !preflight.diagnostics.noRelevantContent;
+  const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
+  crashPoint(config, 'after_hold');
+  const rail = hold.charge === 'onchain' ? (input.rail ?? 'none') : 'none';
+  RequestContext.note({ charge: hold.charge, rail });
+  const release = async (reason: string): Promise<void> => {
+    // A failed release is logged, never hides the cause.
+    try {
+      await hold.release(reason);
+      services.metrics.reversal({ kind: hold.charge, rail });
+    } catch (error) {
+      if (!(error instanceof Unavailable)) return services.logger.error('payment release failed', { queryId, error });
+      // The database went away between the charge and its release: the release waits for it, not for reconciliation.
+      services.logger.warn('payment release waits for the database', { queryId });
+      services.database.whenBack(`payment release of ${queryId}`, () => hold.release(reason));
+    }
+  };
+  const departed = () => new ServiceError('service_unavailable', 'The caller went away before the answer was delivered; nothing was charged (money that already moved is kept as a credit for the paying wallet).');
+  let response: Answer['response'];
+  let used: Answer['used'];
+  let receipt: OutboundReceipt | undefined;
+  try {
+    const answered = await answer(services, { input, scope, preflight, queryId, charge: hold.charge });
+    seen.confidence = answered.response.confidence;
+    if (!relevant || !answered.answered) {
+      await release(relevant ? 'no grounded answer' : `no relevant content (${preflight.diagnostics.outcome})`);
+      seen.outcome = 'unanswered';
+      return answered.response;
+    }
+    ({ response, used } = answered);
+    response = await PrivateLinks.sign(response, { evidence: preflight.returned, links: services.citationLinks });
+    if (connection.gone()) throw departed();
+    const settling = performance.now();
+    receipt = await hold.settle();
+    services.metrics.stage('settlement', (performance.now() - settling) / 1000);
+    // Settling takes a while, and an answer paid from a balance takes no I/O at all: the event loop polls its
+    // sockets once (an immediate queued from the check phase runs after the next poll) to read a departure that
+    // came meanwhile. A caller who left gets no answer; the money that moved is a credit.
+    await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+    if (connection.gone()) throw departed();
+  } catch (error) {
+    // A query that fails after the hold costs nothing (money that already moved becomes a credit).
+    await release(connection.gone() ? 'the caller went away before the answer was delivered' : 'query failed');
+    throw error;
+  }
+  // The payment stands once the answer is out: the creators' shares and the capture land together, or neither does.
+  // Ahead of requests waiting for the database: until it lands, a killed process would leave the answer unpaid.
+  void services.pending.track(connection.delivered().then(async (delivered) => {
+    if (!delivered) return release('the caller went away while the answer was written');
+    try {
+      await store.urgent.transaction(async (tx) => {
+        await creditCreators(tx, queryId, used);
+        await hold.capture(tx);
+      });
+      services.metrics.charge(
+        hold.charge === 'onchain'
+          ? { kind: hold.charge, rail, usd: config.pricing.amountUsdMillicents / Pricing.millicentsPerUsd }
+          : { kind: hold.charge, rail, units: hold.charge === 'unlock' ? { unit: 'unlocks', amount: config.pricing.costUnlocks } : { unit: 'credits', amount: config.pricing.costCredits } },
+      );
+    } catch (error) {
+      services.logger.error('an answer was delivered but its payment could not be captured', { queryId, error });
+    }
+  }));
+  seen.outcome = 'answered';
+  if (!receipt) return response;
+  channel.receipt(receipt);
+  return { ...response, rail: receipt.rail, txHash: receipt.txHash, receipt: receipt.receipt };
+}

@@ -15,6 +15,7 @@ export const profileQuote = define({
   async run(input: { rail?: Rail }, { services, caller, profile }) {
     const verdict = await services.quoteLimiter.take(caller.rateKey);
     if (!verdict.ok) {
+      services.metrics.rateLimited('quote');
       throw new ServiceError('rate_limited', `quote rate limit exceeded; retry in ${verdict.retryAfterSeconds} s`, {
         details: { resetAt: verdict.resetAt.toISOString(), retryAfter: verdict.retryAfterSeconds },
         headers: { 'Retry-After': String(verdict.retryAfterSeconds) },

@@ -5,6 +5,7 @@ import * as Access from '../src/auth/Access.js';
 import * as Caller from '../src/auth/Caller.js';
 import type { McpManifest, ToolName } from '../src/contract/Mcp.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
+import * as RequestContext from '../src/log/RequestContext.js';
 import type { Services } from '../src/Services.js';
 import { profileListChannels } from './ProfileListChannels.js';
 import { profileQuery } from './ProfileQuery.js';
@@ -98,6 +99,7 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   const { services, binding } = invocation;
   const tool = find(invocation.name);
   if (!tool) throw unknownTool(invocation.name);
+  RequestContext.note({ tool: tool.name });
   const { caller, problem } = await Caller.inspect(services.store, invocation.presented);
   if (problem) {
     if (invocation.badCredentials !== 'note' || !tool.free) throw problem;

@@ -7,6 +7,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Citation, QueryMode } from '../contract/Query.js';
 import type { Logger } from '../log/Logger.js';
+import type { Breaker } from '../health/Breaker.js';
+import type { Metrics } from '../health/Metrics.js';
 import type { Evidence } from '../retrieval/Retriever.js';
 import { nothingFound } from './Extractive.js';
 import type { Synthesis, SynthesisInput, Synthesizer } from './Synthesizer.js';
@@ -103,11 +105,23 @@ export function verify(content: Anthropic.ContentBlock[], evidence: Evidence[]):
 }
 
 /** The Claude synthesizer; `fallback` answers whenever the model cannot (and the notes say why). */
-export function create(options: { apiKey: string; baseUrl: string; model: string; timeoutMs: number; maxRetries: number; fallback: Synthesizer; logger: Logger }): Synthesizer {
+export function create(options: {
+  apiKey: string;
+  baseUrl: string;
+  model: string;
+  timeoutMs: number;
+  maxRetries: number;
+  fallback: Synthesizer;
+  logger: Logger;
+  /** Skips the model for a while after repeated failures: the extractive answer comes at once instead of after a timeout. */
+  breaker?: Breaker | undefined;
+  metrics?: Metrics | undefined;
+}): Synthesizer {
   const client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseUrl, timeout: options.timeoutMs, maxRetries: options.maxRetries });
   const fallBack = async (input: SynthesisInput, why: string): Promise<Synthesis> => {
+    options.metrics?.fallback('synthesizer');
     const extractive = await options.fallback.synthesize(input);
-    return { ...extractive, notes: [...(extractive.notes ?? []), `model-written answer unavailable (${why}); extractive answer given`] };
+    return { ...extractive, notes: [...(extractive.notes ?? []), `model-written answer unavailable (${why}); extractive answer given`], degraded: ['model'] };
   };
   return {
     async synthesize(input) {
@@ -122,6 +136,10 @@ export function create(options: { apiKey: string; baseUrl: string; model: string
         .filter(Boolean)
         .join(' ');
       let message: Anthropic.Message;
+      if (options.breaker && !options.breaker.allow()) {
+        options.metrics?.dependencyFailure('synthesizer', 'skipped');
+        return fallBack(input, `the model failed repeatedly and is skipped for about ${options.breaker.retryAfterSeconds()} s`);
+      }
       try {
         message = await client.messages.create({
           model: options.model,
@@ -131,9 +149,15 @@ export function create(options: { apiKey: string; baseUrl: string; model: string
         });
       } catch (error) {
         const why = error instanceof Anthropic.APIError && error.status ? `HTTP ${error.status}` : error instanceof Error ? error.name : 'error';
+        // A refusal of this request (400: too long, say) says nothing of the model's health; anything else counts.
+        const ours = error instanceof Anthropic.APIError && error.status !== undefined && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
+        if (ours) options.breaker?.succeeded();
+        else options.breaker?.failed();
+        options.metrics?.dependencyFailure('synthesizer', error instanceof Anthropic.APIConnectionTimeoutError ? 'timeout' : 'error');
         options.logger.warn('model answer failed; answering extractively', { model: options.model, error: why });
         return fallBack(input, why);
       }
+      options.breaker?.succeeded();
       let verified: Synthesis;
       try {
         verified = verify(message.content, evidence);

@@ -22,7 +22,14 @@ export type SynthesisInput = {
  * An answer whose every statement is cited, and notes on what was dropped or why it fell back (confidence reasons).
  * `ceiling` is the most confidence the answer itself supports, whatever retrieval found, and why.
  */
-export type Synthesis = { answer: string; citations: Citation[]; notes?: string[]; ceiling?: { confidence: 'medium' | 'low'; reason: string } };
+export type Synthesis = {
+  answer: string;
+  citations: Citation[];
+  notes?: string[];
+  ceiling?: { confidence: 'medium' | 'low'; reason: string };
+  /** What the answer was written without: `model` when the configured model could not answer and the extractive one did. */
+  degraded?: 'model'[];
+};
 
 /** Turns evidence into an answer whose every statement is cited: extractive (offline) or model-written. */
 export type Synthesizer = { synthesize(input: SynthesisInput): Promise<Synthesis> };

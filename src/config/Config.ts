@@ -68,6 +68,12 @@ const Environment = z.object({
     .optional(),
   DEMO_DATA: flag.optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  LOG_QUESTIONS: flag.default('false'),
+  METRICS_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, 'must be at least 16 characters (e.g. openssl rand -hex 16)'),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  BREAKER_FAILURES: z.coerce.number().int().min(1).max(100).default(3),
+  BREAKER_COOL_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
   TRUST_PROXY: z
     .string()
     .trim()
@@ -214,6 +220,15 @@ export type Config = {
   databasePath: string | undefined;
   demoData: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** JSON lines, pretty lines, or pretty when stderr is a terminal (`auto`); and whether a query's log line holds its question. */
+  log: { format: 'auto' | 'json' | 'pretty'; questions: boolean };
+  /**
+   * `/metrics` (Prometheus text): on the main port behind a bearer token, and/or on a port of its own bound to
+   * loopback; off when neither is set. The token is never logged.
+   */
+  metrics: { token: string | undefined; port: number | undefined };
+  /** When an outside party (embedder, model, facilitator, RPC) is skipped: after so many failures in a row, for so long. */
+  breaker: { failures: number; coolMs: number };
   /** Express's `trust proxy`: false, a number of hops, or proxy addresses and subnets. */
   trustProxy: false | number | string;
   /**
@@ -383,6 +398,9 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     // Production never gets demo rows unless an operator asks for them.
     demoData: e.DEMO_DATA ?? e.ENVIRONMENT !== 'production',
     logLevel: e.LOG_LEVEL,
+    log: { format: e.LOG_FORMAT, questions: e.LOG_QUESTIONS },
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT },
+    breaker: { failures: e.BREAKER_FAILURES, coolMs: Math.round(e.BREAKER_COOL_SECONDS * 1000) },
     trustProxy: e.TRUST_PROXY,
     allowed: { origins: e.ALLOWED_ORIGINS, hosts: e.ALLOWED_HOSTS },
     maxBodyBytes: e.MAX_BODY_BYTES,

@@ -120,6 +120,8 @@ export const RetrievalDiagnostics = z
     directMatchCount: z.number().int().optional(),
     topicFillCount: z.number().int().optional(),
     answerability: z.number().optional(),
+    /** What the answer was made without, because an outside party failed or is skipped: vectors (the embedder), model (the synthesizer). */
+    degraded: z.array(z.enum(['vectors', 'model'])).optional(),
   })
   .strict();
 export type RetrievalDiagnostics = z.infer<typeof RetrievalDiagnostics>;

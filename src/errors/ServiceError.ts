@@ -1,3 +1,5 @@
+import * as RequestContext from '../log/RequestContext.js';
+
 /**
  * The one error table: every failure the service reports has a stable string code, and this module alone maps a code
  * to its HTTP status and its JSON-RPC error code.
@@ -85,9 +87,10 @@ export function toServiceError(error: unknown): ServiceError {
   return new ServiceError('internal_error', undefined, { cause: error });
 }
 
-/** The contract's Error body. */
+/** The contract's Error body, with the id of the request it answers (an additional field) when there is one. */
 export function toErrorBody(error: ServiceError): { error: ErrorCode; message: string } & ErrorDetails {
-  return { ...error.details, error: error.code, message: error.message };
+  const requestId = RequestContext.current()?.id;
+  return { ...error.details, error: error.code, message: error.message, ...(requestId !== undefined && { requestId }) };
 }
 
 /** The code of a JSON-RPC error that did not come from this table (the MCP SDK's own protocol errors). */

@@ -1,12 +1,17 @@
-/** Structured JSON lines on stderr (stdout belongs to the stdio MCP transport and CLI output). */
+import { pino } from 'pino';
+import pretty from 'pino-pretty';
+import * as RequestContext from './RequestContext.js';
+
+/**
+ * The service's log, on pino: one JSON line per event on stderr (stdout belongs to the stdio MCP transport and CLI
+ * output), or pretty lines when stderr is a terminal. Every line written while a request is served carries its id.
+ */
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
 export type Logger = Record<Level, (message: string, fields?: Record<string, unknown>) => void>;
 
-const order: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
-
 /** Field names whose values are never written, whatever a caller passes. */
-const secretFields = /key|token|secret|authorization|password|credential/i;
+const secretFields = /key|token|secret|authorization|password|credential|signature/i;
 
 function clean(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
@@ -18,11 +23,30 @@ function clean(fields: Record<string, unknown>): Record<string, unknown> {
   );
 }
 
-export function create(options: { level: Level | 'silent'; write?: (line: string) => void }): Logger {
-  const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const at = (level: Level) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (order[level] < order[options.level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, message, ...clean(fields) }));
-  };
+export type Format = 'json' | 'pretty' | 'auto';
+
+export function create(options: { level: Level | 'silent'; write?: (line: string) => void; format?: Format }): Logger {
+  const prettyLines = options.write === undefined && (options.format === 'pretty' || (options.format !== 'json' && process.stderr.isTTY === true));
+  const destination = options.write
+    ? { write: (line: string) => options.write!(line.trimEnd()) }
+    : prettyLines
+      ? pretty({ destination: 2, sync: true, messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      : pino.destination({ dest: 2, sync: true });
+  const log = pino(
+    {
+      level: options.level,
+      base: undefined,
+      messageKey: 'message',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Labels in JSON lines ("level":"info"), as they always were; the pretty printer reads pino's numbers.
+      ...(!prettyLines && { formatters: { level: (label: string) => ({ level: label }) } }),
+      mixin: () => {
+        const id = RequestContext.current()?.id;
+        return id === undefined ? {} : { requestId: id };
+      },
+    },
+    destination,
+  );
+  const at = (level: Level) => (message: string, fields: Record<string, unknown> = {}) => log[level](clean(fields), message);
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }

@@ -2,6 +2,8 @@ import type { Caller } from '../auth/Caller.js';
 import type { Config } from '../config/Config.js';
 import type { PaymentMode, QueryRequest } from '../contract/Query.js';
 import type { Logger } from '../log/Logger.js';
+import type { Metrics } from '../health/Metrics.js';
+import type { Breakers } from '../health/Breaker.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import type { Store } from '../store/Store.js';
 import type { Profile } from '../store/Profiles.js';
@@ -42,6 +44,9 @@ export async function payerFor(input: {
   store: Store;
   config: Config;
   logger: Logger;
+  metrics?: Metrics | undefined;
+  /** The outside parties' breakers: a rail's facilitator or RPC failing again and again is skipped for a while. */
+  breakers?: Breakers | undefined;
   rails: Rails;
   caller: Caller;
   profile: Profile | undefined;
@@ -56,7 +61,7 @@ export async function payerFor(input: {
   if (!accountId) {
     if (request.rail) {
       const terms = Terms.of({ rail: request.rail, served: input.served, request, amountMillicents: config.pricing.amountUsdMillicents });
-      return Onchain.payment({ ...input, rail: request.rail, terms });
+      return Onchain.payment({ ...input, rail: request.rail, terms, breaker: input.breakers?.[request.rail] });
     }
     throw new ServiceError(
       'api_key_required',

@@ -1,6 +1,8 @@
 import type { Rail } from '../contract/Quote.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import type { Logger } from '../log/Logger.js';
+import type { Metrics } from '../health/Metrics.js';
+import type { Breaker } from '../health/Breaker.js';
 import type { PaymentRow } from '../store/Payments.js';
 import type { Store } from '../store/Store.js';
 import type { Config } from '../config/Config.js';
@@ -18,8 +20,10 @@ import { crashPoint } from './CrashPoints.js';
  * (the challenge carries the reason too, where its format has room for one). Whether a wallet has a credit is never
  * said: its next signed payment spends it.
  */
-async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config: Config; reason?: string }): Promise<ServiceError> {
+async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config: Config; reason?: string; metrics?: Metrics | undefined }): Promise<ServiceError> {
   const { rail, terms, config } = input;
+  // A fresh challenge, or one that comes with why the credential sent was refused.
+  input.metrics?.payment(rail.rail, input.reason === undefined ? 'challenged' : 'refused');
   const challenge = await rail.challenge(terms, { reason: input.reason });
   const price = `${terms.amountMillicents / Pricing.millicentsPerUsd} USD`;
   const how =
@@ -42,14 +46,17 @@ export function payment(input: {
   store: Store;
   config: Config;
   logger: Logger;
+  metrics?: Metrics | undefined;
   rails: Rails;
   rail: Rail;
   terms: Terms;
   credential: InboundCredential | undefined;
   /** The serving process taking the payment, when it holds a lease (see Instance). */
   instance: string | undefined;
+  /** The rail's outside party's breaker. */
+  breaker?: Breaker | undefined;
 }): Payment {
-  const { store, config, logger, terms, credential } = input;
+  const { store, config, logger, terms, credential, metrics } = input;
   return {
     async authorize({ queryId, relevant }): Promise<Hold> {
       const rail = await input.rails.get(input.rail);
@@ -57,10 +64,10 @@ export function payment(input: {
       const nothingRelevant = (extra = '') =>
         new ServiceError('no_relevant_content', `No indexed content is relevant enough to answer this question; nothing was charged.${extra} Do not pay.`);
       // Refused: with nothing relevant to sell, no challenge (do not pay); otherwise a fresh one with the reason.
-      const refuse = async (reason: string) => (relevant ? await paymentRequired({ rail, terms, config, reason }) : nothingRelevant(` (${reason})`));
+      const refuse = async (reason: string) => (relevant ? await paymentRequired({ rail, terms, config, reason, metrics }) : nothingRelevant(` (${reason})`));
       if (!credential) {
         if (!relevant) throw nothingRelevant();
-        throw await paymentRequired({ rail, terms, config });
+        throw await paymentRequired({ rail, terms, config, metrics });
       }
       if (!rail.accepts(credential)) throw await refuse(`The credential sent is not one for the ${rail.rail} rail.`);
       // The credential this request claims before its rail's first round trip, released once its payment is recorded
@@ -73,13 +80,27 @@ export function payment(input: {
         if (outcome === 'busy') throw new CredentialRejected('another request is redeeming it right now: each pays for one answer.');
         claimed = spendKey;
       };
+      // The rail's outside party (facilitator, RPC) failing again and again is skipped for a while: a payer learns at
+      // once, rather than after a timeout per attempt. Settlement is never skipped: a verified payment goes through.
+      const breaker = input.breaker;
+      if (breaker && !breaker.allow()) {
+        metrics?.dependencyFailure(rail.rail, 'skipped');
+        const wait = Math.max(1, breaker.retryAfterSeconds());
+        throw new ServiceError('service_unavailable', `The ${rail.rail} rail's payment service failed repeatedly and is not called for about ${wait} s; nothing was charged. Retry then, or pay on another rail.`, {
+          headers: { 'Retry-After': String(wait) },
+        });
+      }
       const redeem = async (): Promise<Hold> => {
         let verified: Verified;
         try {
           verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => store.payments.bindCredential({ spendKey, rail: rail.rail, challengeId }), claim });
+          breaker?.succeeded();
         } catch (error) {
+          if (error instanceof PaidButRefused || error instanceof CredentialRejected) breaker?.succeeded();
           if (error instanceof PaidButRefused) throw await refuse(await creditFor(error, queryId));
           if (!(error instanceof CredentialRejected)) {
+            breaker?.failed();
+            metrics?.dependencyFailure(rail.rail, 'error');
             logger.warn('payment rail unavailable while verifying a credential', { rail: rail.rail, error });
             throw error;
           }
@@ -99,12 +120,14 @@ export function payment(input: {
           instanceId: input.instance,
         });
         if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
+        metrics?.payment(rail.rail, 'verified');
         // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
         // or a credit.
         if (verified.paid) await store.payments.advance(verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
         if (!relevant) {
           // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
           const creditId = await store.payments.grantCredit((await store.payments.get(verified.challengeId))!, 'no relevant content after the payer broadcast the payment');
+          metrics?.payment(rail.rail, 'credited');
           throw new ServiceError(
             'no_relevant_content',
             `No indexed content is relevant enough to answer this question. The payment you broadcast (${verified.paid!.txHash}) is kept as credit ${creditId}: your next ${rail.rail} query signed by ${verified.wallet} (signed, not broadcast) spends it instead of a new transfer.`,
@@ -114,7 +137,7 @@ export function payment(input: {
         // A transfer the wallet signed but nobody sent yet can be left unsent: its oldest credit pays instead.
         const credit = verified.paid ? undefined : await store.payments.openCredit(rail.rail, verified.wallet);
         const usesCredit = credit !== undefined && (await store.payments.consumeCredit(credit.id, verified.challengeId));
-        return hold({ store, config, logger, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
+        return hold({ store, config, logger, metrics, breaker, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
       };
       try {
         return await redeem();
@@ -135,6 +158,7 @@ export function payment(input: {
     }
     await store.payments.advance(id, ['verified'], 'settled', { txHash });
     const creditId = await store.payments.grantCredit((await store.payments.get(id))!, `transfer sent for a credential that was refused: ${error.message}`);
+    metrics?.payment(input.rail, 'credited');
     logger.warn('credited a wallet for a transfer whose credential was refused', { rail: input.rail, txHash, credit: creditId });
     return `The payment credential was refused (${error.message}), but its transfer ${txHash} reached this server and is kept as credit ${creditId}: your next ${input.rail} query signed by ${wallet} (signed, not broadcast) spends it.`;
   }
@@ -149,8 +173,19 @@ export const reconcileAfterMs = Charging.orphanAfterMs;
 /** USD micro-dollars (the ledger's unit) in one millicent. */
 const microsPerMillicent = 10;
 
-function hold(input: { store: Store; config: Config; logger: Logger; rail: PaymentRail; terms: Terms; verified: Verified; queryId: string; creditId: string | undefined }): Hold {
-  const { store, config, rail, terms, verified, creditId } = input;
+function hold(input: {
+  store: Store;
+  config: Config;
+  logger: Logger;
+  metrics: Metrics | undefined;
+  breaker: Breaker | undefined;
+  rail: PaymentRail;
+  terms: Terms;
+  verified: Verified;
+  queryId: string;
+  creditId: string | undefined;
+}): Hold {
+  const { store, config, rail, terms, verified, creditId, metrics, breaker } = input;
   const id = verified.challengeId;
   let receipt: OutboundReceipt | undefined;
   return {
@@ -176,9 +211,13 @@ function hold(input: { store: Store; config: Config; logger: Logger; rail: Payme
           });
         } catch (error) {
           if (error instanceof CredentialRejected) {
+            breaker?.succeeded();
             await store.payments.advance(id, ['settling'], 'released', { note: `settlement refused: ${error.message}` });
-            throw await paymentRequired({ rail, terms, config, reason: `The payment could not be settled: ${error.message}` });
+            metrics?.payment(rail.rail, 'released');
+            throw await paymentRequired({ rail, terms, config, metrics, reason: `The payment could not be settled: ${error.message}` });
           }
+          breaker?.failed();
+          metrics?.dependencyFailure(rail.rail, 'error');
           // Nobody said no, and nobody said yes: the payment stays "settling" until reconciliation looks it up.
           input.logger.error('settlement outcome unknown: left for reconciliation', { queryId: input.queryId, rail: rail.rail, wallet: verified.wallet, error });
           throw new ServiceError(
@@ -187,9 +226,11 @@ function hold(input: { store: Store; config: Config; logger: Logger; rail: Payme
             { cause: error },
           );
         }
+        breaker?.succeeded();
         receipt = rail.receipt(settlement, terms);
         await store.payments.advance(id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) });
       }
+      metrics?.payment(rail.rail, 'settled');
       crashPoint(config, 'after_settle');
       return receipt;
     },
@@ -214,13 +255,16 @@ function hold(input: { store: Store; config: Config; logger: Logger; rail: Payme
       if (row.state === 'verified') {
         await payments.advance(id, ['verified'], 'released', { note: reason });
         if (creditId) await payments.restoreCredit(creditId, id);
+        metrics?.payment(rail.rail, 'released');
       } else if (row.state === 'settled') {
         if (creditId) {
           await payments.advance(id, ['settled'], 'released', { note: reason });
           await payments.restoreCredit(creditId, id);
+          metrics?.payment(rail.rail, 'released');
         } else {
           // The money moved and no answer went out: the wallet is owed one.
           const credit = await payments.grantCredit(row, `${reason} after payment ${row.txHash ?? ''}`.trim());
+          metrics?.payment(rail.rail, 'credited');
           input.logger.warn('paid query not answered: credited the wallet', { queryId: row.queryId, rail: row.rail, credit });
         }
       }
@@ -243,12 +287,23 @@ const bindingLifetimeMs = 2 * 86_400_000;
 export async function reconcile(
   store: Store,
   rails: Rails,
-  options: { olderThanMs: number; now?: number | undefined; instances?: readonly string[] | undefined },
+  options: {
+    olderThanMs: number;
+    now?: number | undefined;
+    instances?: readonly string[] | undefined;
+    /** Told of each payment reconciliation released or credited. */
+    onResolved?: ((rail: Rail, state: 'released' | 'credited') => void) | undefined;
+  },
 ): Promise<{ released: number; credited: number; pending: number }> {
   const now = options.now ?? Date.now();
   const cutoff = now - options.olderThanMs;
   let released = 0;
   let credited = 0;
+  const resolved = (rail: Rail, state: 'released' | 'credited') => {
+    if (state === 'released') released += 1;
+    else credited += 1;
+    options.onResolved?.(rail, state);
+  };
   let pending = 0;
   const landedFor = async (row: PaymentRow, txHash: string | null) => {
     const rail = await rails.get(row.rail);
@@ -256,14 +311,14 @@ export async function reconcile(
   };
   for (const row of await store.payments.unfinished(cutoff, options.instances)) {
     if (row.state === 'verified') {
-      if (await store.payments.advance(row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) released += 1;
+      if (await store.payments.advance(row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) resolved(row.rail, 'released');
       if (row.creditId) await store.payments.restoreCredit(row.creditId, row.id);
       continue;
     }
     if (row.state === 'settling') {
       const landed = await landedFor(row, row.txHash);
       if (landed === null) {
-        if (await store.payments.advance(row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) released += 1;
+        if (await store.payments.advance(row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) resolved(row.rail, 'released');
         continue;
       }
       // Payments from before transfers were kept (no settleBy) cannot be told, as then: the wallet is credited.
@@ -277,11 +332,11 @@ export async function reconcile(
       // A credit was spent on an answer that never went out: it is the wallet's again.
       await store.payments.advance(row.id, ['settled'], 'released', { note: 'reconciled: answer not delivered' });
       await store.payments.restoreCredit(row.creditId, row.id);
-      released += 1;
+      resolved(row.rail, 'released');
       continue;
     }
     await store.payments.grantCredit((await store.payments.get(row.id))!, 'reconciled: paid, but the answer was not delivered (the server stopped, or the outcome was lost)');
-    credited += 1;
+    resolved(row.rail, 'credited');
   }
   for (const row of await store.payments.lapsed(now - landingMarginMs)) {
     // A credit's id stands where a transaction hash would: only a hash this server broadcast is looked up.
@@ -289,7 +344,7 @@ export async function reconcile(
     if (landed === undefined) continue;
     if (landed) {
       await store.payments.grantCredit(row, `its signed transfer was sent by someone else (${landed.txHash}) after this server ${row.creditId ? 'spent a credit instead' : 'let it go unsettled'}`);
-      credited += 1;
+      resolved(row.rail, 'credited');
     }
     await store.payments.stopWatching(row.id);
   }

@@ -1,11 +1,12 @@
 import * as Instance from '../health/Instance.js';
 import type { Logger } from '../log/Logger.js';
+import type { Metrics } from '../health/Metrics.js';
 import type { Store } from '../store/Store.js';
 import * as Charging from './Charging.js';
 import * as Onchain from './Onchain.js';
 import type { Rails } from './Rails.js';
 
-type Dependencies = { store: Store; rails: Rails; logger: Logger };
+type Dependencies = { store: Store; rails: Rails; logger: Logger; metrics?: Metrics | undefined };
 
 /**
  * Settles what stopped queries left part-way, and says so in the log: charges never answered are given back (see
@@ -18,7 +19,15 @@ export async function reconcile(input: Dependencies, options: { instances?: read
   try {
     const reversed = options.instances ? 0 : await Charging.reconcile(store, { now: options.now });
     if (reversed > 0) logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
-    const { released, credited, pending } = await Onchain.reconcile(store, input.rails, { olderThanMs: Onchain.reconcileAfterMs, instances: options.instances, now: options.now });
+    const { released, credited, pending } = await Onchain.reconcile(store, input.rails, {
+      olderThanMs: Onchain.reconcileAfterMs,
+      instances: options.instances,
+      now: options.now,
+      onResolved: (rail, state) => {
+        input.metrics?.payment(rail, state);
+        input.metrics?.payment(rail, 'reconciled');
+      },
+    });
     if (credited > 0) logger.warn('credited wallets whose on-chain payment got no answer (a stopped query)', { count: credited });
     if (released > 0) logger.info('released on-chain payments a stopped query never settled', { count: released });
     if (pending > 0) logger.info('on-chain payments whose transfer may still land: looked up again next round', { count: pending });

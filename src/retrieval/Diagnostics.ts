@@ -108,6 +108,7 @@ export function diagnose(
     reasons.push('The charge for this query is reversed.');
   }
   if (run.planned) reasons.push(`Query mode ${run.mode} was chosen from the question's wording.`);
+  if (run.degraded.includes('vectors')) reasons.push('Ranked by words alone: the embedding service did not answer (or is skipped for a while after failing), so similarity was left out.');
 
   return {
     returned,
@@ -136,6 +137,7 @@ export function diagnose(
       directMatchCount: direct.length,
       topicFillCount: topicFill.length,
       ...(context.answerability && { answerability: round(context.answerability.probability) }),
+      ...(run.degraded.length > 0 && { degraded: run.degraded }),
     },
   };
 }

@@ -68,6 +68,10 @@ export type Retrieval = {
   vectors: { fitted: boolean; weight: number } | undefined;
   /** The experts (profile ids) the question is asked of, each heard in turn: named in it, or the scope's handles. */
   experts: string[];
+  /** `vectors` when similarity should have counted but the question could not be embedded (a failing or skipped embedder). */
+  degraded: 'vectors'[];
+  /** Seconds in the first stage (statistics, lexical and vector search) and in reranking. */
+  timings: { firstStage: number; rerank: number };
 };
 
 /**
@@ -343,21 +347,31 @@ export async function retrieve(store: Store, index: LexicalIndex, options: Retri
   // Statistics over what this scope's readers may read: nothing else moves a score. They read the search log, and
   // every search of this question answers as of that read.
   const asOf = performance.now();
-  const stats = await index.statistics(channelIds, Text.stemsOf(options.question));
+  const timings = { firstStage: 0, rerank: 0 };
+  const timed = async <T>(stage: keyof typeof timings, work: Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work;
+    } finally {
+      timings[stage] += (performance.now() - started) / 1000;
+    }
+  };
+  const stats = await timed('firstStage', index.statistics(channelIds, Text.stemsOf(options.question)));
   const planned = options.mode === undefined;
   const mode = options.mode ?? Planner.plan(options.question);
   const terms = Text.queryTerms(options.question);
   const question = Features.question(terms, options.question, stats);
   // 50 reranked candidates rank as well as 100 on SciFact (nDCG@10 0.7202 vs 0.7203) at half the cost.
   const candidates = options.candidates ?? 50;
-  const lexical = await index.search({ terms, text: options.question, channelIds, limit: candidates, asOf });
+  const lexical = await timed('firstStage', index.search({ terms, text: options.question, channelIds, limit: candidates, asOf }));
   const vectors = await embedding;
   const model = (vectors && fusion?.model) ?? options.model ?? Reranker.defaultModel;
-  const neighbours = (await vectors?.nearest(channelIds, vectorNeighbours)) ?? [];
-  const searchFor = async (subjectTerms: typeof terms, text: string) => withNeighbours(await index.search({ terms: subjectTerms, text, channelIds, limit: candidates, asOf }), neighbours, candidates);
+  const neighbours = (await timed('firstStage', Promise.resolve(vectors?.nearest(channelIds, vectorNeighbours)))) ?? [];
+  const searchFor = async (subjectTerms: typeof terms, text: string) =>
+    withNeighbours(await timed('firstStage', index.search({ terms: subjectTerms, text, channelIds, limit: candidates, asOf })), neighbours, candidates);
   const hits = withNeighbours(lexical, neighbours, candidates);
   let candidateCount = hits.length;
-  let ranked = await rerank(store, { hits, question, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors });
+  let ranked = await timed('rerank', rerank(store, { hits, question, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors }));
   const relevant = (ranked[0]?.score ?? 0) >= scoreFloor ? ranked.filter((e) => e.score >= evidenceFloor) : [];
   const limit = limits[mode];
 
@@ -395,7 +409,7 @@ export async function retrieve(store: Store, index: LexicalIndex, options: Retri
         const q = Features.question(subjectTerms, subjectText, stats);
         const subjectHits = await searchFor(subjectTerms, subjectText);
         candidateCount += subjectHits.length;
-        perSubject.push(await rerank(store, { hits: subjectHits, question: q, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors }));
+        perSubject.push(await timed('rerank', rerank(store, { hits: subjectHits, question: q, anchors, experts: experts.stems, stats, channels, model, termModel: options.termModel, vectors })));
       }
       // Every subject run is part of this retrieval: the diagnostics see all of them, and the floor applies to all.
       const merged = new Map(ranked.map((e) => [e.chunkId, e]));
@@ -408,5 +422,6 @@ export async function retrieve(store: Store, index: LexicalIndex, options: Retri
   const contextDepth = mode === 'lookup' ? 'standard' : 'expanded';
   if (contextDepth === 'expanded') await expand(store, selected);
   const used = vectors && fusion && { fitted: fusion.fitted, weight: Fusion.weightOf(fusion.model) };
-  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question, vectors: used, experts: [...experts.profiles] };
+  const degraded: Retrieval['degraded'] = embedding && !vectors ? ['vectors'] : [];
+  return { mode, planned, contextDepth, ranked, selected, candidateCount, anchors, entities, subjects, termCount: terms.length, question, vectors: used, experts: [...experts.profiles], degraded, timings };
 }

@@ -1,4 +1,6 @@
 import type { Logger } from '../log/Logger.js';
+import type { Breaker } from '../health/Breaker.js';
+import type { Metrics } from '../health/Metrics.js';
 import type { Store } from '../store/Store.js';
 import * as VectorCodes from './VectorCodes.js';
 import type { Embedder } from './Embedder.js';
@@ -58,8 +60,11 @@ export function create(options: {
   oversample?: number;
   /** How long a question waits for its embedding before it is answered lexically. */
   questionTimeoutMs?: number | undefined;
+  /** Skips the embedder for a while after repeated failures: questions are answered lexically at once, not after the timeout. */
+  breaker?: Breaker | undefined;
+  metrics?: Metrics | undefined;
 }): VectorSearch {
-  const { store, embedder, logger } = options;
+  const { store, embedder, logger, breaker, metrics } = options;
   // A store from before the current layout is carried over once, before the first question reads it.
   const upgraded = store.vectors.upgrade().then(
     (carried) => {
@@ -124,6 +129,11 @@ export function create(options: {
         health.down('the vector index is not this embedder\'s (rebuilt or being rebuilt since start): answering lexically until it is', { configured: embedder.id, indexed: index?.embedderId });
         return undefined;
       }
+      if (breaker && !breaker.allow()) {
+        metrics?.dependencyFailure('embedder', 'skipped');
+        metrics?.fallback('embedder');
+        return undefined;
+      }
       let vector: Float32Array;
       const deadline = AbortSignal.timeout(questionTimeoutMs);
       try {
@@ -131,9 +141,13 @@ export function create(options: {
         if (vector.length !== index.dimensions) throw new Error(`the embedder returned ${vector.length} dimensions; the index has ${index.dimensions}: run reindex`);
       } catch (error) {
         const cause = deadline.aborted ? `no answer within ${questionTimeoutMs} ms (EMBEDDING_QUESTION_TIMEOUT_MS)` : (error as Error).message;
+        breaker?.failed();
+        metrics?.dependencyFailure('embedder', deadline.aborted ? 'timeout' : 'error');
+        metrics?.fallback('embedder');
         health.down('vector search unavailable: answering from the lexical index until the embedder answers again', { error: cause });
         return undefined;
       }
+      breaker?.succeeded();
       health.up();
       // A failing read of the vector tables costs the question its vectors, never its answer.
       const guarded = async <T>(read: () => Promise<T>, fallback: T): Promise<T> => {

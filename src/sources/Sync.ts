@@ -1,5 +1,6 @@
 import * as Chunker from '../ingest/Chunker.js';
 import type { Logger } from '../log/Logger.js';
+import type { Metrics } from '../health/Metrics.js';
 import type { Embedder } from '../retrieval/Embedder.js';
 import type { StoredChannel } from '../store/Channels.js';
 import { leaseExpired, processHost } from '../health/Leases.js';
@@ -35,6 +36,8 @@ export type SyncDependencies = {
   /** When an item's real text is tried again after it failed for a passing reason (see `Retry`). */
   retry?: Retry;
   now?: () => number;
+  /** Counts each sync, its items and errors, by channel kind. */
+  metrics?: Metrics | undefined;
 };
 
 /**
@@ -57,6 +60,7 @@ export const dependencies = (services: Services): SyncDependencies => ({
   chunkTargetTokens: services.config.chunkTargetTokens,
   embedder: services.vectors ? services.embedder : undefined,
   logger: services.logger,
+  metrics: services.metrics,
 });
 
 export type SyncReport = {
@@ -93,21 +97,36 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * a sync killed half-way leaves every item either old or new, and the next sync resumes: unchanged items are skipped
  * by version. Items gone from the source are removed. A failure is recorded on the channel and loses nothing.
  */
-export async function syncChannel(
-  deps: SyncDependencies,
-  channelId: string,
-  options: {
-    onProgress?: Progress;
-    /** An export file's listing, instead of the channel's source (an import). */
-    listing?: Listing;
-    /** Stops the sync after the item in progress (Ctrl-C): the channel is released, with the reason recorded. */
-    signal?: AbortSignal;
-    /** Syncs only if this still holds of the channel when it is claimed (a scheduler: still due). */
-    due?: (channel: StoredChannel) => boolean;
-  } = {},
-): Promise<SyncReport> {
-  const now = deps.now ?? Date.now;
+export async function syncChannel(deps: SyncDependencies, channelId: string, options: SyncOptions = {}): Promise<SyncReport> {
   const found = await deps.store.channels.get(channelId);
+  let report: SyncReport | undefined;
+  try {
+    report = await syncFound(deps, found, options);
+    return report;
+  } finally {
+    // A sync that threw (the database went away) counts as failed.
+    deps.metrics?.sync({
+      kind: found.kind,
+      result: report?.outcome ?? 'failed',
+      items: report ? report.created + report.updated + report.removed : 0,
+      errors: report ? report.failed + (report.outcome === 'failed' ? 1 : 0) : 1,
+    });
+  }
+}
+
+type SyncOptions = {
+  onProgress?: Progress;
+  /** An export file's listing, instead of the channel's source (an import). */
+  listing?: Listing;
+  /** Stops the sync after the item in progress (Ctrl-C): the channel is released, with the reason recorded. */
+  signal?: AbortSignal;
+  /** Syncs only if this still holds of the channel when it is claimed (a scheduler: still due). */
+  due?: (channel: StoredChannel) => boolean;
+};
+
+async function syncFound(deps: SyncDependencies, found: StoredChannel, options: SyncOptions): Promise<SyncReport> {
+  const channelId = found.id;
+  const now = deps.now ?? Date.now;
   if (found.status === 'paused') return emptyReport(channelId, 'skipped', 'paused');
   const connector = deps.connectors[found.kind];
   const isImport = options.listing !== undefined;

@@ -12,6 +12,7 @@ import * as Scheduler from '../../sources/Scheduler.js';
 import * as Sync from '../../sources/Sync.js';
 import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
+import * as MetricsRoute from '../../transport/http/MetricsRoute.js';
 import { type Command, UsageError, number, text, untilSignal } from '../Command.js';
 
 /**
@@ -26,7 +27,7 @@ export function withoutPassword(url: string): string {
 }
 
 /** What an operator needs first: where the data is, where to point clients, and how to get a key with a balance. */
-function banner(input: { url: string; host: string; databasePath: string | undefined; databaseUrl: string | undefined; database: string }): string[] {
+function banner(input: { url: string; host: string; databasePath: string | undefined; databaseUrl: string | undefined; database: string; metrics: string[] }): string[] {
   const { databasePath } = input;
   // Listening on every interface: show the address this machine itself can use.
   const everywhere = input.host === '0.0.0.0' || input.host === '::';
@@ -44,6 +45,7 @@ function banner(input: { url: string; host: string; databasePath: string | undef
     `  REST      ${url}/api/profiles  (OpenAPI ${url}/openapi.json)`,
     `  MCP       ${url}/mcp  (one profile: ${url}/<slug>/mcp; stdio: npx profile-edge mcp)`,
     `  agents    ${url}/SKILL.md`,
+    ...input.metrics.map((where) => `  metrics   ${where}`),
     `  API key with 1000 credits, in another terminal in the project directory:`,
     `            ${env}npx profile-edge keys create --account my-agent --create --credits 1000`,
   ];
@@ -106,8 +108,19 @@ export const serve: Command = {
       throw error;
     });
     services.logger.info('listening', { url, database: config.databasePath ?? services.store.describe(), environment: config.environment });
+    // Metrics on a port of their own, on loopback only: for a scraper beside the server.
+    const metricsServer = config.metrics.port === undefined
+      ? undefined
+      : await MetricsRoute.listen(services.metrics, config.metrics.port).catch((error: NodeJS.ErrnoException) => {
+          throw new UsageError(`cannot serve metrics on 127.0.0.1:${config.metrics.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set METRICS_PORT)' : error.message}`);
+        });
+    if (metricsServer) services.logger.info('metrics served', { url: metricsServer.url });
     const databaseUrl = config.database.engine === 'postgres' ? config.database.url : undefined;
-    for (const line of banner({ url, host, databasePath: config.databasePath, databaseUrl, database: services.store.describe() })) out.line(line);
+    const metrics = [
+      ...(config.metrics.token !== undefined ? [`${url}/metrics  (Authorization: Bearer $METRICS_TOKEN)`] : []),
+      ...(metricsServer ? [metricsServer.url] : []),
+    ];
+    for (const line of banner({ url, host, databasePath: config.databasePath, databaseUrl, database: services.store.describe(), metrics })) out.line(line);
     const scheduler = config.sync.schedule
       ? Scheduler.start(Sync.dependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
@@ -122,6 +135,7 @@ export const serve: Command = {
     const signal = await untilSignal();
     clearInterval(reconciling);
     await drain(services, server, signal);
+    if (metricsServer) await HttpServer.close(metricsServer.server);
     await scheduler?.stop();
   },
 };

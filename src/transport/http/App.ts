@@ -15,6 +15,9 @@ import * as Readiness from '../../health/Readiness.js';
 import * as McpHttp from './McpHttp.js';
 import * as OpenApi from './OpenApi.js';
 import * as RequestGuard from './RequestGuard.js';
+import * as RequestContext from '../../log/RequestContext.js';
+import * as RequestLog from '../../log/RequestLog.js';
+import * as MetricsRoute from './MetricsRoute.js';
 import { expressPath, routes } from './Rest.js';
 
 const notAllowed = (allow: string) => (_req: Request, res: Response) =>
@@ -38,6 +41,25 @@ function requestError(error: { type?: string; status?: number }): ServiceError |
         ? new ServiceError('invalid_request', 'the request could not be read')
         : undefined;
   }
+}
+
+/** How a path is reached, as the metrics and the log line label it. */
+function transportOf(path: string): RequestContext.Transport {
+  if (path === '/mcp' || /^\/[^/]+\/mcp$/.test(path)) return 'mcp_http';
+  if (path.startsWith('/api/')) return 'rest';
+  if (/^\/[^/]+\/i\//.test(path)) return 'page';
+  return 'http';
+}
+
+/** Methods a label may hold; anything else Node lets through counts as OTHER. */
+const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The route pattern a request matched (bounded, unlike its path), for labels. */
+function routeOf(req: Request): string {
+  const pattern = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof pattern === 'string') return pattern;
+  if (req.path.startsWith('/skill/')) return '/skill/*';
+  return 'unmatched';
 }
 
 /** Deepest JSON nesting accepted; deeper bodies are refused before anything walks them recursively. */
@@ -67,11 +89,23 @@ export function create(services: Services, options: { listenHost?: string } = {}
   app.use((req, res, next) => {
     // Every body is what its Content-Type says: a browser never sniffs JSON or Markdown into something that runs.
     res.set('X-Content-Type-Options', 'nosniff');
-    const started = performance.now();
-    res.on('finish', () => {
-      services.logger.info('request', { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) });
-    });
-    next();
+    // Every request has an id: the caller's, when it is of a sane shape, or a new one. It is in the response header,
+    // every error body, and every log line written while the request is served.
+    const context: RequestContext.RequestContext = { id: RequestContext.idFor(req.get('x-request-id')), transport: transportOf(req.path), started: performance.now() };
+    res.set('X-Request-Id', context.id);
+    // Counted and logged once, when the response is written out or the connection closes before it is.
+    let counted = false;
+    const done = () => {
+      if (counted) return;
+      counted = true;
+      context.route ??= routeOf(req);
+      const method = knownMethods.has(req.method) ? req.method : 'OTHER';
+      services.metrics.httpRequest({ transport: context.transport, method, route: context.route, status: res.statusCode, seconds: (performance.now() - context.started) / 1000 });
+      RequestLog.write(services.logger, context, { status: res.statusCode, method, questions: services.config.log.questions });
+    };
+    res.on('finish', done);
+    res.on('close', done);
+    RequestContext.run(context, next);
   });
 
   app.use(...RequestGuard.create(services.config.allowed, options.listenHost ?? services.config.host));
@@ -96,6 +130,10 @@ export function create(services: Services, options: { listenHost?: string } = {}
     const ready = await readiness.check();
     res.status(ready.ready ? 200 : 503).json(ready);
   }).all(notAllowed('GET'));
+
+  // Off unless METRICS_TOKEN is set: then for its bearer only. METRICS_PORT alone serves it elsewhere, on loopback.
+  const metricsToken = services.config.metrics.token;
+  if (metricsToken !== undefined) app.route('/metrics').get(MetricsRoute.handler(services.metrics, metricsToken)).all(notAllowed('GET'));
 
   const openapi = OpenApi.document();
   app.route('/openapi.json').get((_req, res) => res.json(openapi)).all(notAllowed('GET'));

@@ -6,6 +6,8 @@ import type { Presented } from '../../auth/Caller.js';
 import type { Services } from '../../Services.js';
 import type { Binding } from '../../../tools/Tools.js';
 import * as McpServer from './McpServer.js';
+import * as RequestContext from '../../log/RequestContext.js';
+import * as RequestLog from '../../log/RequestLog.js';
 
 /** The credentials this process acts with, named as the operator set them. */
 export function presentedBy(services: Services): Presented {
@@ -18,11 +20,21 @@ export function presentedBy(services: Services): Presented {
  * not once it was queued: a paid answer stands only when it went out, and a host that closed the pipe gets none.
  */
 class FlushingStdioTransport extends StdioServerTransport {
+  /** Writes the request's log line once its response is sent. */
+  onResponse: ((message: JSONRPCMessage) => void) | undefined;
+
   override send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       process.stdout.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
-    });
+    }).finally(() => this.onResponse?.(message));
   }
+}
+
+/** The HTTP-equivalent status of a JSON-RPC response, for its log line: the error's (in data), or 200. */
+function statusOf(message: JSONRPCMessage): number {
+  if (!('error' in message)) return 'result' in message && (message.result as { isError?: unknown }).isError === true ? Number((message.result as { structuredContent?: { status?: unknown } }).structuredContent?.status ?? 400) : 200;
+  const status = (message.error.data as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' ? status : 500;
 }
 
 /**
@@ -37,6 +49,23 @@ export async function serve(services: Services, binding: Binding): Promise<void>
     process.stdin.once('end', () => resolve());
   });
   await endpoint.connect(transport);
+  // Each request line is a request of its own: an id in every log line and error it causes, and a line of its own
+  // in the log once answered. Notifications (no id) are neither.
+  const onmessage = transport.onmessage;
+  const inFlight = new Map<string | number, RequestContext.RequestContext>();
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if (!('method' in message) || !('id' in message) || message.id === undefined) return onmessage?.(message);
+    const context: RequestContext.RequestContext = { id: RequestContext.idFor(undefined), transport: 'mcp_stdio', route: message.method, started: performance.now() };
+    inFlight.set(message.id, context);
+    RequestContext.run(context, () => onmessage?.(message));
+  };
+  transport.onResponse = (message) => {
+    if (!('id' in message) || message.id === null || message.id === undefined || !('result' in message || 'error' in message)) return;
+    const context = inFlight.get(message.id);
+    if (!context) return;
+    inFlight.delete(message.id);
+    RequestLog.write(services.logger, context, { status: statusOf(message), questions: services.config.log.questions });
+  };
   // A line that is not JSON, or not a JSON-RPC message, is answered (id null) instead of leaving the client waiting.
   const onerror = transport.onerror;
   transport.onerror = (error) => {
