@@ -7,6 +7,7 @@ import * as Services from '../Services.js';
 import { Unavailable } from '../store/Store.js';
 import { type Command, type CommandContext, UsageError } from './Command.js';
 import * as Accounts from './commands/Accounts.js';
+import * as BackupCommands from './commands/Backup.js';
 import * as Content from './commands/Content.js';
 import * as Eval from './commands/Eval.js';
 import * as Pay from './commands/Pay.js';
@@ -52,6 +53,8 @@ export const commands: Command[] = [
   Eval.evaluate,
   Eval.fit,
   StoreCommands.copy,
+  BackupCommands.backup,
+  BackupCommands.restore,
 ];
 
 function help(out: Output.Output): void {

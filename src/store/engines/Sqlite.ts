@@ -14,6 +14,15 @@ import { bindable, Conflict, type Param, type Sql } from '../Sql.js';
 export type SqliteEngine = Engine & {
   /** The connection itself, for the modules under `src/store` that need SQLite's own features (sqlite-vec). */
   readonly db: Database;
+  /**
+   * Copies the whole database to `file` with SQLite's online backup API while other processes keep writing: after a
+   * first step, the rest is copied in one step, under one read transaction (in WAL mode it blocks no writer), so the
+   * copy is the database as of one moment. The copy is one self-contained file (rollback journal, not WAL), checked
+   * with `PRAGMA integrity_check`: returns what that found ('ok' when whole).
+   */
+  backup(file: string): Promise<string[]>;
+  /** `PRAGMA integrity_check`: 'ok', or what is damaged. */
+  integrity(): string[];
 };
 
 /**
@@ -140,6 +149,17 @@ function over(db: Database, file: string): SqliteEngine {
     db,
     urgent: sql,
     describe: () => (file === ':memory:' || file === '' ? 'SQLite in memory' : `SQLite at ${file}`),
+    backup: async (to) => {
+      await db.backup(to, { progress: ({ totalPages }) => totalPages });
+      const copy = new BetterSqlite3(to, { fileMustExist: true });
+      try {
+        copy.pragma('journal_mode = DELETE');
+        return (copy.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check);
+      } finally {
+        copy.close();
+      }
+    },
+    integrity: () => (db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check),
     // One file, one process at a time: BEGIN IMMEDIATE in each migration already keeps two starters apart.
     migrating: (work) => work(sql),
     ping: async () => {

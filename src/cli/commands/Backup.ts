@@ -1,0 +1,85 @@
+import * as Backup from '../../store/Backup.js';
+import type { Target } from '../../store/Store.js';
+import { Unavailable } from '../../store/Store.js';
+import type { Config } from '../../config/Config.js';
+import { type Command, jsonOption, required } from '../Command.js';
+import type { Output } from '../Output.js';
+
+/** The configured store: DATABASE_URL, or the SQLite file. */
+const storeOf = (config: Config): Target => (config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
+
+/** What stopped a backup or a restore, as `--json` prints it, and as a line otherwise; exit 1 either way. */
+function failed(out: Output, json: boolean, error: unknown): number {
+  const refused = error instanceof Backup.Refused;
+  if (!refused && !(error instanceof Unavailable)) throw error;
+  const message = error instanceof Unavailable ? error.detail : error.message;
+  if (json) out.json({ error: refused ? 'refused' : 'service_unavailable', message });
+  else out.error(message);
+  return 1;
+}
+
+const held = (rows: Record<string, number>) =>
+  Object.entries(rows)
+    .map(([table, n]) => `${n} ${table}`)
+    .join(', ');
+
+export const backup: Command = {
+  name: 'backup',
+  summary:
+    'Back up the whole store to a new file while the server keeps serving (accounts and key hashes, balances, ledger, payments and credits, profiles, channels, content, indexes): SQLite with its online backup API, checked before it is kept; PostgreSQL with pg_dump in its custom format.',
+  usage: 'backup --to FILE [--json]',
+  options: { to: { type: 'string' }, ...jsonOption },
+  async run({ config, out }, { values }) {
+    const file = required(values, 'to');
+    try {
+      const result = await Backup.backup(storeOf(config), file);
+      if (values.json) out.json(result);
+      else {
+        const size = result.bytes >= 1_048_576 ? `${(result.bytes / 1_048_576).toFixed(1)} MiB` : `${Math.ceil(result.bytes / 1024)} KiB`;
+        out.line(`backed up to ${result.file} (${result.format === 'sqlite' ? 'SQLite' : 'pg_dump custom format'}, ${size}) in ${result.seconds.toFixed(1)} s`);
+        out.line(`  holds ${held(result.rows)}`);
+        out.line(`  restore into an empty store: profile-edge restore --from ${file}`);
+      }
+      return 0;
+    } catch (error) {
+      return failed(out, Boolean(values.json), error);
+    }
+  },
+};
+
+export const restore: Command = {
+  name: 'restore',
+  summary:
+    'Restore a backup into the configured store, which must be empty (a store that holds anything is refused, exit 1). A SQLite backup restores into SQLite or PostgreSQL, checked table by table; a pg_dump into PostgreSQL. A restore stopped part-way resumes when run again.',
+  usage: 'restore --from FILE [--json]',
+  options: { from: { type: 'string' }, ...jsonOption },
+  async run({ config, out }, { values }) {
+    const file = required(values, 'from');
+    let bar: ReturnType<Output['progress']> | undefined;
+    let phase: string | undefined;
+    try {
+      const result = await Backup.restore(file, storeOf(config), {
+        onProgress: values.json
+          ? undefined
+          : (progress) => {
+              if (progress.phase !== phase) {
+                bar?.stop();
+                phase = progress.phase;
+                bar = out.progress(progress.total, progress.phase === 'copy' ? 'restore' : 'check');
+              }
+              bar?.update(progress.done, progress.table);
+            },
+      });
+      bar?.stop();
+      if (values.json) out.json(result);
+      else {
+        out.line(`restored ${result.from} into ${result.to} in ${result.seconds.toFixed(1)} s${result.resumed ? ' (resumed)' : ''}`);
+        out.line(`  holds ${held(result.rows)}`);
+      }
+      return 0;
+    } catch (error) {
+      bar?.stop();
+      return failed(out, Boolean(values.json), error);
+    }
+  },
+};

@@ -1,0 +1,165 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as Copy from './Copy.js';
+import * as Engines from './Engine.js';
+import type { Target } from './Engine.js';
+import * as Sqlite from './engines/Sqlite.js';
+
+/**
+ * Backups of a whole store, taken while it serves, and restores into an empty one. SQLite: the online backup API
+ * copies the file as of one moment. PostgreSQL: `pg_dump` in its custom format. A SQLite backup restores into either
+ * engine (through the store copy, which checks every table); a dump restores into PostgreSQL with `pg_restore`.
+ */
+
+/** A backup or restore that cannot go ahead as asked; nothing was written. */
+export class Refused extends Error {
+  override name = 'Refused';
+}
+
+/** What a backup holds, counted in it: what an operator checks before relying on it. */
+export const counted = ['accounts', 'credentials', 'profiles', 'channels', 'items', 'chunks', 'ledger', 'payments', 'wallet_credits'] as const;
+
+export type BackupResult = {
+  file: string;
+  format: 'sqlite' | 'pg_dump';
+  bytes: number;
+  seconds: number;
+  /** Rows per table in the backup (SQLite; a dump is counted on the database as it was dumped). */
+  rows: Record<string, number>;
+};
+
+/** The kind of backup a file is, by its first bytes; undefined for anything else. */
+export function formatOf(file: string): 'sqlite' | 'pg_dump' | undefined {
+  const head = Buffer.alloc(16);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, head, 0, 16, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (head.toString('latin1') === 'SQLite format 3\0') return 'sqlite';
+  if (head.subarray(0, 5).toString('latin1') === 'PGDMP') return 'pg_dump';
+  return undefined;
+}
+
+async function rowsIn(target: Target): Promise<Record<string, number>> {
+  const { engine } = await Engines.connect(target, { readOnly: true });
+  try {
+    const rows: Record<string, number> = {};
+    for (const table of counted) rows[table] = Number((await engine.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`))?.n ?? 0);
+    return rows;
+  } finally {
+    await engine.close();
+  }
+}
+
+/** The written file is put in place only once whole: a failed backup leaves nothing at `file`. */
+function partialOf(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.partial`);
+}
+
+/** Makes a consistent copy of the store at `target` in `file`, which must not exist yet, while the store serves. */
+export async function backup(target: Target, file: string): Promise<BackupResult> {
+  const started = performance.now();
+  const to = path.resolve(file);
+  if (fs.existsSync(to)) throw new Refused(`${file} exists already: back up to a new file (a backup never overwrites one)`);
+  if (!fs.existsSync(path.dirname(to))) throw new Refused(`the directory of ${file} does not exist`);
+  const partial = partialOf(to);
+  fs.rmSync(partial, { force: true });
+  try {
+    if ('url' in target) {
+      const rows = await rowsIn(target);
+      await run('pg_dump', ['--format=custom', '--no-owner', `--file=${partial}`], target.url, `pg_dump -Fc --no-owner -f ${file} "$DATABASE_URL"`);
+      fs.renameSync(partial, to);
+      return { file: to, format: 'pg_dump', bytes: fs.statSync(to).size, seconds: (performance.now() - started) / 1000, rows };
+    }
+    if (target.path === ':memory:') throw new Refused('an in-memory store has nothing to back up');
+    if (!fs.existsSync(target.path)) throw new Refused(`there is no store at ${target.path}`);
+    const { engine } = Sqlite.open(target.path, { readOnly: true });
+    let integrity: string[];
+    try {
+      integrity = await engine.backup(partial);
+    } finally {
+      await engine.close();
+    }
+    // The copy is checked before it is called a backup.
+    const problems = integrity.filter((line) => line !== 'ok');
+    if (problems.length > 0) throw new Error(`the backup failed its integrity check: ${problems.slice(0, 3).join('; ')}`);
+    const rows = await rowsIn({ path: partial });
+    fs.renameSync(partial, to);
+    return { file: to, format: 'sqlite', bytes: fs.statSync(to).size, seconds: (performance.now() - started) / 1000, rows };
+  } finally {
+    fs.rmSync(partial, { force: true });
+  }
+}
+
+export type RestoreResult = { from: string; to: string; format: 'sqlite' | 'pg_dump'; seconds: number; rows: Record<string, number>; resumed: boolean };
+
+/**
+ * Restores the backup in `file` into the store at `target`, which must be empty (a new SQLite file, or a database with
+ * no tables, or one only migrated): a store holding anything is refused. A SQLite backup is checked (integrity) and
+ * copied table by table, counted and checksummed on both sides; a restore stopped part-way resumes when run again.
+ */
+export async function restore(file: string, target: Target, options: { onProgress?: (progress: Copy.Progress) => void } = {}): Promise<RestoreResult> {
+  const started = performance.now();
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new Refused(`there is no backup at ${file}`);
+  const format = formatOf(file);
+  if (format === undefined) throw new Refused(`${file} is neither a SQLite backup nor a pg_dump custom-format dump`);
+  if (format === 'pg_dump') {
+    if (!('url' in target)) throw new Refused(`${file} is a PostgreSQL dump: restore it into PostgreSQL (set DATABASE_URL to an empty database), then \`profile-edge store copy\` it to SQLite if you want it there`);
+    const { engine } = await Engines.connect(target);
+    try {
+      const tables = await engine.all<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()');
+      if (tables.length > 0) throw new Refused(`${engine.describe()} is not empty (${tables.length} tables): restore into a new, empty database`);
+    } finally {
+      await engine.close();
+    }
+    await run('pg_restore', ['--no-owner', '--exit-on-error', '--single-transaction', file], target.url, `pg_restore --no-owner --single-transaction -d "$DATABASE_URL" ${file}`);
+    // A dump from an earlier version is brought up to this one.
+    const opened = await Engines.open(target);
+    await opened.engine.close();
+    return { from: path.resolve(file), to: describe(target), format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: false };
+  }
+  const copy = Sqlite.open(file, { readOnly: true }).engine;
+  try {
+    const problems = copy.integrity().filter((line) => line !== 'ok');
+    if (problems.length > 0) throw new Refused(`${file} is damaged (integrity check: ${problems.slice(0, 3).join('; ')})`);
+  } finally {
+    await copy.close();
+  }
+  let result: Copy.Result;
+  try {
+    result = await Copy.copy({ from: { path: path.resolve(file) }, to: target, onProgress: options.onProgress });
+  } catch (error) {
+    if (error instanceof Copy.Refused) throw new Refused(error.message.replace('copy into an empty database', 'restore into an empty store'));
+    throw error;
+  }
+  if (!result.same) throw new Error(`the restored store differs from the backup in ${result.tables.filter((t) => !t.same).map((t) => t.table).join(', ')}: drop it and restore again`);
+  return { from: path.resolve(file), to: result.to, format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: result.resumed };
+}
+
+function describe(target: Target): string {
+  return 'path' in target ? `SQLite at ${target.path}` : 'PostgreSQL';
+}
+
+/**
+ * Runs a PostgreSQL client tool against `url`, its password (if any) passed in the environment rather than on the
+ * command line (where `ps` shows it). Refused, with the command to run by hand, when the tool is not installed.
+ */
+function run(tool: string, args: string[], url: string, byHand: string): Promise<void> {
+  const parsed = new URL(url);
+  const password = decodeURIComponent(parsed.password);
+  parsed.password = '';
+  const env = { ...process.env, ...(password !== '' && { PGPASSWORD: password }) };
+  return new Promise((resolve, reject) => {
+    const child = spawn(tool, [...args, `--dbname=${parsed.href}`], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-4000)));
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') reject(new Refused(`${tool} is not installed here: install the PostgreSQL client tools (Debian: apt-get install postgresql-client), or run by hand: ${byHand}`));
+      else reject(error);
+    });
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${tool} exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ')}`))));
+  });
+}
