@@ -21,6 +21,7 @@ import * as Pending from './health/Pending.js';
 import * as Reconciliation from './payments/Reconciliation.js';
 import * as Breaker from './health/Breaker.js';
 import * as Metrics from './health/Metrics.js';
+import * as Tally from './health/Tally.js';
 
 /** Everything a tool handler stands on, built once per process and handed down. */
 export type Services = {
@@ -43,6 +44,8 @@ export type Services = {
   logger: Logger;
   /** What this process counted, for `/metrics`. */
   metrics: Metrics.Metrics;
+  /** Queries per day, profile and outcome, added to the store every few seconds (`profile-edge stats`). */
+  tally: Tally.Tally;
   /** The outside parties' breakers: a failing embedder, model, facilitator or RPC is skipped for a while. */
   breakers: Breaker.Breakers;
   quoteLimiter: RateLimiter.RateLimiter;
@@ -108,6 +111,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   let termModel: { stamp: string | undefined; model: Promise<TermModel.TermModel | undefined> | undefined } = { stamp: undefined, model: undefined };
   const database = DatabaseWatch.create({ store, logger });
   const rails = Rails.fromConfig(config, store);
+  const tally = Tally.create({ store, logger });
   const leaseMs = config.instanceLeaseSeconds * 1000;
   const instance = Instance.create({ store, logger, leaseMs, afterRenew: () => Reconciliation.settleGone({ store, rails, logger, metrics }, { leaseMs }) });
   return {
@@ -121,6 +125,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     logger,
     metrics,
     breakers,
+    tally,
     async termModel() {
       // One small read a question: a rebuild or update by any process shows in the description it stored.
       const stamp = await store.termModel.info();
@@ -163,6 +168,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     createdStore: created,
     close: async () => {
       database.close();
+      await tally.stop().catch(() => undefined);
       await instance.stop();
       return store.close();
     },

@@ -243,7 +243,7 @@ export const profileQuery = define({
   async run(input, context) {
     const { services } = context;
     const started = performance.now();
-    const seen: Seen = { outcome: 'failed', confidence: 'none' };
+    const seen: Seen = { outcome: 'failed', confidence: 'none', pay: input.rail ?? '' };
     if (services.config.log.questions) RequestContext.note({ question: input.question });
     try {
       return await ask(input, context, seen);
@@ -252,6 +252,8 @@ export const profileQuery = define({
       throw thrown;
     } finally {
       RequestContext.note({ outcome: seen.outcome });
+      // An answer is counted for the operator's stats once its payment stood (see `ask`), with what it earned.
+      if (seen.outcome !== 'answered') services.tally.count({ profileId: context.profile?.id ?? '', outcome: seen.outcome, pay: seen.pay });
       services.metrics.query({
         transport: RequestContext.current()?.transport ?? 'direct',
         mode: input.mode ?? 'synthesized',
@@ -264,7 +266,7 @@ export const profileQuery = define({
 });
 
 /** What the metrics and the request's log line learn of a query as it runs. */
-type Seen = { outcome: QueryOutcome; confidence: string };
+type Seen = { outcome: QueryOutcome; confidence: string; /** The rail, or the balance paid from ('unlock', 'credits'). */ pay: string };
 
 /** How a query that threw ended: asked to pay, refused as asked (a 4xx), or failed. */
 function outcomeOf(thrown: unknown): QueryOutcome {
@@ -303,6 +305,7 @@ async function ask(input: QueryRequest, { services, caller, binding, profile, pa
   const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
   crashPoint(config, 'after_hold');
   const rail = hold.charge === 'onchain' ? (input.rail ?? 'none') : 'none';
+  seen.pay = hold.charge === 'onchain' ? rail : hold.charge;
   RequestContext.note({ charge: hold.charge, rail });
   const release = async (reason: string): Promise<void> => {
     // A failed release is logged, never hides the cause.
@@ -353,11 +356,10 @@ async function ask(input: QueryRequest, { services, caller, binding, profile, pa
         await creditCreators(tx, queryId, used);
         await hold.capture(tx);
       });
-      services.metrics.charge(
-        hold.charge === 'onchain'
-          ? { kind: hold.charge, rail, usd: config.pricing.amountUsdMillicents / Pricing.millicentsPerUsd }
-          : { kind: hold.charge, rail, units: hold.charge === 'unlock' ? { unit: 'unlocks', amount: config.pricing.costUnlocks } : { unit: 'credits', amount: config.pricing.costCredits } },
-      );
+      const usd = hold.charge === 'onchain' ? config.pricing.amountUsdMillicents / Pricing.millicentsPerUsd : undefined;
+      const units = hold.charge === 'unlock' ? { unit: 'unlocks' as const, amount: config.pricing.costUnlocks } : hold.charge === 'credits' ? { unit: 'credits' as const, amount: config.pricing.costCredits } : undefined;
+      services.metrics.charge({ kind: hold.charge, rail, usd, units });
+      services.tally.count({ profileId: profile?.id ?? '', outcome: 'answered', pay: seen.pay, usdMicros: usd === undefined ? 0 : Math.round(usd * 1_000_000), units: units?.amount ?? 0 });
     } catch (error) {
       services.logger.error('an answer was delivered but its payment could not be captured', { queryId, error });
     }

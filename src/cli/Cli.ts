@@ -8,6 +8,7 @@ import { Unavailable } from '../store/Store.js';
 import { type Command, type CommandContext, UsageError } from './Command.js';
 import * as Accounts from './commands/Accounts.js';
 import * as BackupCommands from './commands/Backup.js';
+import * as Stats from './commands/Stats.js';
 import * as Content from './commands/Content.js';
 import * as Eval from './commands/Eval.js';
 import * as Pay from './commands/Pay.js';
@@ -46,6 +47,7 @@ export const commands: Command[] = [
   ...Accounts.tokenCommands,
   Accounts.creditsGrant,
   Accounts.ledger,
+  Stats.stats,
   Pay.payments,
   Pay.ask,
   Pay.sandbox,

@@ -40,6 +40,7 @@ export const tables: readonly Table[] = [
   { name: 'search_docs', key: ['rowid'] },
   { name: 'term_model_terms', key: ['term'] },
   { name: 'chunk_embeddings', key: ['rowid'] },
+  { name: 'query_days', key: ['day', 'profile_id', 'outcome', 'pay'] },
 ];
 
 /** Named values (secrets, markers, versions): replaced as a whole at the end, since migrations write some of them. */

@@ -235,3 +235,12 @@ export async function recent(sql: Sql, options: { wallet?: string; limit: number
     [wallet, wallet, options.limit],
   );
 }
+
+/** Credits granted to wallets since `since` (ms): money that moved with no answer, owed back as a later answer. */
+export async function creditsGranted(sql: Sql, since: number): Promise<{ rail: Rail; amountMillicents: number; createdAt: number }[]> {
+  const rows = await sql.all<{ rail: Rail; amountMillicents: number | string; createdAt: number | string }>(
+    'SELECT rail, amount_millicents AS amountMillicents, created_at AS createdAt FROM wallet_credits WHERE created_at >= ? ORDER BY created_at',
+    [since],
+  );
+  return rows.map((r) => ({ rail: r.rail, amountMillicents: Number(r.amountMillicents), createdAt: Number(r.createdAt) }));
+}

@@ -15,6 +15,7 @@ import * as Ledger from './Ledger.js';
 import * as Instances from './Instances.js';
 import * as Items from './Items.js';
 import * as JobLeases from './JobLeases.js';
+import * as QueryDays from './QueryDays.js';
 import * as Meta from './Meta.js';
 import * as Payments from './Payments.js';
 import * as Profiles from './Profiles.js';
@@ -49,6 +50,7 @@ export type Store = {
   instances: Bound<typeof Instances>;
   items: Bound<typeof Items>;
   jobs: Bound<typeof JobLeases>;
+  queryDays: Bound<typeof QueryDays>;
   ledger: Bound<typeof Ledger>;
   meta: Bound<typeof Meta>;
   payments: Bound<typeof Payments>;
@@ -110,6 +112,7 @@ function over(sql: Sql, urgent: Sql = sql): Store {
     instances: bind(Instances, urgent),
     items: bind(Items, sql),
     jobs: bind(JobLeases, urgent),
+    queryDays: bind(QueryDays, sql),
     ledger: bind(Ledger, sql),
     meta: bind(Meta, sql),
     payments: bind(Payments, sql),

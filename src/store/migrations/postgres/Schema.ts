@@ -353,3 +353,16 @@ CREATE TABLE job_leases (
   heartbeat_at BIGINT NOT NULL
 );
 `;
+
+export const queryDays = `
+CREATE TABLE query_days (
+  day TEXT NOT NULL,
+  profile_id TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  pay TEXT NOT NULL,
+  queries BIGINT NOT NULL,
+  usd_micros BIGINT NOT NULL,
+  units BIGINT NOT NULL,
+  PRIMARY KEY (day, profile_id, outcome, pay)
+);
+`;
