@@ -708,6 +708,49 @@ describe('profile-edge reindex and vector retrieval', () => {
     }
   });
 
+  test('behavior: an embedding endpoint that stops answering is skipped after repeated timeouts (answers are lexical without waiting for it, and say so), and used again once it recovers, without a restart', async () => {
+    const services = await Services.create(Config.load({ ...env, EMBEDDING_QUESTION_TIMEOUT_MS: '300', BREAKER_FAILURES: '2', BREAKER_COOL_SECONDS: '1' }));
+    const timed = async (question: string) => {
+      const started = performance.now();
+      const answer = (await ask(services, question)) as Awaited<ReturnType<typeof ask>> & { retrieval: { diagnostics: { degraded?: string[]; confidenceReasons: string[] } } };
+      return { answer, ms: performance.now() - started };
+    };
+    try {
+      expect((await timed('How cold should the fridge be?')).answer.retrieval.diagnostics.degraded).toBeUndefined();
+      server.delayMs = 5_000;
+      // Two questions wait out the timeout; then the breaker opens and no question waits for the endpoint.
+      for (let i = 0; i < 2; i++) {
+        const { answer, ms } = await timed('How cold should the fridge be?');
+        expect(ms).toBeGreaterThanOrEqual(290);
+        expect(answer.retrieval.diagnostics.degraded).toEqual(['vectors']);
+      }
+      expect(services.breakers.embedder.state()).toBe('open');
+      const arrived = server.arrived;
+      for (let i = 0; i < 5; i++) {
+        const { answer } = await timed('How cold should the fridge be?');
+        expect(answer.retrieval.diagnostics.degraded).toEqual(['vectors']);
+        expect(answer.retrieval.diagnostics.confidenceReasons.join(' ')).toContain('Ranked by words alone');
+      }
+      const metrics = (await services.metrics.render()).body;
+      expect(metrics).toMatch(/profile_edge_dependency_failures_total\{dependency="embedder",kind="timeout"\} 2/);
+      expect(metrics).toMatch(/profile_edge_dependency_failures_total\{dependency="embedder",kind="skipped"\} 5/);
+      expect(metrics).toMatch(/profile_edge_breaker_state\{dependency="embedder"\} 1/);
+      // Skipped: not one of those questions reached the endpoint (none waited for it).
+      expect(server.arrived).toBe(arrived);
+      server.delayMs = 0;
+      // The endpoint is back; after the cooling period the next question probes it, and vectors count again.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const back = await timed('How cold should the fridge be?');
+      expect(back.answer.retrieval.diagnostics.degraded).toBeUndefined();
+      expect(back.answer.chunks[0]!.text).toContain('refrigerator');
+      expect(server.arrived).toBe(arrived + 1);
+      expect(services.breakers.embedder.state()).toBe('closed');
+    } finally {
+      server.delayMs = 0;
+      await services.close();
+    }
+  });
+
   test('behavior: vectors do not lift unrelated text over the floor', async () => {
     const services = await Services.create(Config.load(env));
     try {

@@ -22,19 +22,26 @@ export function embed(text: string): number[] {
  * A local stand-in for an OpenAI-compatible embeddings API (`POST /v1/embeddings`), listening on 127.0.0.1, embedding
  * with `embed` above unless given another function. `failWith` makes it answer errors; `requests` records what it was sent.
  */
+const delay = (ms: number) => (ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
+
 export async function start(options: { embed?: (text: string) => number[] } = {}): Promise<{
   url: string;
   requests: { body: { model: string; input: string[] }; authorization: string | undefined }[];
   failWith: number | undefined;
   /** Answer this many requests, then fail with 500. */
   failAfter: number | undefined;
+  /** Answer each request only after this long (a slow endpoint). */
+  delayMs: number;
+  /** Requests received, answered or not yet. */
+  readonly arrived: number;
   close(): Promise<void>;
 }> {
-  const state = { failAfter: undefined as number | undefined, failWith: undefined as number | undefined, requests: [] as { body: { model: string; input: string[] }; authorization: string | undefined }[] };
+  const state = { arrived: 0, delayMs: 0, failAfter: undefined as number | undefined, failWith: undefined as number | undefined, requests: [] as { body: { model: string; input: string[] }; authorization: string | undefined }[] };
   const server = http.createServer((req, res) => {
+    state.arrived += 1;
     let raw = '';
     req.on('data', (c) => (raw += c));
-    req.on('end', () => {
+    req.on('end', () => void delay(state.delayMs).then(() => {
       if (req.method !== 'POST' || req.url !== '/v1/embeddings') return void res.writeHead(404).end();
       if (state.failAfter !== undefined && state.requests.length >= state.failAfter) return void res.writeHead(500).end('{}');
       if (state.failWith) return void res.writeHead(state.failWith, { 'content-type': 'application/json' }).end('{"error":{"message":"overloaded"}}');
@@ -43,7 +50,7 @@ export async function start(options: { embed?: (text: string) => number[] } = {}
       // Answered out of order on purpose: clients must sort by index.
       const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: (options.embed ?? embed)(text) })).reverse();
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
-    });
+    }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -63,6 +70,15 @@ export async function start(options: { embed?: (text: string) => number[] } = {}
     },
     set failAfter(v) {
       state.failAfter = v;
+    },
+    get arrived() {
+      return state.arrived;
+    },
+    get delayMs() {
+      return state.delayMs;
+    },
+    set delayMs(v) {
+      state.delayMs = v;
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

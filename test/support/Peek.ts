@@ -58,9 +58,10 @@ const tableList = {
 /**
  * Left out of a snapshot: derived indexes (full text, vectors, the term model) follow the tables they are built from;
  * the quote limit's buckets count every request, refused ones too (that is what a limit is for); instances' leases
- * and credentials being redeemed are the running processes' bookkeeping, not data a request changes.
+ * and credentials being redeemed are the running processes' bookkeeping, not data a request changes; the operator's
+ * query counts count every query, refused ones too (as the metrics do).
  */
-const derived = ['chunk_fts', 'chunk_vectors', 'term_model', 'rate_buckets', 'instances', 'credential_claims', 'job_leases'];
+const derived = ['chunk_fts', 'chunk_vectors', 'term_model', 'rate_buckets', 'instances', 'credential_claims', 'job_leases', 'query_days'];
 
 function requirePath(place: Place): string {
   if (place.DATABASE_PATH === undefined) throw new Error('a peek needs DATABASE_PATH or DATABASE_URL');
