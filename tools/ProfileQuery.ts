@@ -16,12 +16,13 @@ import * as PrivateLinks from '../src/pages/PrivateLinks.js';
 import type { OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
 import { type Store, Unavailable } from '../src/store/Store.js';
-import { ServiceError, toServiceError } from '../src/errors/ServiceError.js';
+import { ServiceError } from '../src/errors/ServiceError.js';
 import type { QueryOutcome } from '../src/health/Metrics.js';
 import * as RequestContext from '../src/log/RequestContext.js';
 import * as Pricing from '../src/payments/Pricing.js';
 import * as Ids from '../src/store/Ids.js';
 import { type Binding, type ToolContext, define } from './Tool.js';
+import { outcomeOf } from './Outcome.js';
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 const rank = { low: 0, medium: 1, high: 2 } as const;
@@ -239,6 +240,14 @@ export const profileQuery = define({
     paymentProof: 'invalid_payment_proof',
     quoteNonce: 'invalid_payment_proof',
   },
+  /** Counted as a query refused: a bad credential, an unknown profile, invalid input. */
+  refused(error, { services, binding, args, profileId }) {
+    const mode = (args as { mode?: unknown } | null | undefined)?.mode === 'raw' ? 'raw' : 'synthesized';
+    const outcome = outcomeOf(error);
+    services.metrics.query({ transport: RequestContext.current()?.transport ?? 'direct', mode, outcome, confidence: 'none', seconds: 0 });
+    // A profile that does not exist (or may not be read) has no row to count under; the global endpoint's is ''.
+    if (binding.kind === 'global' || profileId !== undefined) services.tally.count({ profileId: profileId ?? '', outcome, pay: '' });
+  },
   /** Runs the question (see `ask`), and counts how it ended. */
   async run(input, context) {
     const { services } = context;
@@ -267,14 +276,6 @@ export const profileQuery = define({
 
 /** What the metrics and the request's log line learn of a query as it runs. */
 type Seen = { outcome: QueryOutcome; confidence: string; /** The rail, or the balance paid from ('unlock', 'credits'). */ pay: string };
-
-/** How a query that threw ended: asked to pay, refused as asked (a 4xx), or failed. */
-function outcomeOf(thrown: unknown): QueryOutcome {
-  const error = toServiceError(thrown);
-  if (error.code === 'payment_required') return 'challenged';
-  if (error.code === 'no_relevant_content') return 'unanswered';
-  return error.status < 500 ? 'refused' : 'failed';
-}
 
 /**
  * A paid question as a row of phases: who pays, scope, preflight retrieval, the payment hold, the answer, the

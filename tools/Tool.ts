@@ -52,6 +52,11 @@ export type Tool = {
   /** Error codes for invalid input, by top-level field (default `invalid_request`); a function can look at the issue. */
   fieldErrors?: Partial<Record<string, ErrorCode | ((issue: ZodIssue) => ErrorCode)>>;
   run(input: never, context: ToolContext): unknown;
+  /**
+   * Told of a call refused before `run` (a bad credential, an unknown profile, invalid input), to count it as `run`
+   * counts the calls it answers or refuses itself.
+   */
+  refused?(error: unknown, context: { services: Services; binding: Binding; args: unknown; profileId: string | undefined }): void;
 };
 
 /** Declares a tool with its input type inferred from its schema. */

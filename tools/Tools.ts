@@ -5,6 +5,7 @@ import * as Access from '../src/auth/Access.js';
 import * as Caller from '../src/auth/Caller.js';
 import type { McpManifest, ToolName } from '../src/contract/Mcp.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
+import { outcomeOf } from './Outcome.js';
 import * as RequestContext from '../src/log/RequestContext.js';
 import type { Services } from '../src/Services.js';
 import { profileListChannels } from './ProfileListChannels.js';
@@ -13,6 +14,7 @@ import { profileQuote } from './ProfileQuote.js';
 import type { Binding, Connection, PaymentChannel, Tool } from './Tool.js';
 
 export type { Binding, Connection, PaymentChannel, Tool, ToolContext } from './Tool.js';
+export { outcomeOf } from './Outcome.js';
 
 /** The tools this server offers, in the order they are listed. Only working tools are here. */
 export const all: readonly Tool[] = [profileListChannels, profileQuote, profileQuery];
@@ -100,13 +102,23 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   const tool = find(invocation.name);
   if (!tool) throw unknownTool(invocation.name);
   RequestContext.note({ tool: tool.name });
-  const { caller, problem } = await Caller.inspect(services.store, invocation.presented);
-  if (problem) {
-    if (invocation.badCredentials !== 'note' || !tool.free) throw problem;
-    invocation.onNote?.(problem);
+  let profile: Awaited<ReturnType<typeof Access.readableProfile>> | undefined;
+  let input: unknown;
+  let caller: Caller.Caller;
+  try {
+    const inspected = await Caller.inspect(services.store, invocation.presented);
+    caller = inspected.caller;
+    if (inspected.problem) {
+      if (invocation.badCredentials !== 'note' || !tool.free) throw inspected.problem;
+      invocation.onNote?.(inspected.problem);
+    }
+    profile = binding.kind === 'profile' ? await Access.readableProfile(services.store, binding.slug, caller) : undefined;
+    input = parseInput(tool, binding, invocation.args);
+  } catch (error) {
+    RequestContext.note({ outcome: outcomeOf(error) });
+    tool.refused?.(error, { services, binding, args: invocation.args, profileId: profile?.id });
+    throw error;
   }
-  const profile = binding.kind === 'profile' ? await Access.readableProfile(services.store, binding.slug, caller) : undefined;
-  const input = parseInput(tool, binding, invocation.args);
   const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined) };
   const connection: Connection = { gone: invocation.connection?.gone ?? (() => false), delivered: invocation.connection?.delivered ?? (() => Promise.resolve(true)) };
   return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment, connection });
