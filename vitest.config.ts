@@ -47,6 +47,7 @@ const endToEnd = [
   'test/term-model.test.ts',
   'test/several-instances.test.ts',
   'test/several-instances-payments.test.ts',
+  'test/backup.test.ts',
 ];
 const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };
 

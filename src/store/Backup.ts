@@ -5,6 +5,7 @@ import * as Copy from './Copy.js';
 import * as Engines from './Engine.js';
 import type { Target } from './Engine.js';
 import * as Sqlite from './engines/Sqlite.js';
+import type { Sql } from './Sql.js';
 
 /**
  * Backups of a whole store, taken while it serves, and restores into an empty one. SQLite: the online backup API
@@ -46,12 +47,16 @@ export function formatOf(file: string): 'sqlite' | 'pg_dump' | undefined {
 async function rowsIn(target: Target): Promise<Record<string, number>> {
   const { engine } = await Engines.connect(target, { readOnly: true });
   try {
-    const rows: Record<string, number> = {};
-    for (const table of counted) rows[table] = Number((await engine.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`))?.n ?? 0);
-    return rows;
+    return await counts(engine);
   } finally {
     await engine.close();
   }
+}
+
+async function counts(sql: Sql): Promise<Record<string, number>> {
+  const rows: Record<string, number> = {};
+  for (const table of counted) rows[table] = Number((await sql.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`))?.n ?? 0);
+  return rows;
 }
 
 /** The written file is put in place only once whole: a failed backup leaves nothing at `file`. */
@@ -69,8 +74,20 @@ export async function backup(target: Target, file: string): Promise<BackupResult
   fs.rmSync(partial, { force: true });
   try {
     if ('url' in target) {
-      const rows = await rowsIn(target);
-      await run('pg_dump', ['--format=custom', '--no-owner', `--file=${partial}`], target.url, `pg_dump -Fc --no-owner -f ${file} "$DATABASE_URL"`);
+      // The rows are counted in the snapshot pg_dump dumps: the transaction exports it and stays open until the dump ends.
+      const { engine } = await Engines.connect(target, { readOnly: true });
+      let rows: Record<string, number>;
+      try {
+        rows = await engine.transaction(async (tx) => {
+          await tx.run('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+          const snapshot = (await tx.get<{ id: string }>('SELECT pg_export_snapshot() AS id'))!.id;
+          const counted = await counts(tx);
+          await run('pg_dump', ['--format=custom', '--no-owner', `--snapshot=${snapshot}`, `--file=${partial}`], target.url, `pg_dump -Fc --no-owner -f ${file} "$DATABASE_URL"`);
+          return counted;
+        });
+      } finally {
+        await engine.close();
+      }
       fs.renameSync(partial, to);
       return { file: to, format: 'pg_dump', bytes: fs.statSync(to).size, seconds: (performance.now() - started) / 1000, rows };
     }

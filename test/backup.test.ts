@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as Sqlite from '../src/store/engines/Sqlite.js';
+import * as Engines from './support/Engines.js';
+import * as Environment from './support/Environment.js';
+import * as Peek from './support/Peek.js';
+import { cli } from './support/Transports.js';
+
+/** Runs the CLI as its own process (as an operator would, beside the server), with the store's environment. */
+function run(env: Record<string, string>, ...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cli.command, [...cli.args, ...argv], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Every account's balances are the sum of its ledger entries, and none is below zero: the accounts that are not. */
+const drift = (peek: Peek.Peek) =>
+  peek.all(
+    `SELECT a.name FROM accounts a LEFT JOIN (SELECT account_id, sum(credits_delta) AS credits, sum(unlocks_delta) AS unlocks FROM ledger GROUP BY account_id) l ON l.account_id = a.id
+     WHERE a.credit_balance <> coalesce(l.credits, 0) OR a.unlock_balance <> coalesce(l.unlocks, 0) OR a.credit_balance < 0 OR a.unlock_balance < 0`,
+  );
+
+describe(`backup and restore (${Engines.current})`, () => {
+  let environment: Environment.Environment;
+  let http: Awaited<ReturnType<typeof Environment.serve>>;
+  let directory: string;
+
+  beforeAll(async () => {
+    environment = await Environment.create();
+    http = await Environment.serve(environment);
+    directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-backup-'));
+  });
+  afterAll(async () => {
+    await http?.close();
+    await environment?.close();
+    fs.rmSync(directory, { recursive: true, force: true });
+  });
+
+  test('behavior: a backup taken during 200 concurrent paid queries restores to a store whose ledger balances (and passes the integrity check)', async () => {
+    const { keys } = environment;
+    const payers = [keys.callerKey, keys.partnerKey, keys.owenKey, keys.sunnivaKey];
+    const questions = ['How warm should a sourdough starter be?', 'What makes a good OKR retrospective?', 'How long should dough rest?'];
+    const ask = (i: number) =>
+      fetch(`${http.url}/api/ask/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'service-api-key': payers[i % payers.length]! },
+        body: JSON.stringify({ question: questions[i % questions.length], paymentMode: i % 2 === 0 ? 'credits' : 'unlocks', mode: i % 3 === 0 ? 'raw' : 'synthesized' }),
+      }).then((res) => res.status);
+    const file = path.join(directory, 'during-load.backup');
+    // 200 callers ask at once, and each asks again until the backup, started in a process of its own while they are
+    // being answered, is done: it is taken under load from start to end.
+    let backingUp = true;
+    const statuses: number[] = [];
+    const callers = Array.from({ length: 200 }, async (_, i) => {
+      do statuses.push(await ask(i));
+      while (backingUp);
+    });
+    const backedUp = await run(environment.env, 'backup', '--to', file, '--json');
+    backingUp = false;
+    await Promise.all(callers);
+    expect(statuses.length).toBeGreaterThan(200);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(backedUp.code, backedUp.stderr).toBe(0);
+    const result = JSON.parse(backedUp.stdout);
+    expect(result).toMatchObject({ format: Engines.current === 'sqlite' ? 'sqlite' : 'pg_dump', rows: { accounts: expect.any(Number), ledger: expect.any(Number) } });
+    expect(result.rows.ledger).toBeGreaterThan(0);
+    // Taken while queries were charged: the store went on after it.
+    await environment.services.pending.idle();
+    expect(Number(await environment.peek.value('SELECT count(*) FROM ledger'))).toBeGreaterThan(result.rows.ledger);
+    if (Engines.current === 'sqlite') {
+      // One self-contained file, whole.
+      expect(fs.existsSync(`${file}-wal`)).toBe(false);
+      const copy = Sqlite.open(file, { readOnly: true }).engine;
+      expect(copy.integrity()).toEqual(['ok']);
+      await copy.close();
+    }
+
+    const place = await Engines.fresh(Engines.current, 'restored');
+    try {
+      const restored = await run(place.env, 'restore', '--from', file, '--json');
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(JSON.parse(restored.stdout).rows).toEqual(result.rows);
+      const peek = await Peek.open(place.env);
+      try {
+        expect(await drift(peek)).toEqual([]);
+        if (peek.engine === 'sqlite') expect(await peek.column('PRAGMA integrity_check')).toEqual(['ok']);
+        // The restored store is one whole moment: a query's answer or reversal never stands without its charge.
+        expect(await peek.all("SELECT r.query_id FROM ledger r WHERE r.kind IN ('query_answered', 'query_reversal') AND NOT EXISTS (SELECT 1 FROM ledger c WHERE c.query_id = r.query_id AND c.kind = 'query_charge')")).toEqual([]);
+        expect(Number(await peek.value('SELECT count(*) FROM ledger'))).toBe(result.rows.ledger);
+      } finally {
+        await peek.close();
+      }
+      // The live store balances too, once every answer's payment landed.
+      await environment.services.pending.idle();
+      expect(await drift(environment.peek)).toEqual([]);
+    } finally {
+      await place.drop();
+    }
+  }, 120_000);
+
+  test('error: a restore into a store that holds anything is refused with exit 1 and a message, and changes nothing', async () => {
+    const file = path.join(directory, 'for-refusal.backup');
+    expect((await run(environment.env, 'backup', '--to', file)).code).toBe(0);
+    const before = await environment.peek.snapshot();
+    const refused = await run(environment.env, 'restore', '--from', file);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/error: .*(already holds data|is not empty).*(restore into an empty store|restore into a new, empty database)/);
+    expect(await environment.peek.snapshot()).toEqual(before);
+    const json = await run(environment.env, 'restore', '--from', file, '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: 'refused', message: expect.any(String) });
+  }, 60_000);
+
+  test('error: a backup never overwrites a file, and a file that is no backup is refused', async () => {
+    const existing = path.join(directory, 'existing.backup');
+    fs.writeFileSync(existing, 'keep me');
+    const again = await run(environment.env, 'backup', '--to', existing);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('exists already: back up to a new file');
+    expect(fs.readFileSync(existing, 'utf8')).toBe('keep me');
+    const place = await Engines.fresh(Engines.current, 'not-a-backup');
+    try {
+      const refused = await run(place.env, 'restore', '--from', existing);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('is neither a SQLite backup nor a pg_dump custom-format dump');
+      const missing = await run(place.env, 'restore', '--from', path.join(directory, 'nothing-here'));
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('there is no backup at');
+    } finally {
+      await place.drop();
+    }
+  }, 60_000);
+
+  test.skipIf(Engines.current !== 'postgres')('error: on PostgreSQL without pg_dump installed, backup says how to take one by hand', async () => {
+    const file = path.join(directory, 'no-pg-dump.backup');
+    const refused = await run({ ...environment.env, PATH: path.dirname(process.execPath) }, 'backup', '--to', file);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('pg_dump is not installed here');
+    expect(refused.stderr).toContain(`pg_dump -Fc --no-owner -f ${file} "$DATABASE_URL"`);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+});
