@@ -141,7 +141,8 @@ describe(`backup and restore (${Engines.current})`, () => {
 
   test.skipIf(Engines.current !== 'postgres')('error: on PostgreSQL without pg_dump installed, backup says how to take one by hand', async () => {
     const file = path.join(directory, 'no-pg-dump.backup');
-    const refused = await run({ ...environment.env, PATH: path.dirname(process.execPath) }, 'backup', '--to', file);
+    // A PATH with nothing on it: no client tools.
+    const refused = await run({ ...environment.env, PATH: fs.mkdtempSync(path.join(directory, 'empty-path-')) }, 'backup', '--to', file);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('pg_dump is not installed here');
     expect(refused.stderr).toContain(`pg_dump -Fc --no-owner -f ${file} "$DATABASE_URL"`);
