@@ -8,6 +8,8 @@ export const ErrorBody = z
     message: z.string().optional(),
     resetAt: z.string().datetime().optional(),
     supportedRails: z.array(SupportedRail).optional(),
+    /** The id of the request this answers (its X-Request-Id): what to quote when reporting it. */
+    requestId: z.string().optional(),
   })
   .passthrough();
 export type ErrorBody = z.infer<typeof ErrorBody>;
