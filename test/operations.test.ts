@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Breaker from '../src/health/Breaker.js';
@@ -296,6 +297,33 @@ describe('metrics, request ids and logs of a served store', () => {
       await client.close();
     }
   });
+
+  test('behavior: over stdio, each request gets an id: in the error data and in its log line on stderr', async () => {
+    const client = new Client({ name: 'ops-stdio', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: cli.command,
+      args: [...cli.args, 'mcp'],
+      env: { PATH: process.env.PATH ?? '', ...environment.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+      cwd: environment.directory,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await client.connect(transport);
+    try {
+      const error = (await client.callTool({ name: 'profile_query', arguments: { question, rail: 'tempo' } }).catch((e: unknown) => e)) as { data: { requestId: string } };
+      expect(error).toMatchObject({ code: -32042, data: { requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
+      for (let i = 0; i < 50 && !stderr.includes(error.data.requestId); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      const line = stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l))
+        .find((l) => l.requestId === error.data.requestId && l.message === 'request');
+      expect(line).toMatchObject({ transport: 'mcp_stdio', route: 'tools/call', status: 402, tool: 'profile_query', outcome: 'challenged' });
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 
   test('behavior: after 1,000 fuzzed requests every label value comes from a bounded set, and no secret or wallet appears in the metrics or the log', async () => {
     let seed = 7;
