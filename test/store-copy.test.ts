@@ -64,6 +64,10 @@ async function build(engine: EngineName): Promise<Source> {
     await store.payments.advance(paymentId, ['verified'], 'settled', { txHash: '0xfeed' });
     await store.payments.grantCredit((await store.payments.get(paymentId))!, 'answer failed');
     await store.payments.bindCredential({ spendKey: 'spend-bound', rail: 'x402_base', challengeId: 'challenge-1' });
+    await store.queryDays.add([
+      { day: '2026-11-01', profileId: profile.id, outcome: 'answered', pay: 'tempo', queries: 2, usdMicros: 100_000, units: 0 },
+      { day: '2026-11-01', profileId: '', outcome: 'refused', pay: '', queries: 1, usdMicros: 0, units: 0 },
+    ]);
     const channelId = (await store.channels.byProfile(profile.id))[0]!.id;
     const hold = (await store.channels.claimSync(channelId, { now: 1_000, expired: () => false }))!;
     await store.channels.finishSync(channelId, hold.holder, { now: 2_000, listed: ['a', 'b'] });

@@ -51,6 +51,9 @@ function transportOf(path: string): RequestContext.Transport {
   return 'http';
 }
 
+/** The status a request whose client left before its response was written out is counted with (nginx's). */
+const clientClosed = 499;
+
 /** Methods a label may hold; anything else Node lets through counts as OTHER. */
 const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -100,8 +103,10 @@ export function create(services: Services, options: { listenHost?: string } = {}
       counted = true;
       context.route ??= routeOf(req);
       const method = knownMethods.has(req.method) ? req.method : 'OTHER';
-      services.metrics.httpRequest({ transport: context.transport, method, route: context.route, status: res.statusCode, seconds: (performance.now() - context.started) / 1000 });
-      RequestLog.write(services.logger, context, { status: res.statusCode, method, questions: services.config.log.questions });
+      // A connection closed before the response was written out is the client's going: 499, as proxies count it.
+      const status = res.writableFinished ? res.statusCode : clientClosed;
+      services.metrics.httpRequest({ transport: context.transport, method, route: context.route, status, seconds: (performance.now() - context.started) / 1000 });
+      RequestLog.write(services.logger, context, { status, method, questions: services.config.log.questions });
     };
     res.on('finish', done);
     res.on('close', done);
