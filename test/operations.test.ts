@@ -75,6 +75,10 @@ describe('breaker', () => {
     expect(breaker.state()).toBe('open');
     now = 2500;
     expect(breaker.allow()).toBe(true);
+    // A probe that ended on this side's failure (the database) frees the slot and says nothing of the party.
+    breaker.inconclusive();
+    expect(breaker.state()).toBe('half_open');
+    expect(breaker.allow()).toBe(true);
     breaker.succeeded();
     expect(breaker.state()).toBe('closed');
     expect(breaker.allow()).toBe(true);

@@ -12,6 +12,8 @@ export type Breaker = {
   allow(): boolean;
   succeeded(): void;
   failed(): void;
+  /** A call that ended without saying anything of the party's health (this side failed first): a probe slot is freed. */
+  inconclusive(): void;
   state(): BreakerState;
   /** Seconds until an open breaker lets a probe through (0 when it would now). */
   retryAfterSeconds(): number;
@@ -48,6 +50,9 @@ export function create(name: string, options: Options): Breaker {
       failuresInRow = 0;
       probing = false;
       become('closed');
+    },
+    inconclusive() {
+      probing = false;
     },
     failed() {
       probing = false;

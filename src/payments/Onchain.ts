@@ -4,7 +4,7 @@ import type { Logger } from '../log/Logger.js';
 import type { Metrics } from '../health/Metrics.js';
 import type { Breaker } from '../health/Breaker.js';
 import type { PaymentRow } from '../store/Payments.js';
-import type { Store } from '../store/Store.js';
+import { type Store, Unavailable } from '../store/Store.js';
 import type { Config } from '../config/Config.js';
 import * as Charging from './Charging.js';
 import type { Hold, Payment } from './Gate.js';
@@ -99,8 +99,12 @@ export function payment(input: {
           if (error instanceof PaidButRefused || error instanceof CredentialRejected) breaker?.succeeded();
           if (error instanceof PaidButRefused) throw await refuse(await creditFor(error, queryId));
           if (!(error instanceof CredentialRejected)) {
-            breaker?.failed();
-            metrics?.dependencyFailure(rail.rail, 'error');
+            // The database failing under the check says nothing of the rail's party.
+            if (error instanceof Unavailable) breaker?.inconclusive();
+            else {
+              breaker?.failed();
+              metrics?.dependencyFailure(rail.rail, 'error');
+            }
             logger.warn('payment rail unavailable while verifying a credential', { rail: rail.rail, error });
             throw error;
           }
@@ -216,8 +220,11 @@ function hold(input: {
             metrics?.payment(rail.rail, 'released');
             throw await paymentRequired({ rail, terms, config, metrics, reason: `The payment could not be settled: ${error.message}` });
           }
-          breaker?.failed();
-          metrics?.dependencyFailure(rail.rail, 'error');
+          if (error instanceof Unavailable) breaker?.inconclusive();
+          else {
+            breaker?.failed();
+            metrics?.dependencyFailure(rail.rail, 'error');
+          }
           // Nobody said no, and nobody said yes: the payment stays "settling" until reconciliation looks it up.
           input.logger.error('settlement outcome unknown: left for reconciliation', { queryId: input.queryId, rail: rail.rail, wallet: verified.wallet, error });
           throw new ServiceError(
