@@ -131,6 +131,20 @@ describe(`backup and restore (${Engines.current})`, () => {
       const refused = await run(place.env, 'restore', '--from', existing);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('is neither a SQLite backup nor a pg_dump custom-format dump');
+      // A backup cut short is refused as damaged, plainly (no stack trace), and leaves no store behind.
+      const whole = path.join(directory, 'whole.backup');
+      expect((await run(environment.env, 'backup', '--to', whole)).code).toBe(0);
+      const cut = path.join(directory, 'cut.backup');
+      fs.writeFileSync(cut, fs.readFileSync(whole).subarray(0, 100_000));
+      const damaged = await run(place.env, 'restore', '--from', cut);
+      expect(damaged.code).toBe(1);
+      expect(damaged.stderr).toMatch(/^error: .*(is damaged|is neither|pg_restore exited with)/m);
+      expect(damaged.stderr).not.toMatch(/\n\s+at /);
+      // Restored once, the store holds data: the same restore again is refused, not resumed.
+      expect((await run(place.env, 'restore', '--from', whole)).code).toBe(0);
+      const again = await run(place.env, 'restore', '--from', whole);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/already holds data|is not empty/);
       const missing = await run(place.env, 'restore', '--from', path.join(directory, 'nothing-here'));
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain('there is no backup at');

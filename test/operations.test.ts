@@ -440,6 +440,38 @@ describe('LOG_QUESTIONS', () => {
   });
 });
 
+describe('a caller who leaves', () => {
+  test('behavior: a request whose client left before its response is logged as 499 caller_left with its id, and counted so', async () => {
+    const api = await MessagesApi.start({ kind: 'hang', ms: 3_000 });
+    const logLines: string[] = [];
+    const environment = await Environment.create({ SYNTHESIZER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: api.url, ANTHROPIC_MAX_RETRIES: '0', METRICS_TOKEN: metricsToken }, { logLines });
+    const http = await Environment.serve(environment);
+    try {
+      const left = await fetch(`${http.url}/api/ask/query`, {
+        method: 'POST',
+        headers: { 'service-api-key': environment.keys.callerKey, 'x-request-id': 'gone-early-1' },
+        body: JSON.stringify({ question, paymentMode: 'credits' }),
+        signal: AbortSignal.timeout(500),
+      }).catch((error: unknown) => error);
+      expect(left).toBeInstanceOf(Error);
+      const lineOf = () => logLines.map((l) => JSON.parse(l)).find((l) => l.message === 'request' && l.requestId === 'gone-early-1');
+      for (let i = 0; i < 100 && !lineOf(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(lineOf()).toMatchObject({ status: 499, outcome: 'caller_left', route: '/api/ask/query', transport: 'rest' });
+      expect(lineOf()).not.toHaveProperty('charge');
+      const exposition = await (await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
+      expect(total(samples(exposition), 'profile_edge_http_requests_total', { route: '/api/ask/query', status: '499' })).toBe(1);
+      // What became of its payment: given back, in a line of its own with the same id.
+      await environment.services.pending.idle();
+      for (let i = 0; i < 200 && total(samples(await environment.services.metrics.render().then((r) => r.body)), 'profile_edge_reversals_total') === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(total(samples((await environment.services.metrics.render()).body), 'profile_edge_reversals_total', { kind: 'credits' })).toBe(1);
+    } finally {
+      await http.close();
+      await environment.close();
+      await api.close();
+    }
+  }, 30_000);
+});
+
 /** A free TCP port on loopback. */
 async function freePort(): Promise<number> {
   const server = net.createServer();

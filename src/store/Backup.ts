@@ -18,6 +18,11 @@ export class Refused extends Error {
   override name = 'Refused';
 }
 
+/** A backup or restore that went wrong part-way, said plainly: what it left and what to do. */
+export class Failed extends Error {
+  override name = 'Failed';
+}
+
 /** What a backup holds, counted in it: what an operator checks before relying on it. */
 export const counted = ['accounts', 'credentials', 'profiles', 'channels', 'items', 'chunks', 'ledger', 'payments', 'wallet_credits'] as const;
 
@@ -102,7 +107,7 @@ export async function backup(target: Target, file: string): Promise<BackupResult
     }
     // The copy is checked before it is called a backup.
     const problems = integrity.filter((line) => line !== 'ok');
-    if (problems.length > 0) throw new Error(`the backup failed its integrity check: ${problems.slice(0, 3).join('; ')}`);
+    if (problems.length > 0) throw new Failed(`the backup failed its integrity check (${problems.slice(0, 3).join('; ')}), so it was not kept: the store itself may be damaged; run PRAGMA integrity_check on it`);
     const rows = await rowsIn({ path: partial });
     fs.renameSync(partial, to);
     return { file: to, format: 'sqlite', bytes: fs.statSync(to).size, seconds: (performance.now() - started) / 1000, rows };
@@ -138,26 +143,39 @@ export async function restore(file: string, target: Target, options: { onProgres
     await opened.engine.close();
     return { from: path.resolve(file), to: describe(target), format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: false };
   }
-  const copy = Sqlite.open(file, { readOnly: true }).engine;
+  let problems: string[];
   try {
-    const problems = copy.integrity().filter((line) => line !== 'ok');
-    if (problems.length > 0) throw new Refused(`${file} is damaged (integrity check: ${problems.slice(0, 3).join('; ')})`);
-  } finally {
-    await copy.close();
+    const copy = Sqlite.open(file, { readOnly: true }).engine;
+    try {
+      problems = copy.integrity().filter((line) => line !== 'ok');
+    } finally {
+      await copy.close();
+    }
+  } catch (error) {
+    // A truncated or overwritten file fails as it is opened.
+    problems = [error instanceof Error ? error.message : String(error)];
   }
+  if (problems.length > 0) throw new Refused(`${file} is damaged (${problems.slice(0, 3).join('; ')}): restore from another backup`);
+  // A store a restore (or copy) finished into holds data now, like any other: only an unfinished one is taken up again.
+  if (await Copy.finishedInto(target)) throw new Refused(`${describe(target)} already holds data (a finished restore or copy); restore into an empty store`);
   let result: Copy.Result;
   try {
     result = await Copy.copy({ from: { path: path.resolve(file) }, to: target, onProgress: options.onProgress });
   } catch (error) {
     if (error instanceof Copy.Refused) throw new Refused(error.message.replace('copy into an empty database', 'restore into an empty store'));
+    if (error instanceof Copy.Stopped) throw new Failed(error.message);
     throw error;
   }
-  if (!result.same) throw new Error(`the restored store differs from the backup in ${result.tables.filter((t) => !t.same).map((t) => t.table).join(', ')}: drop it and restore again`);
+  if (!result.same) {
+    throw new Failed(`the restored store differs from the backup in ${result.tables.filter((t) => !t.same).map((t) => t.table).join(', ')}: it was written while it was restored; restore again into a new, empty store`);
+  }
   return { from: path.resolve(file), to: result.to, format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: result.resumed };
 }
 
 function describe(target: Target): string {
-  return 'path' in target ? `SQLite at ${target.path}` : 'PostgreSQL';
+  if ('path' in target) return `SQLite at ${target.path}`;
+  const url = new URL(target.url);
+  return `PostgreSQL at ${url.host}${url.pathname}`;
 }
 
 /**
@@ -177,6 +195,6 @@ function run(tool: string, args: string[], url: string, byHand: string): Promise
       if (error.code === 'ENOENT') reject(new Refused(`${tool} is not installed here: install the PostgreSQL client tools (Debian: apt-get install postgresql-client), or run by hand: ${byHand}`));
       else reject(error);
     });
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${tool} exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ')}`))));
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Failed(`${tool} exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ')}`))));
   });
 }

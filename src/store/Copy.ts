@@ -137,6 +137,19 @@ export async function refuseUnfinished(engine: Engine): Promise<void> {
   );
 }
 
+/** Whether a copy finished into the store at `target` (a new file, or one no copy wrote into, is false). */
+export async function finishedInto(target: Target): Promise<boolean> {
+  if ('path' in target && !fs.existsSync(target.path)) return false;
+  const { engine } = await Engines.connect(target, { readOnly: true });
+  try {
+    if (!(await hasTable(engine, meta.name))) return false;
+    const raw = await Meta.get(engine, markKey);
+    return raw !== undefined && (JSON.parse(raw) as Mark).finished === true;
+  } finally {
+    await engine.close();
+  }
+}
+
 /**
  * Copies the store at `from` into the one at `to`, then compares them table by table. The source is only read: it
  * must be a store at this version's schema, and is never migrated. The target is opened (and so migrated) as the

@@ -11,9 +11,9 @@ const storeOf = (config: Config): Target => (config.database.engine === 'postgre
 /** What stopped a backup or a restore, as `--json` prints it, and as a line otherwise; exit 1 either way. */
 function failed(out: Output, json: boolean, error: unknown): number {
   const refused = error instanceof Backup.Refused;
-  if (!refused && !(error instanceof Unavailable)) throw error;
+  if (!refused && !(error instanceof Backup.Failed) && !(error instanceof Unavailable)) throw error;
   const message = error instanceof Unavailable ? error.detail : error.message;
-  if (json) out.json({ error: refused ? 'refused' : 'service_unavailable', message });
+  if (json) out.json({ error: refused ? 'refused' : error instanceof Backup.Failed ? 'failed' : 'service_unavailable', message });
   else out.error(message);
   return 1;
 }

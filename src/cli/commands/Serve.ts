@@ -111,8 +111,10 @@ export const serve: Command = {
     // Metrics on a port of their own, on loopback only: for a scraper beside the server.
     const metricsServer = config.metrics.port === undefined
       ? undefined
-      : await MetricsRoute.listen(services.metrics, config.metrics.port).catch((error: NodeJS.ErrnoException) => {
-          throw new UsageError(`cannot serve metrics on 127.0.0.1:${config.metrics.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set METRICS_PORT)' : error.message}`);
+      : await MetricsRoute.listen(services.metrics, config.metrics.port).catch(async (error: NodeJS.ErrnoException) => {
+          // Nothing is left half-started: the main port closes before the command fails.
+          await HttpServer.close(server);
+          throw new UsageError(`cannot serve metrics on 127.0.0.1:${config.metrics.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (choose another METRICS_PORT)' : error.message}`);
         });
     if (metricsServer) services.logger.info('metrics served', { url: metricsServer.url });
     const databaseUrl = config.database.engine === 'postgres' ? config.database.url : undefined;

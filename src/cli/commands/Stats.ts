@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { QueryDay } from '../../store/QueryDays.js';
 import { type Command, jsonOption, number, text, UsageError } from '../Command.js';
 import type { Output } from '../Output.js';
@@ -129,9 +130,13 @@ export const stats: Command = {
   summary: 'Queries per profile and day (answered, unanswered, asked to pay, refused, failed), revenue by rail, balance units charged and credits owed to wallets, with a bar chart; --json for scripts.',
   usage: 'stats [--days N (30)] [--profile SLUG|global] [--json]',
   options: { days: { type: 'string' }, profile: { type: 'string' }, ...jsonOption },
-  async run({ services: open, out }, { values }) {
+  async run({ config, services: open, out }, { values }) {
     const days = number(values, 'days', { min: 1, max: 366, integer: true }) ?? 30;
     const only = text(values, 'profile');
+    // A mistyped DATABASE_PATH would otherwise make an empty database and report nothing counted.
+    if (config.databasePath !== undefined && config.databasePath !== ':memory:' && !fs.existsSync(config.databasePath)) {
+      throw new UsageError(`no database at ${config.databasePath}: set DATABASE_PATH to the one \`profile-edge serve\` uses`);
+    }
     const services = await open();
     // What this process or another counted in the last seconds is in the store before it is read.
     await services.tally.flush();

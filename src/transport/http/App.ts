@@ -44,15 +44,14 @@ function requestError(error: { type?: string; status?: number }): ServiceError |
 }
 
 /** How a path is reached, as the metrics and the log line label it. */
-function transportOf(path: string): RequestContext.Transport {
+function transportOf(given: string): RequestContext.Transport {
+  // Routes match regardless of case, as Express matches them.
+  const path = given.toLowerCase();
   if (path === '/mcp' || /^\/[^/]+\/mcp$/.test(path)) return 'mcp_http';
   if (path.startsWith('/api/')) return 'rest';
   if (/^\/[^/]+\/i\//.test(path)) return 'page';
   return 'http';
 }
-
-/** The status a request whose client left before its response was written out is counted with (nginx's). */
-const clientClosed = 499;
 
 /** Methods a label may hold; anything else Node lets through counts as OTHER. */
 const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -104,7 +103,7 @@ export function create(services: Services, options: { listenHost?: string } = {}
       context.route ??= routeOf(req);
       const method = knownMethods.has(req.method) ? req.method : 'OTHER';
       // A connection closed before the response was written out is the client's going: 499, as proxies count it.
-      const status = res.writableFinished ? res.statusCode : clientClosed;
+      const status = res.writableFinished ? res.statusCode : RequestLog.clientClosed;
       services.metrics.httpRequest({ transport: context.transport, method, route: context.route, status, seconds: (performance.now() - context.started) / 1000 });
       RequestLog.write(services.logger, context, { status, method, questions: services.config.log.questions });
     };
