@@ -18,6 +18,7 @@ import * as Answers from '../src/eval/Answers.js';
 import * as Beir from '../src/eval/Beir.js';
 import * as Evaluate from '../src/eval/Evaluate.js';
 import * as Fit from '../src/eval/Fit.js';
+import type { Evidence } from '../src/retrieval/Evidence.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import { scoreFloor } from '../src/retrieval/Retriever.js';
 
@@ -31,14 +32,14 @@ const store = await Evaluate.buildStore(dataset);
 const claims = [...evidence.keys()].filter((q) => dataset.queries.has(q) && dataset.qrels.has(q));
 
 const docOf = store.docOf;
-type Run = { qid: string; ranked: Retriever.Evidence[]; question: Retriever.Retrieval['question']; relevant: Set<string> };
+type Run = { qid: string; ranked: Evidence[]; question: Retriever.Retrieval['question']; relevant: Set<string> };
 const runs: Run[] = [];
 for (const qid of claims) {
   const run = await Retriever.retrieve(store.services.store, await store.services.lexicalIndex(), { question: dataset.queries.get(qid)!, channels: store.channels, mode: undefined, termModel: await store.services.termModel() });
   runs.push({ qid, ranked: run.ranked.slice(0, 30), question: run.question, relevant: new Set(dataset.qrels.get(qid)!.keys()) });
 }
 await store.close();
-const relevantChunk = (run: Run, e: Retriever.Evidence) => run.relevant.has(docOf.get(e.itemId)!);
+const relevantChunk = (run: Run, e: Evidence) => run.relevant.has(docOf.get(e.itemId)!);
 
 // The sentence model: every sentence of the best chunks, labelled by the eval's overlap test.
 const rationaleOf = (qid: string, doc: string) => (evidence.get(qid)!.get(doc) ?? []).map((i) => sentences.get(doc)?.[i]).filter((s): s is string => s !== undefined);

@@ -1,6 +1,6 @@
 /**
  * Fits the reranker on a BEIR dataset's judged queries (SciFact train by default) and writes
- * src/retrieval/reranker.json. Reports 2-fold cross-validated nDCG@10 so overfitting shows. With an embedder
+ * src/retrieval/ranking/reranker.json. Reports 2-fold cross-validated nDCG@10 so overfitting shows. With an embedder
  * configured (EMBEDDER), fits that embedder's vector fusion instead, as `profile-edge fit` does, and stores it with the
  * vector index in DATABASE_PATH.
  *
@@ -15,8 +15,8 @@ import { projectRoot } from '../src/config/Config.js';
 import * as Beir from '../src/eval/Beir.js';
 import * as Evaluate from '../src/eval/Evaluate.js';
 import * as Fit from '../src/eval/Fit.js';
-import * as Features from '../src/retrieval/Features.js';
-import * as Reranker from '../src/retrieval/Reranker.js';
+import * as Features from '../src/retrieval/ranking/Features.js';
+import * as Reranker from '../src/retrieval/ranking/Reranker.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 
 const shared = process.env.SHARED_DIR ?? path.join(projectRoot, '..', 'shared');
@@ -66,6 +66,6 @@ model.fit = {
   crossValidatedNdcg10: Number(cvNdcg.toFixed(4)),
   firstStageNdcg10: Number(firstStage.ndcg10.toFixed(4)),
 };
-fs.writeFileSync(path.join(projectRoot, 'src', 'retrieval', 'reranker.json'), `${JSON.stringify(model, null, 2)}\n`);
+fs.writeFileSync(path.join(projectRoot, 'src', 'retrieval', 'ranking', 'reranker.json'), `${JSON.stringify(model, null, 2)}\n`);
 await store.close();
 console.log(JSON.stringify(model.fit), '\nweights', Features.names.map((n, i) => `${n}=${model.weights[i]!.toFixed(3)}`).join(' '), '\ncalibration', model.calibration);

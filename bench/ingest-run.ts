@@ -19,7 +19,7 @@ if (services.embedder) {
   const [probe] = await services.embedder.embed(['probe'], 'document');
   await services.store.vectors.create({ embedderId: services.embedder.id, dimensions: probe!.length });
 }
-const deps = { ...Sync.dependencies(services), embedder: services.embedder };
+const deps = { ...Services.syncDependencies(services), embedder: services.embedder };
 
 const time = async (run: () => Promise<Sync.SyncReport>) => {
   const started = performance.now();

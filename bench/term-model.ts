@@ -6,7 +6,7 @@
  *   npx tsx bench/term-model.ts --db /tmp/copy-of-bench-1000000.db [--max-chunks 50000] [--dimensions 200] [--vocabulary 16000]
  */
 import { parseArgs } from 'node:util';
-import * as TermModel from '../src/retrieval/TermModel.js';
+import * as TermModel from '../src/retrieval/terms/TermModel.js';
 import * as Stores from '../src/store/Store.js';
 
 const { values } = parseArgs({

@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
-import * as VectorCodes from '../src/retrieval/VectorCodes.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
+import * as VectorCodes from '../src/retrieval/vectors/VectorCodes.js';
 import * as SqliteFile from '../test/support/SqliteFile.js';
 
 const { values } = parseArgs({

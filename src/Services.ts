@@ -6,12 +6,13 @@ import * as RateLimiter from './payments/RateLimiter.js';
 import * as Rails from './payments/Rails.js';
 import * as Synthesizers from './answer/Synthesizers.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
-import * as LexicalIndex from './retrieval/LexicalIndex.js';
-import * as TermModel from './retrieval/TermModel.js';
-import type { Embedder } from './retrieval/Embedder.js';
-import * as Embedders from './retrieval/Embedders.js';
-import * as VectorSearch from './retrieval/VectorSearch.js';
+import * as LexicalIndex from './retrieval/index/LexicalIndex.js';
+import * as TermModel from './retrieval/terms/TermModel.js';
+import type { Embedder } from './retrieval/embedders/Embedder.js';
+import * as Embedders from './retrieval/embedders/Embedders.js';
+import * as VectorSearch from './retrieval/vectors/VectorSearch.js';
 import * as Connectors from './sources/Connectors.js';
+import type * as Sync from './sources/Sync.js';
 import * as SignedLinks from './pages/SignedLinks.js';
 import type { Fetcher } from './sources/Fetcher.js';
 import * as Stores from './store/Store.js';
@@ -96,7 +97,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   });
   const served = config.metrics.token !== undefined || config.metrics.port !== undefined;
   const metrics = Metrics.create({ process: served, sources: { breakers, channels: () => store.channels.syncable() } });
-  const embedder = Embedders.fromConfig(config);
+  const embedder = Embedders.create(config.embedding);
   // What fails after the store opened closes it: nothing half-started is left holding connections.
   const index = await store.vectors.info().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
@@ -174,3 +175,14 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     },
   };
 }
+
+/** What a sync needs, from the process's services. */
+export const syncDependencies = (services: Services): Sync.SyncDependencies => ({
+  store: services.store,
+  fetcher: services.fetcher,
+  connectors: services.connectors,
+  chunkTargetTokens: services.config.chunkTargetTokens,
+  embedder: services.vectors ? services.embedder : undefined,
+  logger: services.logger,
+  metrics: services.metrics,
+});

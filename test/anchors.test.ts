@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RawQueryResponse } from '../src/contract/Contract.js';
-import * as Anchors from '../src/retrieval/Anchors.js';
+import * as Anchors from '../src/retrieval/ranking/Anchors.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { ItemPage } from '../src/contract/ItemPage.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import * as Environment from './support/Environment.js';
 
 /** Where a citation's profileUrl points: an HTML page for browsers and JSON for clients, under the profile's access rules. */

@@ -61,6 +61,23 @@ describe('profile-edge CLI', () => {
     expect(group.stderr).toContain('keys create');
   });
 
+  test('behavior: the summaries made for each kind of credential read as English', async () => {
+    const help = (await cli('help')).stdout;
+    for (const summary of ['List API keys (never their secrets).', 'List bearer tokens (never their secrets).', 'Revoke an API key;', 'Create a bearer token for an account']) expect(help).toContain(summary);
+    // An article before a plural ("List an API keys") is the mistake a generated summary makes.
+    expect(help).not.toMatch(/\b(?:a|an) (?:API key|bearer token)s\b/);
+    expect((await cli('tokens', 'list', '--help')).stdout).toContain('List bearer tokens (never their secrets).');
+  });
+
+  test('behavior: a warning is said as one, not as an error', async () => {
+    let stderr = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((stderr += String(chunk)), done()) });
+    const out = Output.create({ stdout: sink, stderr: sink });
+    out.warn('the feed declares no charset');
+    out.error('no such channel');
+    expect(stderr).toBe('warning: the feed declares no charset\nerror: no such channel\n');
+  });
+
   test('behavior: an operator sets up a profile, channel, upload, account, key and credits', async () => {
     expect((await cli('accounts', 'create', 'ada', '--email', 'ada@example.com')).code).toBe(0);
     expect((await cli('accounts', 'create', 'kai')).code).toBe(0);
@@ -96,6 +113,15 @@ describe('profile-edge CLI', () => {
     const keyId = token.split('_')[1]!;
     expect((await cli('keys', 'revoke', keyId)).code).toBe(0);
     expect(JSON.parse((await cli('keys', 'list', '--json')).stdout)[0].revokedAt).not.toBeNull();
+  });
+
+  test('behavior: an upload read with a guessed charset warns, and still succeeds', async () => {
+    const file = path.join(directory, 'guessed.txt');
+    fs.writeFileSync(file, Buffer.from([0x41, 0xe9, 0x42]));
+    const upload = await cli('upload', '--channel', 'ch_ada_uploads', file);
+    expect(upload.code, upload.stderr).toBe(0);
+    expect(upload.stderr).toMatch(/^warning: guessed\.txt: no charset declared.*windows-1252/m);
+    expect(upload.stderr).not.toContain('error:');
   });
 
   test.each([

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { ApiKeyQuote, DirectoryPage, ErrorBody, OnchainQuote, ProfileChannels, QueryResponse, RawQueryResponse } from '../src/contract/Contract.js';
 import type { ToolName } from '../src/contract/Mcp.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import type { Binding } from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 import type { Keys } from './support/Environment.js';
@@ -126,6 +126,17 @@ const cases: Case[] = [
     status: 400,
     error: 'invalid_request',
     skip: ['rest'],
+  },
+
+  {
+    name: 'a directory field on a per-profile listing is named as a field it does not take, not as a bad value',
+    tool: 'profile_list_channels',
+    binding: profile('mara-lindqvist'),
+    args: { limit: 2 },
+    status: 400,
+    error: 'invalid_request',
+    skip: ['rest'],
+    check: (body) => expect(body.message).toBe('unknown field: limit'),
   },
 
   // One profile's channels

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Chunker from '../src/ingest/Chunker.js';
 import * as Transcript from '../src/ingest/Transcript.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import type * as Items from '../src/store/Items.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';

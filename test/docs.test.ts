@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { commands } from '../src/cli/Cli.js';
 import { projectRoot, variables } from '../src/config/Config.js';
+import { QueryRequest, maxQuestionLength } from '../src/contract/Query.js';
 import { errorCodes, toServiceError } from '../src/errors/ServiceError.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
@@ -23,11 +24,27 @@ describe('the documentation stays true', () => {
     expect(read('skill/errors.md')).toContain(`| \`${code}\` |`);
   });
 
-  test('behavior: .ci/run installs from the lockfile and runs the README test command', () => {
-    const ci = read('.ci/run');
-    expect(ci).toContain('npm ci');
-    expect(ci).toContain('npm test');
-    expect(read('README.md')).toContain('npm test');
+  test('behavior: .ci/run installs from the lockfile, type-checks and lints, then runs the README test command', () => {
+    const steps = read('.ci/run')
+      .split('\n')
+      .filter((line) => /^npm /.test(line));
+    expect(steps).toEqual(['npm ci', 'npm run typecheck', 'npm run lint', 'npm test']);
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts).toMatchObject({ typecheck: expect.any(String), lint: expect.any(String), test: expect.any(String) });
+    const readme = read('README.md');
+    expect(readme).toContain('npm test');
+    expect(readme).toMatch(/`\.ci\/run`\) installs with `npm ci`, then runs `npm run typecheck`, `npm run lint` and `npm test`, in that order/);
+  });
+
+  test('behavior: the question cap and the wallet address pattern of the contract are said in the README and the decisions', () => {
+    const cap = `${maxQuestionLength.toLocaleString('en-US')} characters`;
+    const wallet = (QueryRequest.shape.walletAddress.unwrap()._def.checks.find((c) => c.kind === 'regex') as { regex: RegExp } | undefined)?.regex;
+    // The words below describe this pattern: when it changes, so must they.
+    expect(wallet?.source).toBe('^0x[0-9a-fA-F]{40}$');
+    for (const file of ['README.md', 'docs/decisions.md']) {
+      expect(read(file), file).toContain(cap);
+      expect(read(file), file).toMatch(/`walletAddress`[^.]*EVM address[^.]*`0x` and 40 hex digits/);
+    }
   });
 
   test('behavior: SKILL.md says what paying works today, and that cited text is untrusted', async () => {

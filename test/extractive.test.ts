@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import * as Extractive from '../src/answer/Extractive.js';
 import * as Rationale from '../src/answer/Rationale.js';
-import * as Features from '../src/retrieval/Features.js';
-import type { Evidence } from '../src/retrieval/Retriever.js';
-import type { Stats } from '../src/retrieval/Stats.js';
+import * as Features from '../src/retrieval/ranking/Features.js';
+import type { Evidence } from '../src/retrieval/Evidence.js';
+import type { Stats } from '../src/retrieval/index/Stats.js';
 import * as Text from '../src/retrieval/Text.js';
 
 /**

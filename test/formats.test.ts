@@ -8,7 +8,7 @@ import * as Charset from '../src/ingest/Charset.js';
 import * as Pdf from '../src/ingest/Pdf.js';
 import * as Transcript from '../src/ingest/Transcript.js';
 import * as Upload from '../src/ingest/Upload.js';
-import type { Evidence } from '../src/retrieval/Retriever.js';
+import type { Evidence } from '../src/retrieval/Evidence.js';
 import * as Stores from '../src/store/Store.js';
 import * as Cli from './support/Cli.js';
 import * as Engines from './support/Engines.js';

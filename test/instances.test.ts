@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Instance from '../src/health/Instance.js';
 import * as Log from '../src/log/Logger.js';
-import * as Balance from '../src/payments/Balance.js';
+import * as AccountPayment from '../src/payments/AccountPayment.js';
 import * as Charging from '../src/payments/Charging.js';
 import * as Rails from '../src/payments/Rails.js';
 import * as Reconciliation from '../src/payments/Reconciliation.js';
@@ -53,8 +53,8 @@ describe.each(Engines.engines)('instances on %s', (engine) => {
     await a.instances.renew({ id: 'i_gone', name: 'gone', now: now - Instance.leaseMs - 1_000 });
     await a.instances.renew({ id: 'i_live', name: 'live', now });
     const accountId = await buyer(50);
-    await Balance.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_of_gone', memo: 'cut off', instance: 'i_gone' });
-    const inFlight = await Balance.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_of_live', memo: 'in flight', instance: 'i_live' });
+    await AccountPayment.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_of_gone', memo: 'cut off', instance: 'i_gone' });
+    const inFlight = await AccountPayment.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_of_live', memo: 'in flight', instance: 'i_live' });
     expect(await balance(accountId)).toBe(30);
     // Two processes claim at once: the gone instance's charge is reversed once; the live one's is left alone. (Two
     // SQLite connections in one process cannot wait on each other, a busy wait blocking the thread that would commit,
@@ -76,8 +76,8 @@ describe.each(Engines.engines)('instances on %s', (engine) => {
     const now = Date.now();
     await a.instances.renew({ id: 'i_slow', name: 'slow', now });
     const accountId = await buyer(20);
-    await Balance.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_slow', memo: 'slow', instance: 'i_slow' });
-    await Balance.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_unowned', memo: 'no instance' });
+    await AccountPayment.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_slow', memo: 'slow', instance: 'i_slow' });
+    await AccountPayment.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_unowned', memo: 'no instance' });
     const later = now + Charging.orphanAfterMs + 1_000;
     // The charge with no instance (a process that held no lease) goes by age alone; the live instance's stays.
     expect(await Charging.reconcile(b, { now: later })).toBe(1);
@@ -92,9 +92,9 @@ describe.each(Engines.engines)('instances on %s', (engine) => {
     const now = Date.now();
     await a.instances.renew({ id: 'i_done', name: 'done', now: now - Instance.leaseMs - 1 });
     const accountId = await buyer(30);
-    const answered = await Balance.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_done_answered', memo: 'a', instance: 'i_done' });
+    const answered = await AccountPayment.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_done_answered', memo: 'a', instance: 'i_done' });
     await answered.capture(a);
-    await (await Balance.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_done_released', memo: 'b', instance: 'i_done' })).release('nothing relevant');
+    await (await AccountPayment.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_done_released', memo: 'b', instance: 'i_done' })).release('nothing relevant');
     await settle(b, now);
     expect(await balance(accountId)).toBe(20);
     expect(await a.instances.list()).toEqual([]);

@@ -4,7 +4,7 @@ import * as Config from '../src/config/Config.js';
 import * as Demo from '../src/demo/Demo.js';
 import * as Jobs from '../src/health/Jobs.js';
 import * as Leases from '../src/health/Leases.js';
-import * as TermModel from '../src/retrieval/TermModel.js';
+import * as TermModel from '../src/retrieval/terms/TermModel.js';
 import * as Services from '../src/Services.js';
 import type * as Stores from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';

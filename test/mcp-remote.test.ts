@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -120,6 +121,28 @@ describe('mcp-remote 0.15.1 (Claude Desktop’s bridge)', () => {
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent.data).toHaveLength(1);
     });
+    expect(oauthTraces()).toEqual([]);
+  }, 30_000);
+
+  test.each([
+    ['an unknown profile', '/no-such-expert/mcp', undefined, /no profile "no-such-expert"/],
+    ['a private profile the caller may not read', '/sunniva-bratt/mcp', undefined, /no profile "sunniva-bratt"/],
+    ['a private profile with a revoked key', '/sunniva-bratt/mcp', 'revoked', /no profile "sunniva-bratt"\. Also: .*revoked/],
+  ])('error: %s: the bridge, run as Claude Desktop runs it (http-first), ends on the service’s message, not an SSE error', async (_name, endpoint, key, message) => {
+    const header = key === undefined ? [] : ['--header', 'service-api-key:${PROFILE_EDGE_KEY}'];
+    const child = spawn(process.execPath, [proxy, `${served.url}${endpoint}`, String(await freePort()), ...header], {
+      env: { PATH: process.env.PATH ?? '', HOME: sandbox, MCP_REMOTE_CONFIG_DIR: path.join(sandbox, 'mcp-auth'), BROWSER: path.join(sandbox, 'browser.sh'), ...(key !== undefined && { PROFILE_EDGE_KEY: served.environment.keys.revokedKey }) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearTimeout(killer);
+    expect(code, stderr).toBe(1);
+    const fatal = stderr.split('\n').find((line) => line.includes('Fatal error'));
+    expect(fatal, stderr).toMatch(message);
+    expect(stderr).not.toMatch(/SSE error|falling-back/);
     expect(oauthTraces()).toEqual([]);
   }, 30_000);
 });

@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { ErrorBody, McpManifest, McpResponse, OnchainQuote, ProfileChannels } from '../src/contract/Contract.js';
+import { version } from '../src/Version.js';
 import * as Engines from './support/Engines.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';
@@ -61,7 +62,7 @@ describe('POST /mcp JSON-RPC', () => {
     const { tools } = await client.listTools();
     const manifest = McpManifest.parse((await (await fetch(`${served.url}/owen-halvorsen/mcp`)).json()) as any);
     expect(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(manifest.tools);
-    expect(client.getServerVersion()).toEqual({ name: 'profile-edge', version: '0.2.0' });
+    expect(client.getServerVersion()).toEqual({ name: 'profile-edge', version });
     await client.close();
   });
 
@@ -254,7 +255,8 @@ describe('profile-edge mcp (stdio)', () => {
     expect(free.isError).toBeFalsy();
     expect(free.content[1].text).toMatch(/^Note: PROFILE_EDGE_API_KEY is well formed but unknown/);
     await client.close();
-    expect(stderr).toContain('warning: PROFILE_EDGE_API_KEY is well formed but unknown to this server, or it was revoked.');
+    expect(stderr).toMatch(/^warning: PROFILE_EDGE_API_KEY is well formed but unknown to this server, or it was revoked\. Tool calls will report it\.$/m);
+    expect(stderr).not.toContain('error: warning');
     expect(stderr).not.toContain(served.environment.keys.revokedKey);
   });
 

@@ -72,7 +72,10 @@ afterAll(async () => {
   await notion.close();
 });
 
-const deps = (tokens: Record<string, string> = { NOTION_TOKEN: token }) => store.deps({ connectors: Connectors.create({ notion: { baseUrl: notion.url, tokens } }) });
+/** The pauses the connector asked for before retries, in order: its sleep notes each and goes on at once. */
+const waits: number[] = [];
+const sleep = async (ms: number) => void waits.push(ms);
+const deps = (tokens: Record<string, string> = { NOTION_TOKEN: token }) => store.deps({ connectors: Connectors.create({ notion: { baseUrl: notion.url, tokens, sleep } }) });
 const textOf = async (channelId: string, externalId: string) =>
   (await store.store.items.withChunks(Items.itemId(channelId, externalId)))?.chunks.map((c) => c.text).join('\n') ?? '';
 
@@ -80,9 +83,9 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
   test('behavior: pages, sub-pages and database rows become items, with structure kept and every block page read', async () => {
     await store.store.channels.create({ id: 'ch_handbook', profileId: store.profileId, kind: 'notion', label: 'Handbook', accessLevel: 'private', ratePerMillionTokens: 5, sourceUrl: `https://www.notion.so/acme/Members-handbook-${root.replace(/-/g, '')}` });
     notion.rateLimitNext = 1;
-    const started = Date.now();
+    waits.length = 0;
     expect(await Sync.syncChannel(deps(), 'ch_handbook')).toMatchObject({ outcome: 'synced', created: 4, failed: 0 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900); // the 429's Retry-After was waited out
+    expect(waits).toEqual([1_000]); // the 429's Retry-After (1 s) was waited out, once
     const items = await store.store.items.byChannel('ch_handbook');
     expect(items.map((i) => i.title).sort()).toEqual(['Annual checkup', 'Emergency fund', 'Members handbook', 'Tax-loss harvesting']);
     expect(items.find((i) => i.externalId === child)!.sourceUrl).toBe(`https://www.notion.so/Tax-loss-harvesting-${child.replace(/-/g, '')}`);
@@ -135,6 +138,13 @@ describe('notion connector (the real @notionhq/client against a stand-in API)', 
     expect(await Sync.syncChannel(deps(), 'ch_db')).toMatchObject({ outcome: 'synced', created: 1 });
     expect(Notion.idOf('https://www.notion.so/Page-0123456789abcdef0123456789abcdef')).toBe('01234567-89ab-cdef-0123-456789abcdef');
     expect(Notion.idOf('https://www.notion.so/no-id-here')).toBeUndefined();
+  });
+
+  test('behavior: a Retry-After over 30 s is waited out for 30 s, then the call is tried again', async () => {
+    notion.rateLimitNext = 120;
+    waits.length = 0;
+    expect(await Sync.syncChannel(deps(), 'ch_db')).toMatchObject({ outcome: 'synced', unchanged: 1, failed: 0 });
+    expect(waits).toEqual([30_000]);
   });
 
   test('behavior: token variables come from configuration: NOTION_TOKEN and NOTION_TOKEN_<NAME> only', () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ErrorBody } from '../src/contract/Contract.js';
+import { PaymentRequiredBody } from '../src/contract/Payment.js';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
 import type { Binding } from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
@@ -156,4 +157,36 @@ test('behavior: no on-chain case above moved any money', async () => {
   expect(await sandbox.balance('tempo', sandbox.payTo.tempo)).toBe(0n);
   expect(await sandbox.balance('x402_base', sandbox.payTo.x402_base)).toBe(0n);
   expect(sandbox.facilitator.settlements()).toBe(0);
+});
+
+describe('how to pay is said in the words of each wire', () => {
+  const unpaid = (name: TransportName, rail: string) => transports.get(name)!.call({ tool: 'profile_query', args: { question, rail }, binding: global });
+
+  test.each(['tempo', 'x402_base'])('behavior: over REST a %s challenge names its header and where the credential goes back', async (rail) => {
+    const body = ((await unpaid('rest', rail)) as Extract<Outcome, { ok: false }>).body;
+    expect(PaymentRequiredBody.safeParse(body).success).toBe(true);
+    expect(body.message).toMatch(rail === 'tempo' ? /in the WWW-Authenticate header .* with Authorization: Payment/ : /in the PAYMENT-REQUIRED header .* with PAYMENT-SIGNATURE/);
+    expect(body.message).not.toMatch(/_meta/);
+  });
+
+  test.each(['mcp-http', 'mcp-stdio'] as TransportName[])('behavior: over %s it names data.challenges and _meta, never an HTTP header', async (name) => {
+    for (const rail of ['tempo', 'x402_base']) {
+      const body = ((await unpaid(name, rail)) as Extract<Outcome, { ok: false }>).body;
+      expect(PaymentRequiredBody.safeParse(body).success).toBe(true);
+      expect(body.message).toMatch(/Pay data\.challenges\[0\] and repeat the same call with the credential in params\._meta\["org\.paymentauth\/credential"\]/);
+      expect(body.message).not.toMatch(/WWW-Authenticate|PAYMENT-REQUIRED|PAYMENT-SIGNATURE|Authorization/);
+    }
+  });
+
+  test('behavior: a credential in the arguments’ _meta of tools/call is read as in params._meta', async () => {
+    const response = await fetch(`${http.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'profile_query', arguments: { question, rail: 'tempo', _meta: { 'org.paymentauth/credential': 'Payment not-a-credential' } } } }),
+    });
+    const answer = (await response.json()) as { error: { code: number; message: string } };
+    expect(answer.error.code).toBe(-32042);
+    // Read, and refused for what it is: not ignored for a fresh challenge with no reason.
+    expect(answer.error.message).toMatch(/^The payment credential was refused: .*not a readable MPP credential/);
+  });
 });

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
-import * as Onchain from '../src/payments/Onchain.js';
+import * as OnchainPayment from '../src/payments/OnchainPayment.js';
 import * as Rails from '../src/payments/Rails.js';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
 import * as Stores from '../src/store/Store.js';
@@ -116,7 +116,7 @@ test('behavior: killed after a transfer\'s hash was kept and before it was sent,
   expect(await peek.value('SELECT state FROM payments')).toBe('settling');
   // A round after its validBefore: it never reached the node, so it is released, and the payer paid nothing.
   const { store, rails } = await reconcilerOn(database);
-  expect(await Onchain.reconcile(store, rails, { olderThanMs: 0, now: row!.settleBy + 61_000 })).toEqual({ released: 1, credited: 0, pending: 0 });
+  expect(await OnchainPayment.reconcile(store, rails, { olderThanMs: 0, now: row!.settleBy + 61_000 })).toEqual({ released: 1, credited: 0, pending: 0 });
   expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n);
 }, 120_000);
 
@@ -183,7 +183,7 @@ test('behavior: killed at random moments during tempo settlements, the server cr
     }
     // The next pass, once every signed transfer has expired, decides the rest.
     const { store, rails } = await reconcilerOn(database);
-    await Onchain.reconcile(store, rails, { olderThanMs: 0, now: Date.now() + 10 * 60_000 });
+    await OnchainPayment.reconcile(store, rails, { olderThanMs: 0, now: Date.now() + 10 * 60_000 });
     const final = await payments();
     let paidFor = 0;
     for (const row of final) {

@@ -18,8 +18,8 @@ import path from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { credentialFor, tempoFetch, tempoGetClient, useChains, x402Fetch, x402Payer } from './support/Chains.js';
 import { cli } from './support/Transports.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
-import * as Onchain from '../src/payments/Onchain.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
+import * as OnchainPayment from '../src/payments/OnchainPayment.js';
 import * as Credentials from '../src/payments/Credentials.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
@@ -151,6 +151,28 @@ describe.each(['tempo', 'x402_base'] as const)('%s credentials are single-use, b
     expect(replay.status).toBe(402);
     expect((await json(replay)).message).toMatch(/already used|refused/);
     expect(before - (await sandbox.balance(rail))).toBe(50_000n);
+  });
+
+  test('behavior: a replay is refused by the spent-credential record, in the same words on every rail, before any facilitator round trip', async () => {
+    const { sandbox } = served;
+    const headers = await paid({ question, rail });
+    expect((await ask({ question, rail }, headers)).status).toBe(200);
+    const verifications = sandbox.facilitator.verifications();
+    const replay = await ask({ question, rail }, headers);
+    expect(replay.status).toBe(402);
+    expect((await json(replay)).message).toMatch(/^The payment credential was refused: it was already used: each pays for one answer\. Payment of 0\.05 USD/);
+    expect(sandbox.facilitator.verifications()).toBe(verifications);
+  });
+
+  test('behavior: a spent credential presented for another question is refused as spent, in the same words on every rail', async () => {
+    const { sandbox } = served;
+    const headers = await paid({ question, rail });
+    expect((await ask({ question, rail }, headers)).status).toBe(200);
+    const verifications = sandbox.facilitator.verifications();
+    const elsewhere = await ask({ question: `${question} In winter?`, rail }, headers);
+    expect(elsewhere.status).toBe(402);
+    expect((await json(elsewhere)).message).toMatch(/^The payment credential was refused: it was already used: each pays for one answer\./);
+    expect(sandbox.facilitator.verifications()).toBe(verifications);
   });
 
   test('behavior: one credential on 20 parallel requests gets one answer and one settlement', async () => {
@@ -521,12 +543,12 @@ describe('reconciling payments a crash cut off', () => {
     await insert({ id: 'signed-unknown', rail: 'tempo', spendKey: `signed:0x${'22'.repeat(32)}`, state: 'settling' });
     await insert({ id: 'only-verified', rail: 'tempo', spendKey: `signed:0x${'33'.repeat(32)}`, state: 'verified' });
 
-    const result = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 });
+    const result = await OnchainPayment.reconcile(store, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 });
     expect(result).toEqual({ released: 2, credited: 2, pending: 0 });
     const state = async (id: string) => (await store.payments.get(id))!.state;
     expect(await Promise.all([state(landed.id), state('never-landed'), state('signed-unknown'), state('only-verified')])).toEqual(['credited', 'released', 'credited', 'released']);
     // Reconciling again changes nothing.
-    expect(await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0, pending: 0 });
+    expect(await OnchainPayment.reconcile(store, environment.services.rails, { olderThanMs: 60_000, now: Date.now() + 120_000 })).toEqual({ released: 0, credited: 0, pending: 0 });
   });
 
   /** The Base stand-in as anyone holding a signed authorization sees it: a gas-paying account of their own. */
@@ -575,11 +597,11 @@ describe('reconciling payments a crash cut off', () => {
     expect(await sandbox.balance('x402_base', payer.address)).toBe(10_000_000n - 50_000n);
     const row = (await store.payments.byQuery(answered.queryId))!;
     // Until the authorization expires it is not looked at; after, the transfer is found and credited, once.
-    expect((await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 600_000, now: Date.now() })).credited).toBe(0);
+    expect((await OnchainPayment.reconcile(store, environment.services.rails, { olderThanMs: 600_000, now: Date.now() })).credited).toBe(0);
     const later = { olderThanMs: 600_000, now: row.settleBy! + 61_000 };
-    expect((await Onchain.reconcile(store, environment.services.rails, later)).credited).toBe(1);
+    expect((await OnchainPayment.reconcile(store, environment.services.rails, later)).credited).toBe(1);
     expect(await store.payments.openCredit('x402_base', payer.address)).toMatchObject({ paymentId: row.id });
-    expect((await Onchain.reconcile(store, environment.services.rails, later)).credited).toBe(0);
+    expect((await OnchainPayment.reconcile(store, environment.services.rails, later)).credited).toBe(0);
   });
 
   test('behavior: an authorization its payer cancelled is not taken for a transfer: settling, it is released; released, it is not credited', async () => {
@@ -592,7 +614,7 @@ describe('reconciling payments a crash cut off', () => {
     await insert({ id: `cancelled-settling-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${settling}`, state: 'settling', settleBy: past, wallet });
     await insert({ id: `cancelled-released-${wallet}`, rail: 'x402_base', spendKey: `${wallet}:${released}`, state: 'released', settleBy: past, wallet });
     for (const nonce of [settling, released]) await outsider().cancel(payer.key, nonce);
-    await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
+    await OnchainPayment.reconcile(store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
     expect((await store.payments.get(`cancelled-settling-${wallet}`))!.state).toBe('released');
     expect((await store.payments.get(`cancelled-released-${wallet}`))!.state).toBe('released');
     expect(await environment.peek.value('SELECT COUNT(*) FROM wallet_credits WHERE wallet = ?', wallet)).toBe(0);
@@ -610,12 +632,12 @@ describe('reconciling payments a crash cut off', () => {
     const state = async (id: string) => (await store.payments.get(id))!.state;
     const ids = ['tempo-in-flight', 'x402-in-flight', 'tempo-never-sent'];
 
-    const early = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
+    const early = await OnchainPayment.reconcile(store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 });
     expect(early).toEqual({ released: 1, credited: 0, pending: 2 });
     expect(await Promise.all(ids.map(state))).toEqual(['settling', 'settling', 'released']);
 
     // Past validBefore (and the margin for clocks), the chain can no longer take them: released, never credited.
-    const late = await Onchain.reconcile(store, environment.services.rails, { olderThanMs: 0, now: soon + 61_000 });
+    const late = await OnchainPayment.reconcile(store, environment.services.rails, { olderThanMs: 0, now: soon + 61_000 });
     expect(late).toEqual({ released: 2, credited: 0, pending: 0 });
     expect(await Promise.all(ids.map(state))).toEqual(['released', 'released', 'released']);
     expect(await environment.peek.value('SELECT COUNT(*) FROM wallet_credits WHERE payment_id IN (?, ?, ?)', ...ids)).toBe(0);
@@ -726,7 +748,7 @@ describe('what an independent review found', () => {
       expect(await sandbox.balance(rail, payer.address)).toBe(10_000_000n - 50_000n);
       const [row] = await environment.peek.all<{ id: string; state: string }>('SELECT id, state FROM payments');
       expect(row!.state).toBe('settling');
-      expect(await Onchain.reconcile(environment.services.store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1, pending: 0 });
+      expect(await OnchainPayment.reconcile(environment.services.store, environment.services.rails, { olderThanMs: 0, now: Date.now() + 1 })).toEqual({ released: 0, credited: 1, pending: 0 });
       expect(await environment.services.store.payments.openCredit(rail, payer.address)).toBeDefined();
     } finally {
       await server.close();

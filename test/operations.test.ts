@@ -13,7 +13,7 @@ import * as Extractive from '../src/answer/Extractive.js';
 import * as Metrics from '../src/health/Metrics.js';
 import * as Config from '../src/config/Config.js';
 import * as Log from '../src/log/Logger.js';
-import * as Onchain from '../src/payments/Onchain.js';
+import * as OnchainPayment from '../src/payments/OnchainPayment.js';
 import * as Terms from '../src/payments/Terms.js';
 import { CredentialRejected, type PaymentRail } from '../src/payments/Rail.js';
 import * as Caller from '../src/auth/Caller.js';
@@ -107,7 +107,7 @@ describe('breaker', () => {
       const metrics = Metrics.create({ sources: { breakers: { ...Breaker.forAll({ failures: 2, coolMs: 30_000 }), x402_base: breaker } } });
       const terms = Terms.of({ rail: 'x402_base', served: { kind: 'global' }, request: { question: 'q', rail: 'x402_base' } as never, amountMillicents: 5_000 });
       const pay = () =>
-        Onchain.payment({ store, config, logger: Log.create({ level: 'silent' }), metrics, breaker, rails: { get: async () => rail } as never, rail: 'x402_base', terms, credential: { kind: 'x402' } as never, instance: undefined })
+        OnchainPayment.payment({ store, config, logger: Log.create({ level: 'silent' }), metrics, breaker, rails: { get: async () => rail } as never, rail: 'x402_base', terms, credential: { kind: 'x402' } as never, instance: undefined })
           .authorize({ queryId: `q_${Math.random()}`, memo: 'q', relevant: true })
           .catch((error: unknown) => error);
       expect(await pay()).toMatchObject({ name: 'TypeError' });

@@ -310,14 +310,14 @@ describe('the demo question set', () => {
 
 describe('start-up reconciliation', () => {
   test('behavior: a charge a crash left with neither an answer nor a reversal is given back once, saying why', async () => {
-    const { Balance, Charging } = { Balance: await import('../src/payments/Balance.js'), Charging: await import('../src/payments/Charging.js') };
+    const { AccountPayment, Charging } = { AccountPayment: await import('../src/payments/AccountPayment.js'), Charging: await import('../src/payments/Charging.js') };
     const { accountId } = await buyer({ credits: 30 });
     const config = served.environment.services.config;
     // Three holds as a crash would leave them: one answered, one released, one cut off in between.
-    const answered = await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_answered_test', memo: 'a' });
+    const answered = await AccountPayment.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_answered_test', memo: 'a' });
     await answered.capture(store());
-    await (await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_released_test', memo: 'b' })).release('no relevant content');
-    await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_orphan_test', memo: 'c' });
+    await (await AccountPayment.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_released_test', memo: 'b' })).release('no relevant content');
+    await AccountPayment.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_orphan_test', memo: 'c' });
     expect((await store().accounts.get(accountId)).creditBalance).toBe(10);
     // A query in flight is not an orphan: nothing happens until it is older than any query runs.
     expect(await Charging.reconcile(store())).toBe(0);
@@ -331,11 +331,11 @@ describe('start-up reconciliation', () => {
   });
 
   test('behavior: a query still running when its charge was reconciled is never reversed twice nor answered free', async () => {
-    const { Balance, Charging } = { Balance: await import('../src/payments/Balance.js'), Charging: await import('../src/payments/Charging.js') };
+    const { AccountPayment, Charging } = { AccountPayment: await import('../src/payments/AccountPayment.js'), Charging: await import('../src/payments/Charging.js') };
     const { accountId } = await buyer({ credits: 100 });
     const config = served.environment.services.config;
-    const failing = await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_slow_fail_test', memo: 'a' });
-    const answering = await Balance.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_slow_answer_test', memo: 'b' });
+    const failing = await AccountPayment.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_slow_fail_test', memo: 'a' });
+    const answering = await AccountPayment.hold({ store: store(), config, accountId, mode: 'credits', queryId: 'q_slow_answer_test', memo: 'b' });
     // Another process starts while both are still running, past the window.
     expect(await Charging.reconcile(store(), { now: Date.now() + Charging.orphanAfterMs + 1_000 })).toBe(2);
     expect((await store().accounts.get(accountId)).creditBalance).toBe(100);

@@ -1,6 +1,10 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, test } from 'vitest';
+import { projectRoot } from '../src/config/Config.js';
 import { ErrorBody, Health } from '../src/contract/Contract.js';
+import { version } from '../src/Version.js';
 import * as Environment from './support/Environment.js';
 
 const served = Environment.useServed();
@@ -17,13 +21,16 @@ describe('GET /health', () => {
 });
 
 describe('GET /openapi.json', () => {
-  test('behavior: is a valid OpenAPI 3.1.0 document at interface version 0.2.0', async () => {
+  test("behavior: is a valid OpenAPI 3.1.0 document at package.json's version", async () => {
     const document = (await (await send('/openapi.json')).json()) as any;
     const result = await new Validator().validate(document);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(document.openapi).toBe('3.1.0');
-    expect(document.info.version).toBe('0.2.0');
+    const pkg = JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+    expect(pkg.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(document.info.version).toBe(pkg.version);
+    expect(version).toBe(pkg.version);
   });
 
   test('behavior: describes every served path and no unserved one', async () => {

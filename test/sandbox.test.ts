@@ -9,14 +9,19 @@ import * as Readme from './support/Readme.js';
 
 /**
  * The README's three commands that pay for an answer offline, run as written: the sandbox, a server pointed at it,
- * and `ask` paying with the sandbox's wallet. Only the port and the database differ, and `npx profile-edge` runs the
- * project's own bin (npx would look for the package elsewhere outside the project directory).
+ * and `ask` paying with the sandbox's wallet; then its third-party client, `pay.mjs`, paying both rails with the
+ * mppx client and `@x402/fetch`. Only the port and the database differ, and `npx profile-edge` runs the project's
+ * own bin (npx would look for the package elsewhere outside the project directory). The work directory stands in for
+ * the project directory: its `bin` and `node_modules` are the project's.
  */
 
 const readme = fs.readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
-const block = Readme.blocks(readme).find((b) => b.language === 'sh' && b.text.includes('profile-edge sandbox'))!;
+const blocks = Readme.blocks(readme);
+const block = blocks.find((b) => b.language === 'sh' && b.text.includes('profile-edge sandbox'))!;
+const payCommand = blocks.find((b) => b.language === 'sh' && b.text.includes('pay.mjs'))!;
+const payScript = blocks.find((b) => b.language === 'js' && b.text.includes('wrapFetchWithPayment'))!;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-sandbox-'));
-fs.symlinkSync(path.join(projectRoot, 'bin'), path.join(work, 'bin'));
+for (const linked of ['bin', 'node_modules']) fs.symlinkSync(path.join(projectRoot, linked), path.join(work, linked));
 const children: ChildProcess[] = [];
 
 afterAll(() => {
@@ -51,7 +56,7 @@ function run(line: string, port: number, ready?: RegExp): Promise<{ code: number
   });
 }
 
-test('behavior: the README pays for an answer offline in three commands', async () => {
+test('behavior: the README pays for an answer offline in three commands, and from a client of its own', async () => {
   expect(block.skip).toMatch(/test\/sandbox.test.ts/);
   const lines = block.text.split('\n').filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
   expect(lines).toHaveLength(3);
@@ -69,4 +74,15 @@ test('behavior: the README pays for an answer offline in three commands', async 
   // The key is never printed.
   const key = fs.readFileSync(path.join(work, 'sandbox-wallet.key'), 'utf8').trim();
   expect(sandbox.stdout + asked.stdout + asked.stderr).not.toContain(key);
-}, 120_000);
+
+  // A client of one's own, as the README shows it: the mppx client and @x402/fetch pay the same server.
+  expect(payCommand.skip).toMatch(/test\/sandbox.test.ts/);
+  const payLines = payCommand.text.split('\n').filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+  expect(payLines).toEqual(['node --env-file=sandbox.env pay.mjs']);
+  fs.writeFileSync(path.join(work, 'pay.mjs'), payScript.text.replaceAll(':3001', `:${port}`));
+  const paid = await run(payLines[0]!, port);
+  expect(paid.code, paid.stderr).toBe(0);
+  expect(paid.stdout).toMatch(/^tempo: 200 onchain \{"method":"tempo".*"status":"success"/m);
+  expect(paid.stdout).toMatch(/^x402_base: 200 onchain \{"success":true,.*"transaction":"0x[0-9a-f]{64}"/m);
+  expect(paid.stdout + paid.stderr).not.toContain(key);
+}, 180_000);

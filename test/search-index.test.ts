@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Items from '../src/store/Items.js';
 import * as Stores from '../src/store/Store.js';

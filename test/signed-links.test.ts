@@ -5,7 +5,7 @@ import * as Config from '../src/config/Config.js';
 import { ItemPage } from '../src/contract/ItemPage.js';
 import * as Log from '../src/log/Logger.js';
 import * as SignedLinks from '../src/pages/SignedLinks.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import * as HttpServer from '../src/transport/http/Server.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
-import * as TermModel from '../src/retrieval/TermModel.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
+import * as TermModel from '../src/retrieval/terms/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Environment from './support/Environment.js';
 import * as Transports from './support/Transports.js';

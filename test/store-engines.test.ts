@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
 import * as Demo from '../src/demo/Demo.js';
-import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
-import * as TermModel from '../src/retrieval/TermModel.js';
+import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
+import * as TermModel from '../src/retrieval/terms/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Migrations from '../src/store/Migrations.js';

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
 import * as Secret from '../src/auth/Secret.js';
 import * as Upload from '../src/ingest/Upload.js';
-import * as LexicalIndex from '../src/retrieval/LexicalIndex.js';
+import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
 import * as Text from '../src/retrieval/Text.js';
 import { migrations } from '../src/store/Migrations.js';
 import * as Stores from '../src/store/Store.js';

@@ -1,5 +1,5 @@
 import { vi, afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import * as Tools from '../tools/Tools.js';
 import * as Environment from './support/Environment.js';
 import * as MessagesApi from './support/MessagesApi.js';

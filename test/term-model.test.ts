@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
-import * as TermModel from '../src/retrieval/TermModel.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
+import * as TermModel from '../src/retrieval/terms/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Stores from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';

@@ -6,15 +6,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Upload from '../src/ingest/Upload.js';
-import type { Embedder } from '../src/retrieval/Embedder.js';
-import * as Embedders from '../src/retrieval/Embedders.js';
-import * as OpenAiEmbedder from '../src/retrieval/OpenAiEmbedder.js';
-import * as TransformersEmbedder from '../src/retrieval/TransformersEmbedder.js';
-import * as Fusion from '../src/retrieval/Fusion.js';
-import * as Reranker from '../src/retrieval/Reranker.js';
-import * as SearchTerms from '../src/retrieval/SearchTerms.js';
-import * as VectorCodes from '../src/retrieval/VectorCodes.js';
-import * as VectorSearch from '../src/retrieval/VectorSearch.js';
+import type { Embedder } from '../src/retrieval/embedders/Embedder.js';
+import * as Embedders from '../src/retrieval/embedders/Embedders.js';
+import * as OpenAiEmbedder from '../src/retrieval/embedders/OpenAiEmbedder.js';
+import * as TransformersEmbedder from '../src/retrieval/embedders/TransformersEmbedder.js';
+import * as Fusion from '../src/retrieval/ranking/Fusion.js';
+import * as Reranker from '../src/retrieval/ranking/Reranker.js';
+import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
+import * as VectorCodes from '../src/retrieval/vectors/VectorCodes.js';
+import * as VectorSearch from '../src/retrieval/vectors/VectorSearch.js';
 import type { Logger } from '../src/log/Logger.js';
 import * as Keys from '../src/auth/Keys.js';
 import * as Services from '../src/Services.js';
@@ -629,7 +629,7 @@ describe('TransformersEmbedder (transformers.js with a local ONNX model)', () =>
 
   test('behavior: EMBEDDING_PRECISION=q8 runs the quantized export, and says which file is missing', async () => {
     const modelDir = TinyOnnxModel.write(path.join(directory, 'models', 'quantized'), tinyVectors);
-    const q8 = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: modelDir, EMBEDDING_PRECISION: 'q8' }))!;
+    const q8 = Embedders.create(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: modelDir, EMBEDDING_PRECISION: 'q8' }).embedding)!;
     expect(q8.id).toBe('transformers:quantized:q8');
     await expect(q8.embed(['cold'], 'query')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('has no onnx/model_quantized.onnx') });
     // The quantized file holds other weights here, so the vectors show which file ran.
@@ -642,23 +642,23 @@ describe('TransformersEmbedder (transformers.js with a local ONNX model)', () =>
     const e5Dir = TinyOnnxModel.write(path.join(directory, 'models', 'e5-small-v2'), words);
     const plainDir = TinyOnnxModel.write(path.join(directory, 'models', 'plain'), words);
     const plain = TransformersEmbedder.create({ modelDir: plainDir });
-    const e5 = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: e5Dir }))!;
+    const e5 = Embedders.create(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: e5Dir }).embedding)!;
     expect(e5.id).toMatch(/^transformers:e5-small-v2:prefixes-[0-9a-f]{8}$/);
     expect([...(await e5.embed(['cold'], 'query'))[0]!]).toEqual([...(await plain.embed(['query: cold'], 'query'))[0]!]);
     expect([...(await e5.embed(['cold'], 'document'))[0]!]).toEqual([...(await plain.embed(['passage: cold'], 'document'))[0]!]);
     // Named for a directory whose name says nothing, and a setting overriding one part of it.
-    const named = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: plainDir, EMBEDDING_PRESET: 'e5-small-v2', EMBEDDING_DOCUMENT_PREFIX: 'passage passage ' }))!;
+    const named = Embedders.create(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: plainDir, EMBEDDING_PRESET: 'e5-small-v2', EMBEDDING_DOCUMENT_PREFIX: 'passage passage ' }).embedding)!;
     expect([...(await named.embed(['cold'], 'query'))[0]!]).toEqual([...(await plain.embed(['query: cold'], 'query'))[0]!]);
     expect([...(await named.embed(['cold'], 'document'))[0]!]).toEqual([...(await plain.embed(['passage passage cold'], 'document'))[0]!]);
     expect(named.id).not.toBe(e5.id);
     // `none` uses a model plainly even when its name matches a preset.
-    const none = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: e5Dir, EMBEDDING_PRESET: 'none' }))!;
+    const none = Embedders.create(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: e5Dir, EMBEDDING_PRESET: 'none' }).embedding)!;
     expect(none.id).toBe('transformers:e5-small-v2');
     expect([...(await none.embed(['cold'], 'query'))[0]!]).toEqual([...(await plain.embed(['cold'], 'query'))[0]!]);
-    const bge = Embedders.fromConfig(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: path.join(directory, 'models', 'bge-small-en-v1.5') }))!;
+    const bge = Embedders.create(Config.load({ EMBEDDER: 'transformers', EMBEDDING_MODEL_DIR: path.join(directory, 'models', 'bge-small-en-v1.5') }).embedding)!;
     expect(bge.id).toMatch(/^transformers:bge-small-en-v1\.5:cls:prefixes-/);
     // An endpoint gets the prefixes of the model it names.
-    expect(Embedders.fromConfig(Config.load({ EMBEDDER: 'openai', EMBEDDING_MODEL: 'intfloat/e5-small-v2' }))!.id).toMatch(/^openai:intfloat\/e5-small-v2:prefixes-/);
+    expect(Embedders.create(Config.load({ EMBEDDER: 'openai', EMBEDDING_MODEL: 'intfloat/e5-small-v2' }).embedding)!.id).toMatch(/^openai:intfloat\/e5-small-v2:prefixes-/);
   });
 
   test('error: pooling or precision for an endpoint, or an unknown preset, is a configuration error', () => {

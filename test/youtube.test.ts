@@ -196,7 +196,7 @@ describe('youtube connector', () => {
     const before = host.requests.length;
     try {
       // The connectors are the configured ones; the fetcher only refuses anything past loopback, as every test's does.
-      const report = await Sync.syncChannel({ ...Sync.dependencies(services), fetcher: Sources.loopbackOnly(services.fetcher) }, 'ch_configured');
+      const report = await Sync.syncChannel({ ...Services.syncDependencies(services), fetcher: Sources.loopbackOnly(services.fetcher) }, 'ch_configured');
       expect(report, report.reason).toMatchObject({ outcome: 'synced', created: 2, failed: 0 });
       const paths = host.requests.slice(before).map((r) => r.path);
       expect(paths.slice(0, 2)).toEqual(['/@crumbtv', `/feeds/videos.xml?channel_id=${channelId}`]);

@@ -78,6 +78,7 @@ export const profileListChannels = define({
       : 'List the channels of one profile (pass its slug), or page through the public directory of profiles with their channels (omit slug). Free. Use it to find a short relevant set of experts, not to dump the directory.',
   input: (binding: Binding) => (binding.kind === 'profile' ? z.object({}).strict() : globalInput),
   fieldErrors: { limit: 'invalid_limit', cursor: 'invalid_cursor' },
+  unavailable: 'The directory is unavailable. Try again shortly.',
   async run(input: { slug?: string; limit?: number; cursor?: string }, { services, caller, profile }) {
     if (profile) return channelsOf(services, profile, caller);
     if (input.slug !== undefined) {

@@ -8,10 +8,12 @@ import type { EvidenceSourceGroup, QueryResponse, RawChunk, RawQueryResponse, Re
 import * as Charging from '../src/payments/Charging.js';
 import { crashPoint } from '../src/payments/CrashPoints.js';
 import * as Diagnostics from '../src/retrieval/Diagnostics.js';
-import type { Evidence, Retrieval } from '../src/retrieval/Retriever.js';
+import type { Evidence } from '../src/retrieval/Evidence.js';
+import type { Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
-import * as Gate from '../src/payments/Gate.js';
+import type * as Hold from '../src/payments/Hold.js';
+import * as Payer from '../src/payments/Payer.js';
 import * as PrivateLinks from '../src/pages/PrivateLinks.js';
 import type { OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
@@ -139,7 +141,7 @@ type Answer = { response: QueryResponse | RawQueryResponse; used: { e: Evidence;
 /** The answer phase: ranked chunks, source groups and claims (raw), or a synthesized answer with citations. */
 async function answer(
   services: Services,
-  input: { input: QueryRequest; scope: Scope.ResolvedScope; preflight: Preflight; queryId: string; charge: Gate.ChargeKind },
+  input: { input: QueryRequest; scope: Scope.ResolvedScope; preflight: Preflight; queryId: string; charge: Hold.ChargeKind },
 ): Promise<Answer> {
   const { run, diagnostics, returned } = input.preflight;
   const common = { confidence: diagnostics.confidence, confidenceReasons: diagnostics.confidenceReasons, queryId: input.queryId, charge: input.charge, scope: input.scope.scope };
@@ -236,10 +238,10 @@ export const profileQuery = define({
     question: (issue) => (issue.code === 'too_small' || (issue.code === 'invalid_type' && ['undefined', 'null'].includes(issue.received)) ? 'missing_question' : 'invalid_request'),
     scope: 'invalid_scope',
     rail: 'invalid_rail',
-    // SPEC.md's earlier contract variant, answered with where to go instead.
-    paymentProof: 'invalid_payment_proof',
-    quoteNonce: 'invalid_payment_proof',
   },
+  // SPEC.md's earlier contract variant, answered with where to go instead.
+  retiredFields: { paymentProof: 'invalid_payment_proof', quoteNonce: 'invalid_payment_proof' },
+  unavailable: 'Retrieval is unavailable, so the query cannot be priced or answered; nothing was charged. Try again shortly.',
   /** Counted as a query refused: a bad credential, an unknown profile, invalid input. */
   refused(error, { services, binding, args, profileId }) {
     const mode = (args as { mode?: unknown } | null | undefined)?.mode === 'raw' ? 'raw' : 'synthesized';
@@ -286,7 +288,7 @@ async function ask(input: QueryRequest, { services, caller, binding, profile, pa
   const { store, config } = services;
   // Who pays, what the scope holds and which term model answers are independent reads: side by side, one round
   // trip's wait instead of three on PostgreSQL. A refusal of who pays still comes first.
-  const paying = Gate.payerFor({ store, config, logger: services.logger, metrics: services.metrics, breakers: services.breakers, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, instance: services.instance.id() });
+  const paying = Payer.payerFor({ store, config, logger: services.logger, metrics: services.metrics, breakers: services.breakers, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, instance: services.instance.id() });
   const resolving = Scope.resolve(store, {
     question: input.question,
     scope: binding.kind === 'global' ? input.scope : undefined,

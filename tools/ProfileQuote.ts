@@ -12,6 +12,7 @@ export const profileQuote = define({
     `Free, static price of one ${binding.kind === 'profile' ? `query to "${binding.slug}"` : 'query'}. With an API key: the unlock and credit cost (rail is ignored). Without one: pass rail (tempo or x402_base) for the on-chain price, receiving address, USDC contract and chain id. Optional: you may query directly.`,
   input: () => z.object({ rail: Rail.optional().describe('On-chain rail; ignored when an API key is present.') }).strict(),
   fieldErrors: { rail: 'invalid_rail' },
+  unavailable: 'The quote service is unavailable. Try again shortly.',
   async run(input: { rail?: Rail }, { services, caller, profile }) {
     const verdict = await services.quoteLimiter.take(caller.rateKey);
     if (!verdict.ok) {

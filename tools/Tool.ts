@@ -1,13 +1,13 @@
 import type { ZodIssue, z } from 'zod';
 import type { Caller } from '../src/auth/Caller.js';
+import type { Binding } from '../src/contract/Binding.js';
 import type { ToolName } from '../src/contract/Mcp.js';
 import type { ErrorCode } from '../src/errors/ServiceError.js';
 import type { InboundCredential, OutboundReceipt } from '../src/payments/Rail.js';
 import type { Services } from '../src/Services.js';
 import type { Profile } from '../src/store/Profiles.js';
 
-/** Where a tool is served: the global endpoint, or a per-profile endpoint bound to one slug. */
-export type Binding = { kind: 'global' } | { kind: 'profile'; slug: string };
+export type { Binding } from '../src/contract/Binding.js';
 
 /** What a handler receives besides its input. */
 export type ToolContext = {
@@ -51,6 +51,13 @@ export type Tool = {
   input(binding: Binding): z.ZodTypeAny;
   /** Error codes for invalid input, by top-level field (default `invalid_request`); a function can look at the issue. */
   fieldErrors?: Partial<Record<string, ErrorCode | ((issue: ZodIssue) => ErrorCode)>>;
+  /** Fields of an earlier contract, refused with a code whose message says what replaced them. */
+  retiredFields?: Partial<Record<string, ErrorCode>>;
+  /**
+   * What the caller is told (503) when what the tool stands on fails (the store, retrieval), rather than the tool
+   * refusing the call: SPEC's "service unavailable". The cause is logged for the operator.
+   */
+  unavailable: string;
   run(input: never, context: ToolContext): unknown;
   /**
    * Told of a call refused before `run` (a bad credential, an unknown profile, invalid input), to count it as `run`

@@ -8,6 +8,7 @@ import { ServiceError } from '../src/errors/ServiceError.js';
 import { outcomeOf } from './Outcome.js';
 import * as RequestContext from '../src/log/RequestContext.js';
 import type { Services } from '../src/Services.js';
+import type { Profile } from '../src/store/Profiles.js';
 import { profileListChannels } from './ProfileListChannels.js';
 import { profileQuery } from './ProfileQuery.js';
 import { profileQuote } from './ProfileQuote.js';
@@ -46,13 +47,15 @@ function describeIssues(error: z.ZodError): string {
 }
 
 /**
- * The error rule a tool declares for a top-level field, read from the tool's own keys only: a caller's field named like
- * an `Object.prototype` member (`constructor`, `toString`, `__proto__`) has no rule.
+ * The rule a tool declares for a top-level field, read from the tool's own keys only: a caller's field named like an
+ * `Object.prototype` member (`constructor`, `toString`, `__proto__`) has no rule.
  */
+function own<T>(rules: Partial<Record<string, T>> | undefined, field: PropertyKey | undefined): T | undefined {
+  return typeof field === 'string' && rules && Object.hasOwn(rules, field) ? rules[field] : undefined;
+}
+
 function ruleFor(tool: Tool, field: PropertyKey | undefined): ((issue: ZodIssue) => ErrorCode) | undefined {
-  const rules = tool.fieldErrors;
-  if (typeof field !== 'string' || !rules || !Object.hasOwn(rules, field)) return undefined;
-  const rule = rules[field];
+  const rule = own(tool.fieldErrors, field);
   if (rule === undefined) return undefined;
   return typeof rule === 'function' ? rule : () => rule;
 }
@@ -65,13 +68,32 @@ export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown
   const parsed = tool.input(binding).safeParse(args ?? {});
   if (parsed.success) return parsed.data;
   const first = parsed.error.issues[0]!;
-  // An unknown field with a rule of its own (an earlier contract's field) is refused with that rule's code and words.
-  const known = first.code === 'unrecognized_keys' ? first.keys.map((k) => ruleFor(tool, k)).find((rule) => rule !== undefined) : undefined;
-  if (known) throw new ServiceError(known(first));
-  const code = ruleFor(tool, first.path[0])?.(first) ?? 'invalid_request';
+  // An earlier contract's field is refused with words that say what replaced it; any other field this endpoint does
+  // not take is named as unknown (a per-profile listing's `limit` is not a bad limit).
+  const retired = first.code === 'unrecognized_keys' ? first.keys.map((k) => own(tool.retiredFields, k)).find((code) => code !== undefined) : undefined;
+  if (retired) throw new ServiceError(retired);
+  const code = first.code === 'unrecognized_keys' ? 'invalid_request' : (ruleFor(tool, first.path[0])?.(first) ?? 'invalid_request');
   throw new ServiceError(code, describeIssues(parsed.error), {
     details: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
   });
+}
+
+/** Who calls, as far as their credentials hold, and the bound profile they may read. */
+export type Admission = { caller: Caller.Caller; problem: ServiceError | undefined; profile: Profile | undefined };
+
+/**
+ * Admits a caller to an endpoint: their credentials inspected (a problem is kept, not thrown) and the bound profile
+ * checked readable by them (404 otherwise; when a bad credential may be why, the 404 says so).
+ */
+export async function admit(services: Services, presented: Caller.Presented, binding: Binding): Promise<Admission> {
+  const { caller, problem } = await Caller.inspect(services.store, presented);
+  if (binding.kind !== 'profile') return { caller, problem, profile: undefined };
+  try {
+    return { caller, problem, profile: await Access.readableProfile(services.store, binding.slug, caller) };
+  } catch (error) {
+    if (problem && error instanceof ServiceError && error.code === 'not_found') throw new ServiceError('not_found', `${error.message}. Also: ${problem.message}`);
+    throw error;
+  }
 }
 
 /** Everything a transport hands over for one tool call. */
@@ -80,6 +102,8 @@ export type Invocation = {
   name: string;
   args: unknown;
   presented: Caller.Presented;
+  /** The endpoint already admitted the caller for this request: not inspected or checked again. */
+  admitted?: Admission | undefined;
   binding: Binding;
   /**
    * What a bad credential does: `refuse` fails the call (REST: 401); `note` lets a free tool answer as if it had not
@@ -106,34 +130,44 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   let input: unknown;
   let caller: Caller.Caller;
   try {
-    const inspected = await Caller.inspect(services.store, invocation.presented);
+    const inspected = invocation.admitted ?? (await Caller.inspect(services.store, invocation.presented));
     caller = inspected.caller;
     if (inspected.problem) {
       if (invocation.badCredentials !== 'note' || !tool.free) throw inspected.problem;
       invocation.onNote?.(inspected.problem);
     }
-    profile = binding.kind === 'profile' ? await Access.readableProfile(services.store, binding.slug, caller) : undefined;
+    profile = invocation.admitted ? invocation.admitted.profile : binding.kind === 'profile' ? await Access.readableProfile(services.store, binding.slug, caller) : undefined;
     input = parseInput(tool, binding, invocation.args);
-  } catch (error) {
+  } catch (thrown) {
+    const error = failureOf(tool, thrown);
     RequestContext.note({ outcome: outcomeOf(error) });
     tool.refused?.(error, { services, binding, args: invocation.args, profileId: profile?.id });
     throw error;
   }
   const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined) };
   const connection: Connection = { gone: invocation.connection?.gone ?? (() => false), delivered: invocation.connection?.delivered ?? (() => Promise.resolve(true)) };
-  return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment, connection });
+  try {
+    return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment, connection });
+  } catch (error) {
+    throw failureOf(tool, error);
+  }
 }
 
-/** The MCP manifest of an endpoint; a per-profile one only for a caller who may read the profile. */
-export async function manifest(services: Services, binding: Binding, caller: Caller.Caller): Promise<McpManifest> {
-  let profile: McpManifest['profile'] = { slug: 'global', name: 'All public profiles' };
-  if (binding.kind === 'profile') {
-    const found = await Access.readableProfile(services.store, binding.slug, caller);
-    profile = { slug: found.slug, name: found.name };
-  }
+/**
+ * A refusal, or a failure the tool named, as it is. Anything else is what the tool stands on failing (the store,
+ * retrieval): 503 in the tool's words, the cause kept for the log.
+ */
+function failureOf(tool: Tool, error: unknown): ServiceError {
+  if (error instanceof ServiceError) return error;
+  return new ServiceError('service_unavailable', tool.unavailable, { cause: error, reported: true });
+}
+
+/** The MCP manifest of an endpoint, for a caller it admitted (a per-profile one only for a caller who may read it). */
+export function manifest(binding: Binding, admitted: Admission): McpManifest {
+  const found = admitted.profile;
   return {
     protocol: 'mcp',
-    profile,
+    profile: found ? { slug: found.slug, name: found.name } : { slug: 'global', name: 'All public profiles' },
     tools: all.map((t) => ({ name: t.name as ToolName, description: t.description(binding), inputSchema: inputJsonSchema(t, binding) })),
     skill: '/SKILL.md',
   };

@@ -1,5 +1,5 @@
 import type { EvidenceClaim } from '../contract/Query.js';
-import type { Evidence } from '../retrieval/Retriever.js';
+import type { Evidence } from '../retrieval/Evidence.js';
 import * as Ids from '../store/Ids.js';
 import * as Sentences from './Sentences.js';
 

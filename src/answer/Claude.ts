@@ -9,7 +9,7 @@ import type { Citation, QueryMode } from '../contract/Query.js';
 import type { Logger } from '../log/Logger.js';
 import type { Breaker } from '../health/Breaker.js';
 import type { Metrics } from '../health/Metrics.js';
-import type { Evidence } from '../retrieval/Retriever.js';
+import type { Evidence } from '../retrieval/Evidence.js';
 import { nothingFound } from './Extractive.js';
 import type { Synthesis, SynthesisInput, Synthesizer } from './Synthesizer.js';
 import { citation, label } from './Synthesizer.js';

@@ -1,6 +1,6 @@
 import type { Citation } from '../contract/Query.js';
 import * as Planner from '../retrieval/Planner.js';
-import type { Evidence } from '../retrieval/Retriever.js';
+import type { Evidence } from '../retrieval/Evidence.js';
 import * as Text from '../retrieval/Text.js';
 import * as Asked from './Asked.js';
 import * as Rationale from './Rationale.js';

@@ -5,8 +5,9 @@
  * its topic (its evidence removed). The tool abstains below the answerability threshold, before anyone pays.
  */
 import model from './rationale.json' with { type: 'json' };
-import type { Question } from '../retrieval/Features.js';
-import type { Evidence, Retrieval } from '../retrieval/Retriever.js';
+import type { Question } from '../retrieval/ranking/Features.js';
+import type { Evidence } from '../retrieval/Evidence.js';
+import type { Retrieval } from '../retrieval/Retriever.js';
 import * as Text from '../retrieval/Text.js';
 import * as Sentences from './Sentences.js';
 

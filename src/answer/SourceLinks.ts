@@ -1,4 +1,4 @@
-import type { Evidence } from '../retrieval/Retriever.js';
+import type { Evidence } from '../retrieval/Evidence.js';
 
 /** Private items never carry a source URL, whoever asks: private channels, and every channel of a private profile. */
 export const publicSource = (e: Evidence): string | undefined =>

@@ -1,6 +1,6 @@
 import type { Citation, QueryMode } from '../contract/Query.js';
-import type { Question } from '../retrieval/Features.js';
-import type { Evidence } from '../retrieval/Retriever.js';
+import type { Question } from '../retrieval/ranking/Features.js';
+import type { Evidence } from '../retrieval/Evidence.js';
 import type { Scorer } from './Rationale.js';
 import * as SourceLinks from './SourceLinks.js';
 

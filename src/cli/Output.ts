@@ -9,6 +9,8 @@ export type Output = {
   json(value: unknown): void;
   table(rows: Record<string, unknown>[], columns?: string[]): void;
   error(text: string): void;
+  /** Something an operator should know that did not stop the command, on stderr. */
+  warn(text: string): void;
   /** A progress or status line on stderr, for people watching long work. */
   status(text: string): void;
   progress(total: number, label: string): Progress;
@@ -22,6 +24,7 @@ export function create(streams: { stdout: NodeJS.WritableStream; stderr: NodeJS.
     line: (text) => write(streams.stdout, text),
     json: (value) => write(streams.stdout, JSON.stringify(value, null, 2)),
     error: (text) => write(streams.stderr, `error: ${text}`),
+    warn: (text) => write(streams.stderr, `warning: ${text}`),
     status: (text) => write(streams.stderr, text),
     table(rows, columns) {
       if (rows.length === 0) {

@@ -6,7 +6,7 @@ import { projectRoot } from '../config/Config.js';
 import { AccessLevel, ChannelKind } from '../contract/Channel.js';
 import * as Upload from '../ingest/Upload.js';
 import * as Jobs from '../health/Jobs.js';
-import * as TermModel from '../retrieval/TermModel.js';
+import * as TermModel from '../retrieval/terms/TermModel.js';
 import type { Store } from '../store/Store.js';
 
 /** Where the demo dataset lives: source files plus a manifest of who owns what. */

@@ -5,11 +5,16 @@ import * as RequestContext from '../log/RequestContext.js';
  * to its HTTP status and its JSON-RPC error code.
  */
 
-type Entry = { status: number; jsonRpc: number; message: string };
+/**
+ * `envelope`: the JSON-RPC code when the failure is the message itself rather than its params (a body that is no
+ * JSON-RPC request). `protocol`: over MCP `tools/call` the failure is a JSON-RPC error, not a tool result with
+ * `isError` (a payment challenge, which MCP payment clients read from the error; a tool that does not exist).
+ */
+type Entry = { status: number; jsonRpc: number; message: string; envelope?: number; protocol?: true };
 
 const table = {
   invalid_json: { status: 400, jsonRpc: -32700, message: 'The request body is not valid JSON.' },
-  invalid_request: { status: 400, jsonRpc: -32602, message: 'The request is invalid.' },
+  invalid_request: { status: 400, jsonRpc: -32602, envelope: -32600, message: 'The request is invalid.' },
   invalid_cursor: { status: 400, jsonRpc: -32602, message: 'The cursor is not one this service issued.' },
   invalid_limit: { status: 400, jsonRpc: -32602, message: 'limit must be an integer from 1 to 100.' },
   missing_rail: { status: 400, jsonRpc: -32602, message: 'rail is required for on-chain price metadata: tempo or x402_base.' },
@@ -25,12 +30,12 @@ const table = {
   invalid_api_key: { status: 401, jsonRpc: -32001, message: 'The service-api-key header is malformed, unknown or revoked.' },
   api_key_required: { status: 401, jsonRpc: -32001, message: 'This call needs a payment: a service-api-key header with paymentMode, or rail (tempo or x402_base) to pay on-chain.' },
   invalid_bearer_token: { status: 401, jsonRpc: -32001, message: 'The bearer token is malformed, unknown or revoked.' },
-  payment_required: { status: 402, jsonRpc: -32042, message: 'Payment is required.' },
+  payment_required: { status: 402, jsonRpc: -32042, protocol: true, message: 'Payment is required.' },
   insufficient_balance: { status: 402, jsonRpc: -32002, message: 'The account balance does not cover this query.' },
   forbidden_origin: { status: 403, jsonRpc: -32000, message: 'Requests from this Origin are not allowed.' },
   forbidden_host: { status: 403, jsonRpc: -32000, message: 'Requests for this Host are not allowed.' },
   not_found: { status: 404, jsonRpc: -32004, message: 'Not found.' },
-  unknown_tool: { status: 404, jsonRpc: -32602, message: 'No tool of that name.' },
+  unknown_tool: { status: 404, jsonRpc: -32602, protocol: true, message: 'No tool of that name.' },
   method_not_found: { status: 404, jsonRpc: -32601, message: 'No JSON-RPC method of that name.' },
   method_not_allowed: { status: 405, jsonRpc: -32601, message: 'Method not allowed.' },
   conflict: { status: 409, jsonRpc: -32009, message: 'That already exists.' },
@@ -60,11 +65,15 @@ export class ServiceError extends Error {
   readonly details: ErrorDetails;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message?: string, options: { details?: ErrorDetails; headers?: Record<string, string>; cause?: unknown } = {}) {
+  /** The operator must see it: a failure of this server or of what it stands on, logged once with its cause. */
+  readonly reported: boolean;
+
+  constructor(code: ErrorCode, message?: string, options: { details?: ErrorDetails; headers?: Record<string, string>; cause?: unknown; reported?: boolean } = {}) {
     super(message ?? table[code].message, { cause: options.cause });
     this.code = code;
     this.details = options.details ?? {};
     this.headers = options.headers ?? {};
+    this.reported = options.reported ?? code === 'internal_error';
   }
 
   get status(): number {
@@ -73,6 +82,16 @@ export class ServiceError extends Error {
 
   get jsonRpcCode(): number {
     return table[this.code].jsonRpc;
+  }
+
+  /** The same error in other words: what a transport adds to say how to answer it on its wire. */
+  withMessage(message: string): ServiceError {
+    return new ServiceError(this.code, message, { details: this.details, headers: this.headers, cause: this.cause, reported: this.reported });
+  }
+
+  /** Over MCP `tools/call`, answered as a JSON-RPC error rather than as a tool result with `isError`. */
+  get protocolLevel(): boolean {
+    return (table[this.code] as Entry).protocol === true;
   }
 }
 
@@ -108,7 +127,11 @@ export function codeOfJsonRpc(code: number): ErrorCode {
   }
 }
 
-/** A JSON-RPC error object: the Error body travels in `data`, with the HTTP-equivalent status beside it. */
-export function toJsonRpcError(error: ServiceError): { code: number; message: string; data: Record<string, unknown> } {
-  return { code: error.jsonRpcCode, message: error.message, data: { ...toErrorBody(error), status: error.status } };
+/**
+ * A JSON-RPC error object: the Error body travels in `data`, with the HTTP-equivalent status beside it. `of` is
+ * `envelope` when the failure is the message itself (not JSON, not a JSON-RPC request), not its params.
+ */
+export function toJsonRpcError(error: ServiceError, of: 'params' | 'envelope' = 'params'): { code: number; message: string; data: Record<string, unknown> } {
+  const code = of === 'envelope' ? ((table[error.code] as Entry).envelope ?? error.jsonRpcCode) : error.jsonRpcCode;
+  return { code, message: error.message, data: { ...toErrorBody(error), status: error.status } };
 }

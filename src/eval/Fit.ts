@@ -1,4 +1,4 @@
-import type { Model } from '../retrieval/Reranker.js';
+import type { Model } from '../retrieval/ranking/Reranker.js';
 
 /** One judged query: its candidates' feature vectors and relevance labels. */
 export type Group = { features: number[][]; labels: number[] };

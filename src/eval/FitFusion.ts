@@ -1,5 +1,5 @@
-import * as Fusion from '../retrieval/Fusion.js';
-import * as Reranker from '../retrieval/Reranker.js';
+import * as Fusion from '../retrieval/ranking/Fusion.js';
+import * as Reranker from '../retrieval/ranking/Reranker.js';
 import * as Retriever from '../retrieval/Retriever.js';
 import type { Dataset } from './Beir.js';
 import * as Beir from './Beir.js';

@@ -1,5 +1,14 @@
 import type { Readiness } from '../contract/Contract.js';
-import type { Services } from '../Services.js';
+import type { Rail } from '../contract/Quote.js';
+
+/** What readiness looks at: the process's draining flag, its database, its search index and its rails. */
+export type Watched = {
+  readonly draining: boolean;
+  store: { ping(): Promise<void> };
+  indexLoaded(): boolean;
+  lexicalIndex(): Promise<{ size(): { chunks: number } }>;
+  rails: { get(rail: Rail): Promise<{ probe(): Promise<void> } | undefined>; configured(): Rail[] };
+};
 
 /** How long a rail's answer is reused: a load balancer asks every few seconds, and chains need not hear of each. */
 const railCheckMs = 10_000;
@@ -11,9 +20,9 @@ const railTimeoutMs = 2_000;
  * is loaded (a question would otherwise wait seconds for it). Each configured rail is asked whether its chain (and
  * facilitator) answers, at most every 10 s, and reported without gating readiness.
  */
-export function create(services: Services): { check(): Promise<Readiness> } {
+export function create(services: Watched): { check(): Promise<Readiness> } {
   const rails = new Map<string, { at: number; check: Promise<Readiness['checks']['rails'][string]> }>();
-  const railCheck = (name: Parameters<Services['rails']['get']>[0]) => {
+  const railCheck = (name: Rail) => {
     const cached = rails.get(name);
     if (cached && Date.now() - cached.at < railCheckMs) return cached.check;
     const check = (async () => {

@@ -1,5 +1,5 @@
 import type { QueryResponse, RawChunk, RawQueryResponse } from '../contract/Query.js';
-import type { Evidence } from '../retrieval/Retriever.js';
+import type { Evidence } from '../retrieval/Evidence.js';
 import * as SignedLinks from './SignedLinks.js';
 
 /** Content a link opens only with authorization: a private channel's, or any channel's of a private profile. */

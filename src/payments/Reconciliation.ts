@@ -3,7 +3,7 @@ import type { Logger } from '../log/Logger.js';
 import type { Metrics } from '../health/Metrics.js';
 import type { Store } from '../store/Store.js';
 import * as Charging from './Charging.js';
-import * as Onchain from './Onchain.js';
+import * as OnchainPayment from './OnchainPayment.js';
 import type { Rails } from './Rails.js';
 
 type Dependencies = { store: Store; rails: Rails; logger: Logger; metrics?: Metrics | undefined };
@@ -11,7 +11,7 @@ type Dependencies = { store: Store; rails: Rails; logger: Logger; metrics?: Metr
 /**
  * Settles what stopped queries left part-way, and says so in the log: charges never answered are given back (see
  * Charging.reconcile), payments verified but never settled are released, and wallets whose money moved without an
- * answer are credited (see Onchain.reconcile). `instances` are processes whose lease ran out, claimed by the caller:
+ * answer are credited (see OnchainPayment.reconcile). `instances` are processes whose lease ran out, claimed by the caller:
  * what they left is settled whatever its age; anything else only once it is old and its process is not serving.
  */
 export async function reconcile(input: Dependencies, options: { instances?: readonly string[]; now?: number } = {}): Promise<void> {
@@ -19,8 +19,8 @@ export async function reconcile(input: Dependencies, options: { instances?: read
   try {
     const reversed = options.instances ? 0 : await Charging.reconcile(store, { now: options.now });
     if (reversed > 0) logger.warn('reversed charges left unanswered by a stopped query', { count: reversed });
-    const { released, credited, pending } = await Onchain.reconcile(store, input.rails, {
-      olderThanMs: Onchain.reconcileAfterMs,
+    const { released, credited, pending } = await OnchainPayment.reconcile(store, input.rails, {
+      olderThanMs: OnchainPayment.reconcileAfterMs,
       instances: options.instances,
       now: options.now,
       onResolved: (rail, state) => {

@@ -1,16 +1,16 @@
 import crypto from 'node:crypto';
+import type { Binding } from '../contract/Binding.js';
 import type { QueryRequest } from '../contract/Query.js';
 import type { Rail } from '../contract/Quote.js';
 import type { Terms } from './Rail.js';
 
 /** Where a query is served, as the tool binding has it. */
-type Served = { kind: 'global' } | { kind: 'profile'; slug: string };
 
 /**
  * The terms of one paid question: bound to everything that decides the answer (endpoint, question, scope, channel
  * set, modes) and to the rail and price, so a credential for one question cannot buy another, nor a cheaper one.
  */
-export function of(input: { rail: Rail; served: Served; request: QueryRequest; amountMillicents: number }): Terms {
+export function of(input: { rail: Rail; served: Binding; request: QueryRequest; amountMillicents: number }): Terms {
   const { rail, served, request, amountMillicents } = input;
   const canonical = JSON.stringify([
     'profile-edge/query/v1',

@@ -1,7 +1,8 @@
 import type { RetrievalDiagnostics } from '../contract/Query.js';
-import * as Anchors from './Anchors.js';
-import type { Anchor } from './Anchors.js';
-import type { Evidence, Retrieval } from './Retriever.js';
+import type { Evidence } from './Evidence.js';
+import * as Anchors from './ranking/Anchors.js';
+import type { Anchor } from './ranking/Anchors.js';
+import type { Retrieval } from './Retriever.js';
 import { scoreFloor } from './Retriever.js';
 
 /** A best score at which, with every anchor found and a direct match, confidence is high. */

@@ -7,6 +7,7 @@ import * as Rss from './Rss.js';
 import * as Subtext from './Subtext.js';
 import * as Transcriber from './Transcriber.js';
 import * as Youtube from './Youtube.js';
+import { version } from '../Version.js';
 
 export type ConnectorSet = Partial<Record<Connector['kind'], Connector>>;
 
@@ -33,7 +34,7 @@ export function fromConfig(config: Config): ConnectorSet {
   });
 }
 
-export const userAgent = 'profile-edge/0.2.0 (channel sync)';
+export const userAgent = `profile-edge/${version} (channel sync)`;
 
 /** The fetcher connectors use, with the configured politeness and safety limits. */
 export function fetcherFromConfig(config: Config): Fetcher.Fetcher {

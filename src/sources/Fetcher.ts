@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as timer } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import ipaddr from 'ipaddr.js';
 
@@ -24,6 +24,8 @@ export type Policy = {
   userAgent: string;
   /** How host names resolve: the system's resolver unless given (tests answer names without the network). */
   resolver?: Resolver | undefined;
+  /** How a pause between attempts is waited out: a timer unless given (tests note what was asked, and go on at once). */
+  sleep?: ((ms: number) => Promise<void>) | undefined;
 };
 
 /** Resolves a host name to its addresses, as `dns.lookup` with `all: true` does. */
@@ -133,6 +135,7 @@ export function create(policy: Policy): Fetcher {
   };
 
   const resolve = policy.resolver ?? systemResolver;
+  const sleep = policy.sleep ?? ((ms: number) => timer(ms));
   const lookup: net.LookupFunction = (hostname, options, callback) => {
     resolve(hostname, (error, addresses) => {
       if (error) return callback(error, '', 0);

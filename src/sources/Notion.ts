@@ -1,7 +1,9 @@
-import { APIResponseError, Client, LogLevel, iteratePaginatedAPI } from '@notionhq/client';
+import { setTimeout as timer } from 'node:timers/promises';
+import { APIErrorCode, APIResponseError, Client, DEFAULT_INITIAL_RETRY_DELAY_MS, LogLevel, iteratePaginatedAPI } from '@notionhq/client';
 import type { Block, Document } from '../ingest/Document.js';
 import * as Ids from '../store/Ids.js';
 import type { Connector, Entry, SyncContext } from './Connector.js';
+import { retryAfterMs } from './Fetcher.js';
 import { type NotionBlock, nested, pageTitle, propertyLines, toBlocks } from './NotionBlocks.js';
 import type { Loose } from './Loose.js';
 
@@ -20,6 +22,58 @@ export function idOf(source: string): string | undefined {
 
 type Walked = { page: Loose; blocks: NotionBlock[]; children: Map<string, NotionBlock[]> };
 
+/** Waits out a pause before a retry. */
+type Sleep = (ms: number) => Promise<void>;
+
+/** Further tries of one API call, and the longest pause before one (a longer Retry-After is cut to it). */
+const maxRetries = 3;
+const maxRetryDelayMs = 30_000;
+
+/** Answers worth another try, as the official client judges them: rate limits and overloads always, server errors of a GET. */
+function retryable(error: unknown, get: boolean): error is APIResponseError {
+  if (!APIResponseError.isAPIResponseError(error)) return false;
+  if (error.code === APIErrorCode.RateLimited || error.code === APIErrorCode.ServiceOverload) return true;
+  return get && (error.code === APIErrorCode.InternalServerError || error.code === APIErrorCode.ServiceUnavailable);
+}
+
+const retryAfterOf = (error: APIResponseError): string | undefined => {
+  const headers = error.headers;
+  if (headers instanceof Headers) return headers.get('retry-after') ?? undefined;
+  const value = (headers as Record<string, unknown> | undefined)?.['retry-after'];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/**
+ * One API call, tried again as the official client would: after a 429's Retry-After, or a back-off with jitter that
+ * doubles each time. The client's own retry is off so that every pause goes through `sleep`; each try keeps the
+ * client's deadline.
+ */
+function retrying<A, R>(call: (args: A) => Promise<R>, options: { sleep: Sleep; get: boolean }): (args: A) => Promise<R> {
+  return async (args) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call(args);
+      } catch (error) {
+        if (attempt >= maxRetries || !retryable(error, options.get)) throw error;
+        const backOff = DEFAULT_INITIAL_RETRY_DELAY_MS * 2 ** attempt;
+        await options.sleep(Math.min(retryAfterMs(retryAfterOf(error)) ?? backOff * Math.random() + backOff / 2, maxRetryDelayMs));
+      }
+    }
+  };
+}
+
+/** The calls a walk makes, each retried. */
+function apiOf(client: Client, sleep: Sleep) {
+  return {
+    page: retrying(client.pages.retrieve, { sleep, get: true }),
+    database: retrying(client.databases.retrieve, { sleep, get: true }),
+    children: retrying(client.blocks.children.list, { sleep, get: true }),
+    // A data source is queried with a POST: only a rate limit or an overload is tried again.
+    rows: retrying(client.dataSources.query, { sleep, get: false }),
+  };
+}
+type Api = ReturnType<typeof apiOf>;
+
 /** What the API answers for an object the integration cannot read here: missing, not shared, restricted, a linked view. */
 const notFound = (error: unknown) =>
   APIResponseError.isAPIResponseError(error) && (error.code === 'object_not_found' || error.code === 'validation_error' || error.code === 'restricted_resource');
@@ -29,14 +83,14 @@ const notFound = (error: unknown) =>
  * database that cannot be read (a linked view, one not shared with the integration) is skipped, and the walk says it
  * is partial, as it does when it stops at `maxPages`: a partial walk must not remove pages it did not reach.
  */
-async function walk(client: Client, rootId: string, logger: SyncContext['logger']): Promise<{ pages: Walked[]; partial: string | undefined }> {
+async function walk(api: Api, rootId: string, logger: SyncContext['logger']): Promise<{ pages: Walked[]; partial: string | undefined }> {
   const pages = new Map<string, Walked>();
   const seen = new Set<string>();
   const gaps: string[] = [];
 
   const childrenOf = async (blockId: string): Promise<NotionBlock[]> => {
     const out: NotionBlock[] = [];
-    for await (const block of iteratePaginatedAPI(client.blocks.children.list, { block_id: blockId, page_size: 100 })) out.push(block as unknown as NotionBlock);
+    for await (const block of iteratePaginatedAPI(api.children, { block_id: blockId, page_size: 100 })) out.push(block as unknown as NotionBlock);
     return out;
   };
   const visitPage = async (id: string, page?: Loose): Promise<void> => {
@@ -46,7 +100,7 @@ async function walk(client: Client, rootId: string, logger: SyncContext['logger'
       return;
     }
     seen.add(id);
-    const found = page ?? ((await client.pages.retrieve({ page_id: id })) as unknown as Loose);
+    const found = page ?? ((await api.page({ page_id: id })) as unknown as Loose);
     if (found.archived === true || found.in_trash === true) return;
     const children = new Map<string, NotionBlock[]>();
     const subpages: string[] = [];
@@ -77,21 +131,21 @@ async function walk(client: Client, rootId: string, logger: SyncContext['logger'
     }
   };
   const visitDataSource = async (id: string): Promise<void> => {
-    for await (const row of iteratePaginatedAPI(client.dataSources.query, { data_source_id: id, page_size: 100 })) {
+    for await (const row of iteratePaginatedAPI(api.rows, { data_source_id: id, page_size: 100 })) {
       if ((row as Loose).object === 'page') await visitPage((row as Loose).id as string, row as unknown as Loose);
     }
   };
   const visitDatabase = async (id: string): Promise<void> => {
     if (seen.has(id)) return;
     seen.add(id);
-    const database = (await client.databases.retrieve({ database_id: id })) as unknown as Loose;
+    const database = (await api.database({ database_id: id })) as unknown as Loose;
     for (const source of (database.data_sources as Loose[] | undefined) ?? []) await visitDataSource(source.id as string);
   };
 
   // The root may be a page, a database, or a data source; only the root's own lookup decides which.
   let rootPage: Loose | undefined;
   try {
-    rootPage = (await client.pages.retrieve({ page_id: rootId })) as unknown as Loose;
+    rootPage = (await api.page({ page_id: rootId })) as unknown as Loose;
   } catch (error) {
     if (!notFound(error)) throw error;
   }
@@ -99,7 +153,7 @@ async function walk(client: Client, rootId: string, logger: SyncContext['logger'
   else {
     let database: Loose | undefined;
     try {
-      database = (await client.databases.retrieve({ database_id: rootId })) as unknown as Loose;
+      database = (await api.database({ database_id: rootId })) as unknown as Loose;
     } catch (error) {
       if (!notFound(error)) throw error;
     }
@@ -118,13 +172,19 @@ function documentOf(walked: Walked): Document {
   return { title: pageTitle(walked.page), blocks: [...properties, ...toBlocks(walked.blocks, (id) => walked.children.get(id) ?? [])] };
 }
 
-export type NotionOptions = { baseUrl?: string; tokens: Record<string, string>; timeoutMs?: number };
+export type NotionOptions = {
+  baseUrl?: string;
+  tokens: Record<string, string>;
+  timeoutMs?: number;
+  /** How a pause before a retry is waited out: a timer unless given (tests note what was asked, and go on at once). */
+  sleep?: Sleep | undefined;
+};
 
 /**
  * Notion workspaces through the official client: the channel's source is a page, database or data source URL; every
  * page under it (sub-pages, and database rows) is an item, its blocks turned into text with headings, lists, to-dos,
- * toggles, tables and code kept. The client pages through block children 100 at a time and waits out 429s as their
- * Retry-After says. Each channel names the environment variable of its integration token (`tokenVariable`).
+ * toggles, tables and code kept. Block children are read 100 at a time, and a 429 is waited out as its Retry-After
+ * says (at most 30 s). Each channel names the environment variable of its integration token (`tokenVariable`).
  */
 export function connector(options: NotionOptions): Connector {
   return {
@@ -139,14 +199,14 @@ export function connector(options: NotionOptions): Connector {
         auth: token,
         baseUrl: options.baseUrl ?? defaultBaseUrl,
         timeoutMs: options.timeoutMs ?? 30_000,
-        retry: { maxRetries: 3, maxRetryDelayMs: 30_000 },
+        retry: false,
         logLevel: LogLevel.ERROR,
         logger: (level, message, extra) => context.logger.warn(`notion client: ${message}`, { level, ...(extra as Loose) }),
       });
       let walked: Walked[];
       let partial: string | undefined;
       try {
-        ({ pages: walked, partial } = await walk(client, rootId, context.logger));
+        ({ pages: walked, partial } = await walk(apiOf(client, options.sleep ?? ((ms) => timer(ms))), rootId, context.logger));
       } catch (error) {
         if (APIResponseError.isAPIResponseError(error)) throw new Error(`Notion answered ${error.status} ${error.code}: ${error.message}`);
         throw error;

@@ -1,15 +1,14 @@
 import * as Chunker from '../ingest/Chunker.js';
 import type { Logger } from '../log/Logger.js';
 import type { Metrics } from '../health/Metrics.js';
-import type { Embedder } from '../retrieval/Embedder.js';
+import type { Embedder } from '../retrieval/embedders/Embedder.js';
 import type { StoredChannel } from '../store/Channels.js';
 import { leaseExpired, processHost } from '../health/Leases.js';
 import type { Store } from '../store/Store.js';
 import * as Ids from '../store/Ids.js';
 import * as Items from '../store/Items.js';
-import * as SearchTerms from '../retrieval/SearchTerms.js';
+import * as SearchTerms from '../retrieval/index/SearchTerms.js';
 import type { Connector, Coverage, Entry, Listing } from './Connector.js';
-import type { Services } from '../Services.js';
 import type { Fetcher } from './Fetcher.js';
 
 export type { Listing };
@@ -52,16 +51,6 @@ export const defaultRetry: Retry = { firstMs: 15 * 60_000, maxMs: 24 * 3_600_000
 /** An item's record of its real text failing: why, how often, since when, and when it is tried next. */
 export type Pending = { reason: string; attempts: number; since: number; next: number };
 
-/** What a sync needs, from the process's services. */
-export const dependencies = (services: Services): SyncDependencies => ({
-  store: services.store,
-  fetcher: services.fetcher,
-  connectors: services.connectors,
-  chunkTargetTokens: services.config.chunkTargetTokens,
-  embedder: services.vectors ? services.embedder : undefined,
-  logger: services.logger,
-  metrics: services.metrics,
-});
 
 export type SyncReport = {
   channelId: string;

@@ -34,7 +34,7 @@ export type ItemDraft = {
   vectors?: Float32Array[] | undefined;
 };
 
-/** A draft with what the search index counts of each chunk (`retrieval/SearchTerms.indexed`): what `put` stores. */
+/** A draft with what the search index counts of each chunk (`retrieval/index/SearchTerms.indexed`): what `put` stores. */
 export type IndexedDraft = Omit<ItemDraft, 'chunks'> & { chunks: (ChunkDraft & { tokenCount: number; terms: Map<string, number> })[] };
 
 export type StoredItem = {

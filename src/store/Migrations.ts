@@ -1,6 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import type { Engine } from './Engine.js';
-import type { Dialect } from './Sql.js';
+import type { Dialect, Engine } from './Sql.js';
 import { foundation } from './migrations/001_foundation.js';
 import { pages } from './migrations/002_pages.js';
 import { listings } from './migrations/003_listings.js';

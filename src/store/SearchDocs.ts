@@ -2,7 +2,7 @@ import type { Sql } from './Sql.js';
 
 /**
  * The search index's rows, derived from chunks: each chunk's distinct stems with their weighted counts, written in
- * the transaction that writes the chunk (the analysis itself is the search index's, `retrieval/SearchTerms.ts`).
+ * the transaction that writes the chunk (the analysis itself is the search index's, `retrieval/index/SearchTerms.ts`).
  * Stems are stored as ids into `search_terms`; an id, once committed, never changes, so any process may cache it.
  * Every document that comes or goes, and every change of who may read a channel, is appended to `search_log` by
  * triggers: an index in memory catches up from it.

@@ -95,3 +95,30 @@ export function bindable(value: Param): unknown {
   if (typeof value === 'boolean') return value ? 1 : 0;
   return value;
 }
+
+/** What an engine says of its database's reachability: lost (with what the operator needs to know), and back. */
+export type Availability = { state: 'lost'; detail: string } | { state: 'back'; downMs: number };
+
+/** A database the store runs on: the query layer, plus what opening, migrating and closing it need. */
+export type Engine = Sql & {
+  /**
+   * The same query layer, served before requests waiting for a connection: for what must not wait behind a burst of
+   * them (an instance renewing its lease, a health check). The embedded engine has no line: it is the same.
+   */
+  urgent: Sql;
+  /** Which database this is, for messages: never a password. */
+  describe(): string;
+  /**
+   * Runs `work` while holding the store-wide migration lock: several processes starting at once migrate once
+   * (PostgreSQL: an advisory lock on one connection; SQLite: each migration's BEGIN IMMEDIATE).
+   */
+  migrating<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers a trivial statement; rejects with `Unavailable` when it does not. */
+  ping(): Promise<void>;
+  /**
+   * Tells `listener` when a statement first finds the database unreachable, and when one is answered again (an
+   * embedded file is never lost: SQLite never tells). Returns what stops telling.
+   */
+  watch(listener: (event: Availability) => void): () => void;
+  close(): Promise<void>;
+};

@@ -3,7 +3,7 @@ import type { Sql } from './Sql.js';
 /**
  * What the term model reads of the corpus and keeps of itself: public chunks (of live public channels of profiles
  * that are not private), and its terms with their vectors and neighbour lists. The model's arithmetic is retrieval's
- * (`retrieval/TermModel.ts`).
+ * (`retrieval/terms/TermModel.ts`).
  */
 
 const publicChannel = `ch.status <> 'paused' AND ch.access_level = 'public' AND p.visibility <> 'private'`;

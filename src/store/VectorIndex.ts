@@ -4,7 +4,7 @@ import type { Sql } from './Sql.js';
 
 /*
  * Layout. `chunk_embeddings` holds each chunk's float vector: the record exact similarities are computed from, and
- * the nearest-neighbour scan's sign codes are made from when a process loads them (retrieval/VectorCodes.ts).
+ * the nearest-neighbour scan's sign codes are made from when a process loads them (retrieval/vectors/VectorCodes.ts).
  * `vector_log` records, by trigger, every chunk whose vector was written or deleted, in order: what a process holding
  * codes reads to stay current, whichever process wrote. Both tables come from migration 10; which embedder the
  * vectors are of is the `vector_index` meta value, with a generation that changes when the index is rebuilt.

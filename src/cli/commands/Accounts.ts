@@ -36,14 +36,17 @@ function grantOf(values: Values): { unlocks: number; credits: number } {
   return { unlocks: number(values, 'unlocks', limit) ?? 0, credits: number(values, 'credits', limit) ?? 0 };
 }
 
-function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: string, use: string): Command[] {
+/** How a kind of credential is named in its commands: the command word, one of them and several, and how it is sent. */
+type CredentialWords = { kind: SecretKind; word: 'keys' | 'tokens'; one: string; several: string; use: string };
+
+function credentialCommands({ kind, word, one, several, use }: CredentialWords): Command[] {
   return [
     {
       name: `${word} create`,
       summary:
         kind === 'api_key'
-          ? `Create ${what} for an account (--create makes the account if it is new; --credits/--unlocks grant a starting balance); the secret is printed once and stored only as a hash.`
-          : `Create ${what} for an account; the secret is printed once and stored only as a hash.`,
+          ? `Create ${one} for an account (--create makes the account if it is new; --credits/--unlocks grant a starting balance); the secret is printed once and stored only as a hash.`
+          : `Create ${one} for an account; the secret is printed once and stored only as a hash.`,
       usage: kind === 'api_key' ? `${word} create --account NAME [--create] [--credits N] [--unlocks N] [--label LABEL] [--json]` : `${word} create --account NAME [--label LABEL] [--json]`,
       options: { account: { type: 'string' }, label: { type: 'string' }, ...(kind === 'api_key' && startingBalance), ...jsonOption },
       async run({ services, out }, { values }) {
@@ -64,7 +67,7 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
         });
         if (values.json) out.json({ ...credential, token, account: { name: account.name, unlockBalance: account.unlockBalance, creditBalance: account.creditBalance } });
         else {
-          out.line(`created ${what} ${credential.id} for ${account.name} (${account.unlockBalance} unlocks, ${account.creditBalance} credits). Shown once, store it now:`);
+          out.line(`created ${one} ${credential.id} for ${account.name} (${account.unlockBalance} unlocks, ${account.creditBalance} credits). Shown once, store it now:`);
           out.line(token);
           out.line(use);
         }
@@ -72,7 +75,7 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
     },
     {
       name: `${word} list`,
-      summary: `List ${what}s (never their secrets).`,
+      summary: `List ${several} (never their secrets).`,
       usage: `${word} list [--account NAME] [--json]`,
       options: { account: { type: 'string' }, ...jsonOption },
       async run({ services, out }, { values }) {
@@ -95,19 +98,19 @@ function credentialCommands(kind: SecretKind, word: 'keys' | 'tokens', what: str
     },
     {
       name: `${word} revoke`,
-      summary: `Revoke ${what}; requests presenting it get 401 from then on.`,
+      summary: `Revoke ${one}; requests presenting it get 401 from then on.`,
       usage: `${word} revoke ID`,
       positionals: { min: 1, max: 1 },
       async run({ services, out }, { positionals }) {
         const credential = await (await services()).store.credentials.revoke(kind, positionals[0]!);
-        out.line(`revoked ${what} ${credential.id}`);
+        out.line(`revoked ${one} ${credential.id}`);
       },
     },
   ];
 }
 
-export const keyCommands = credentialCommands('api_key', 'keys', 'an API key', 'send it as the service-api-key header');
-export const tokenCommands = credentialCommands('bearer_token', 'tokens', 'a bearer token', 'send it as Authorization: Bearer <token>');
+export const keyCommands = credentialCommands({ kind: 'api_key', word: 'keys', one: 'an API key', several: 'API keys', use: 'send it as the service-api-key header' });
+export const tokenCommands = credentialCommands({ kind: 'bearer_token', word: 'tokens', one: 'a bearer token', several: 'bearer tokens', use: 'send it as Authorization: Bearer <token>' });
 
 export const creditsGrant: Command = {
   name: 'credits grant',

@@ -204,7 +204,7 @@ export const upload: Command = {
         });
         results.push({ file, ...result });
         progress.tick(`${path.basename(file)}: ${result.outcome}`);
-        for (const warning of result.warnings) out.error(`${path.basename(file)}: warning: ${warning}`);
+        for (const warning of result.warnings) out.warn(`${path.basename(file)}: ${warning}`);
       } catch (error) {
         failed += 1;
         progress.tick(`${path.basename(file)}: failed`);

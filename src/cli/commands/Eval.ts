@@ -6,14 +6,14 @@ import type { Config } from '../../config/Config.js';
 import * as Evaluate from '../../eval/Evaluate.js';
 import * as FitFusion from '../../eval/FitFusion.js';
 import * as Yardstick from '../../eval/Yardstick.js';
-import * as Embedders from '../../retrieval/Embedders.js';
-import * as Fusion from '../../retrieval/Fusion.js';
+import * as Embedders from '../../retrieval/embedders/Embedders.js';
+import * as Fusion from '../../retrieval/ranking/Fusion.js';
 import { type Command, type CommandContext, UsageError, type Values, number, required, text } from '../Command.js';
 import type { Output } from '../Output.js';
 
 /** Loads a dataset into a temporary store, with a progress bar for each stage; embedded too when an embedder is given. */
 /** A dataset and a temporary store of it, beside the operator's database (a file, or a temporary PostgreSQL database). */
-async function load(out: Output, directory: string, qrels: string | undefined, embedder: ReturnType<typeof Embedders.fromConfig>, database: Config['database']) {
+async function load(out: Output, directory: string, qrels: string | undefined, embedder: ReturnType<typeof Embedders.create>, database: Config['database']) {
   const dataset = await Beir.load(directory, qrels);
   const ingest = out.progress(dataset.corpus.length, 'ingest');
   let embedding: ReturnType<Output['progress']> | undefined;
@@ -62,7 +62,7 @@ export const evaluate: Command = {
     const { out } = context;
     if (values.answers) return answers(context, values);
     const directory = required(values, 'dataset');
-    const embedder = Embedders.fromConfig(context.config);
+    const embedder = Embedders.create(context.config.embedding);
     const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder, context.config.database);
     try {
       const run = async (label: string, vectors?: typeof store.vectors) => {
@@ -197,7 +197,7 @@ export const fit: Command = {
   async run(context, { values }) {
     const { out } = context;
     const directory = required(values, 'dataset');
-    const embedder = Embedders.fromConfig(context.config);
+    const embedder = Embedders.create(context.config.embedding);
     if (!embedder) throw new UsageError('no embedder is configured (EMBEDDER=none): the lexical reranker ships fitted; set EMBEDDER to fit vector fusion for it');
     const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder, context.config.database);
     try {

@@ -1,6 +1,6 @@
 import * as Jobs from '../../health/Jobs.js';
-import * as TermModel from '../../retrieval/TermModel.js';
-import * as VectorBuild from '../../retrieval/VectorBuild.js';
+import * as TermModel from '../../retrieval/terms/TermModel.js';
+import * as VectorBuild from '../../retrieval/vectors/VectorBuild.js';
 import { type Command, number } from '../Command.js';
 
 export const reindex: Command = {

@@ -4,12 +4,11 @@ import * as Demo from '../../demo/Demo.js';
 import * as Charging from '../../payments/Charging.js';
 import * as Reconciliation from '../../payments/Reconciliation.js';
 import * as Jobs from '../../health/Jobs.js';
-import * as TermModel from '../../retrieval/TermModel.js';
-import type { Services } from '../../Services.js';
+import * as TermModel from '../../retrieval/terms/TermModel.js';
+import { type Services, syncDependencies } from '../../Services.js';
 import * as Access from '../../auth/Access.js';
 import * as Caller from '../../auth/Caller.js';
 import * as Scheduler from '../../sources/Scheduler.js';
-import * as Sync from '../../sources/Sync.js';
 import * as HttpServer from '../../transport/http/Server.js';
 import * as Stdio from '../../transport/mcp/Stdio.js';
 import * as MetricsRoute from '../../transport/http/MetricsRoute.js';
@@ -124,7 +123,7 @@ export const serve: Command = {
     ];
     for (const line of banner({ url, host, databasePath: config.databasePath, databaseUrl, database: services.store.describe(), metrics })) out.line(line);
     const scheduler = config.sync.schedule
-      ? Scheduler.start(Sync.dependencies(services), {
+      ? Scheduler.start(syncDependencies(services), {
           intervalMinutes: config.sync.intervalMinutes,
           // Rebuilding blocks requests for its duration: only small stores get it here; others fold in what is new.
           // Tracked, so a shutdown waits for it rather than leave its lease behind.
@@ -191,7 +190,7 @@ export const mcp: Command = {
     // A bad key or token does not stop the server: the host connects, and each tool call that needs it says what is
     // wrong, as over HTTP. The operator sees it here too.
     const { caller, problem } = await Caller.inspect(services.store, Stdio.presentedBy(services));
-    if (problem) out.error(`warning: ${problem.message} Tool calls will report it.`);
+    if (problem) out.warn(`${problem.message} Tool calls will report it.`);
     // A private profile these credentials cannot read is refused exactly like an unknown one.
     if (slug !== undefined && !(await readable(services, slug, caller))) throw new UsageError(`no profile "${slug}"${problem ? `. Also: ${problem.message}` : ''}`);
     await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });

@@ -4,11 +4,12 @@ import { ServiceError } from '../../errors/ServiceError.js';
 import * as Charset from '../../ingest/Charset.js';
 import * as Transcript from '../../ingest/Transcript.js';
 import * as Jobs from '../../health/Jobs.js';
-import * as TermModel from '../../retrieval/TermModel.js';
+import * as TermModel from '../../retrieval/terms/TermModel.js';
 import * as Ids from '../../store/Ids.js';
 import * as Scheduler from '../../sources/Scheduler.js';
 import * as Subtext from '../../sources/Subtext.js';
 import * as Youtube from '../../sources/Youtube.js';
+import { syncDependencies } from '../../Services.js';
 import * as Sync from '../../sources/Sync.js';
 import type { SyncReport } from '../../sources/Sync.js';
 import { type Command, UsageError, jsonOption, required, text, untilSignal } from '../Command.js';
@@ -65,7 +66,7 @@ export const sync: Command = {
         : slug !== undefined
           ? (await store.channels.byProfile((await store.profiles.get(slug)).id)).map((c) => c.id)
           : [...(await store.channels.byProfiles()).values()].flat().filter((c) => c.sourceUrl && services.connectors[c.kind]).map((c) => c.id);
-    const deps = Sync.dependencies(services);
+    const deps = syncDependencies(services);
     const reports: SyncReport[] = [];
     const interrupt = stopOnSignal();
     try {
@@ -118,7 +119,7 @@ export const importExport: Command = {
     const interrupt = stopOnSignal();
     let report: SyncReport;
     try {
-      report = await syncWithProgress(Sync.dependencies(services), channel.id, out, { listing, signal: interrupt.signal, quiet: Boolean(values.json) });
+      report = await syncWithProgress(syncDependencies(services), channel.id, out, { listing, signal: interrupt.signal, quiet: Boolean(values.json) });
     } finally {
       interrupt.dispose();
     }

@@ -149,15 +149,19 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       const token = payload.accepted.extra?.challenge;
       const [expires, nonce, mac] = typeof token === 'string' ? token.split('.') : [];
       if (!expires || !nonce || !mac) throw new CredentialRejected('it does not answer a challenge from this server.');
+      const { authorization, signature } = payload.payload as z.infer<typeof Eip3009>;
+      const wallet = authorization.from.toLowerCase();
+      const signedNonce = authorization.nonce.toLowerCase();
+      const spendKey = `${wallet}:${signedNonce}`;
+      // Claimed before anything else is checked, as tempo claims: a transfer already spent is refused by this server's
+      // own record in the same words whatever it is presented for, and a copy sent meanwhile to another request (or
+      // instance) is turned away; neither reaches the facilitator.
+      await options.claim(spendKey);
       const expected = Buffer.from(sign(terms, Number(expires), nonce));
       const given = Buffer.from(mac);
       if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
         throw new CredentialRejected('its challenge was not issued by this server for this request (question, scope, mode and price must be the same), or was altered.');
       }
-      const { authorization, signature } = payload.payload as z.infer<typeof Eip3009>;
-      const wallet = authorization.from.toLowerCase();
-      const signedNonce = authorization.nonce.toLowerCase();
-      const spendKey = `${wallet}:${signedNonce}`;
       if (signedNonce !== boundNonce(token as string)) {
         // A nonce issued for another challenge belongs to that one, and binds nothing here.
         if (signedNonce.startsWith(nonceTag)) throw new CredentialRejected('its EIP-3009 nonce was issued for another challenge, and pays for that question only.');
@@ -191,8 +195,6 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         throw new CredentialRejected(`its authorization stays valid until ${iso(validBefore)}, after its challenge expires (${iso(Number(expires))}): sign validBefore accepted.extra.validBefore or earlier.`);
       }
       if (validBefore < now + answerSeconds) throw new CredentialRejected(`its authorization expires at ${iso(validBefore)}, too soon to answer and settle.`);
-      // Claimed before the facilitator hears of it: a copy sent to another request (or instance) is turned away here.
-      await options.claim(spendKey);
       const requirements = server.findMatchingRequirements([await requirementsFor(terms, token as string)], payload);
       if (!requirements) throw new CredentialRejected('it does not match what the challenge asked for (amount, asset, receiver or network).');
       let result;

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
-import type { Availability, Engine } from '../Engine.js';
-import { bindable, Conflict, Unavailable, type Param, type Sql } from '../Sql.js';
+import { bindable, Conflict, Unavailable, type Availability, type Engine, type Param, type Sql } from '../Sql.js';
 import * as Turns from './Turns.js';
 
 /**

@@ -3,8 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Statement } from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import type { Engine } from '../Engine.js';
-import { bindable, Conflict, type Param, type Sql } from '../Sql.js';
+import { bindable, Conflict, type Engine, type Param, type Sql } from '../Sql.js';
 
 /**
  * The embedded engine: one better-sqlite3 connection in WAL mode with sqlite-vec loaded. Statements are synchronous,

@@ -2,7 +2,8 @@ import { finished } from 'node:stream';
 import type { Request, Response } from 'express';
 import type { Connection } from '../../../tools/Tool.js';
 import type { Presented } from '../../auth/Caller.js';
-import { type ServiceError, toErrorBody } from '../../errors/ServiceError.js';
+import type { ServiceError } from '../../errors/ServiceError.js';
+import * as RestWire from './RestWire.js';
 
 /** The credentials an HTTP request presents: the `service-api-key` header and an `Authorization: Bearer` token. */
 export function presentedOf(req: Request): Presented {
@@ -16,9 +17,14 @@ export function presentedOf(req: Request): Presented {
   };
 }
 
+/** Writes a reply: its status, headers and JSON body. */
+export function send(res: Response, reply: RestWire.Reply): void {
+  res.status(reply.status).set(reply.headers).json(reply.body);
+}
+
 /** Writes a ServiceError as the contract's Error body with its status and headers. */
 export function sendError(res: Response, error: ServiceError): void {
-  res.status(error.status).set(error.headers).json(toErrorBody(error));
+  send(res, RestWire.wire.failure(error, {}));
 }
 
 /**

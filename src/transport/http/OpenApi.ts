@@ -1,10 +1,8 @@
 import type { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import { ErrorBody, Health, McpManifest, McpRequest, McpResponse, Readiness } from '../../contract/Contract.js';
+import { version } from '../../Version.js';
 import { type Route, type RouteResponse, routes } from './Rest.js';
-
-/** The interface version of SPEC.md this server implements. */
-export const interfaceVersion = '0.2.0';
 
 function jsonSchema(schema: z.ZodTypeAny): Record<string, unknown> {
   const { $schema: _schema, ...rest } = zodToJsonSchema(schema, { target: 'jsonSchema7', $refStrategy: 'none' }) as Record<string, unknown>;
@@ -25,7 +23,7 @@ function responses(list: Record<number, RouteResponse>): Record<string, unknown>
         description: r.description,
         ...(r.headers && {
           headers: Object.fromEntries(
-            Object.entries(r.headers).map(([name, description]) => [name, { description, schema: { type: 'integer', minimum: 1 } }]),
+            Object.entries(r.headers).map(([name, h]) => [name, { description: h.description, ...(h.required && { required: true }), schema: h.schema }]),
           ),
         }),
         content: { 'application/json': { schema: jsonSchema(r.schema) } },
@@ -54,7 +52,6 @@ function operation(route: Route): Record<string, unknown> {
 
 const manifestResponse: RouteResponse = { description: 'McpManifest.', schema: McpManifest };
 const rpcResponse: RouteResponse = { description: 'McpResponse: a JSON-RPC result or error.', schema: McpResponse };
-const unauthorized: RouteResponse = { description: 'Credentials were sent but are malformed, unknown or revoked.', schema: ErrorBody };
 const notReadable: RouteResponse = { description: 'Unknown profile, or private without authorization.', schema: ErrorBody };
 
 function mcpPaths(): Record<string, unknown> {
@@ -62,9 +59,10 @@ function mcpPaths(): Record<string, unknown> {
     summary: perProfile ? "A profile's MCP manifest." : 'The global MCP manifest.',
     ...(perProfile && { parameters: [slugParameter] }),
     security: apiKeyOrBearer,
+    // A bad credential never makes an MCP endpoint answer 401 (hosts read it as an OAuth login challenge): the
+    // manifest is served, and a per-profile one the caller cannot read is 404.
     responses: responses({
       200: manifestResponse,
-      401: unauthorized,
       ...(perProfile ? ({ 404: notReadable } as Record<number, RouteResponse>) : {}),
       405: { description: 'A request accepting only text/event-stream: this stateless server opens no SSE stream (Allow: POST).', schema: ErrorBody },
     }),
@@ -98,7 +96,7 @@ export function document(): Record<string, unknown> {
     openapi: '3.1.0',
     info: {
       title: 'profile-edge',
-      version: interfaceVersion,
+      version,
       description: 'Grounded, cited answers from the indexed content of participating experts, over REST and MCP.',
     },
     components: {

@@ -4,8 +4,14 @@ import { DirectoryPage, ErrorBody, ProfileChannels, QueryRequest, QueryResponse,
 import type { ToolName } from '../../contract/Mcp.js';
 import type { Binding } from '../../../tools/Tools.js';
 
+/**
+ * A response header of a route, for the OpenAPI document: what it carries, the JSON Schema its value validates
+ * against, and whether every such response has it (a rail's header comes only on that rail's responses).
+ */
+export type RouteHeader = { description: string; schema: Record<string, unknown>; required?: boolean };
+
 /** One response of a route, for the OpenAPI document. */
-export type RouteResponse = { description: string; schema: z.ZodTypeAny; headers?: Record<string, string> };
+export type RouteResponse = { description: string; schema: z.ZodTypeAny; headers?: Record<string, RouteHeader> };
 
 /** A REST path mapped onto a tool: how to read the binding and arguments from the request, and what it answers. */
 export type Route = {
@@ -21,7 +27,14 @@ export type Route = {
   responses: Record<number, RouteResponse>;
 };
 
-const error = (description: string, headers?: Record<string, string>): RouteResponse => ({ description, schema: ErrorBody, headers });
+const error = (description: string, headers?: Record<string, RouteHeader>): RouteResponse => ({ description, schema: ErrorBody, headers });
+
+/** Standard base64 (RFC 4648 §4), padded, of a JSON text: how x402 v2 sends its objects in headers. */
+const base64Json = { type: 'string', contentEncoding: 'base64', contentMediaType: 'application/json', pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' };
+/** URL-safe base64 (RFC 4648 §5), unpadded, of a JSON text: how MPP sends its receipt. */
+const base64UrlJson = { type: 'string', contentEncoding: 'base64url', contentMediaType: 'application/json', pattern: '^[A-Za-z0-9_-]+$' };
+/** An auth scheme's quoted parameters (RFC 9110 §11.2), as MPP writes a challenge: `name="value"`, joined by ", ". */
+const paymentChallenge = { type: 'string', pattern: '^Payment [A-Za-z]+="(?:[^"\\\\]|\\\\.)*"(?:, [A-Za-z]+="(?:[^"\\\\]|\\\\.)*")*$' };
 
 /** A query-string integer as a number, anything else as given so validation reports it. */
 const integer = (value: unknown): unknown => (typeof value === 'string' && /^-?\d{1,12}$/.test(value) ? Number(value) : value);
@@ -52,15 +65,18 @@ function queryResponses(badRequest: string): Record<number, RouteResponse> {
     200: {
       description: 'A synthesized answer (QueryResponse) or, with mode "raw", ranked evidence (RawQueryResponse).',
       schema: z.union([QueryResponse, RawQueryResponse]),
-      headers: { 'Payment-Receipt': 'tempo: the MPP receipt of an on-chain payment.', 'PAYMENT-RESPONSE': 'x402_base: the settlement, base64 JSON.' },
+      headers: {
+        'Payment-Receipt': { description: 'tempo: the MPP receipt of an on-chain payment, base64url JSON.', schema: base64UrlJson },
+        'PAYMENT-RESPONSE': { description: 'x402_base: the settlement, base64 JSON.', schema: base64Json },
+      },
     },
     400: error(badRequest),
     401: error('Neither an API key nor a rail (api_key_required), or a key that is malformed, unknown or revoked.'),
     402: error(
       'payment_required: an on-chain query (rail, no key) must be paid, or its credential was refused (the message says why); the rail’s challenge is in the header and in `challenges`. Or insufficient_balance: the key owner’s balance does not cover the query (no challenge header).',
       {
-        'WWW-Authenticate': 'tempo: the MPP challenge (`Payment` scheme). Retry with `Authorization: Payment …`.',
-        'PAYMENT-REQUIRED': 'x402_base: the x402 v2 PaymentRequired object, base64 JSON. Retry with `PAYMENT-SIGNATURE`.',
+        'WWW-Authenticate': { description: 'tempo: the MPP challenge (`Payment` scheme). Retry with `Authorization: Payment …`.', schema: paymentChallenge },
+        'PAYMENT-REQUIRED': { description: 'x402_base: the x402 v2 PaymentRequired object, base64 JSON. Retry with `PAYMENT-SIGNATURE`.', schema: base64Json },
       },
     ),
     404: error('Unknown profile, collection or handle, or private without authorization.'),
@@ -70,7 +86,9 @@ function queryResponses(badRequest: string): Record<number, RouteResponse> {
   };
 }
 
-const rateLimited = error('Quote rate limit exceeded; `resetAt` in the body.', { 'Retry-After': 'Seconds to wait, an integer of at least 1.' });
+const rateLimited = error('Quote rate limit exceeded; `resetAt` in the body.', {
+  'Retry-After': { description: 'Seconds to wait, an integer of at least 1.', schema: { type: 'integer', minimum: 1 }, required: true },
+});
 
 /** Every REST path of the contract that is served, each a thin mapping onto a tool. */
 export const routes: Route[] = [

@@ -2,7 +2,7 @@ import type { Config } from '../config/Config.js';
 import type { PaymentMode } from '../contract/Query.js';
 import type { Store } from '../store/Store.js';
 import * as Charging from './Charging.js';
-import type { Hold } from './Gate.js';
+import type { Hold } from './Hold.js';
 
 /**
  * An account balance as a payer: the hold is the debit itself (402 `insufficient_balance` when it would overdraw),

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ServiceError } from '../errors/ServiceError.js';
+import { ServiceError } from '../../errors/ServiceError.js';
 import { type Embedder, normalize } from './Embedder.js';
 import type { Pooling } from './EmbeddingPresets.js';
 

@@ -1,12 +1,12 @@
-import type { Logger } from '../log/Logger.js';
-import type { Breaker } from '../health/Breaker.js';
-import type { Metrics } from '../health/Metrics.js';
-import type { Store } from '../store/Store.js';
+import type { Logger } from '../../log/Logger.js';
+import type { Breaker } from '../../health/Breaker.js';
+import type { Metrics } from '../../health/Metrics.js';
+import type { Store } from '../../store/Store.js';
+import type { Embedder } from '../embedders/Embedder.js';
+import type { SearchHit } from '../index/SearchIndex.js';
+import * as Fusion from '../ranking/Fusion.js';
+import type * as Reranker from '../ranking/Reranker.js';
 import * as VectorCodes from './VectorCodes.js';
-import type { Embedder } from './Embedder.js';
-import * as Fusion from './Fusion.js';
-import type * as Reranker from './Reranker.js';
-import type { SearchHit } from './SearchIndex.js';
 
 /** One question's vector: the chunks nearest it, and its similarity to any chunk. */
 export type QuestionVectors = {

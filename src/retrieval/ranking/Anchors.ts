@@ -1,4 +1,4 @@
-import * as Text from './Text.js';
+import * as Text from '../Text.js';
 
 /** Something the question insists on: a quoted phrase, a name, or a number. Found only if all its stems are. */
 export type Anchor = { text: string; kind: 'phrase' | 'name' | 'number'; stems: string[] };

@@ -1,7 +1,7 @@
-import * as SignCodes from '../store/SignCodes.js';
-import type { Store } from '../store/Store.js';
-import * as VectorIndex from '../store/VectorIndex.js';
-import type { Embedder } from './Embedder.js';
+import * as SignCodes from '../../store/SignCodes.js';
+import type { Store } from '../../store/Store.js';
+import * as VectorIndex from '../../store/VectorIndex.js';
+import type { Embedder } from '../embedders/Embedder.js';
 
 type Row = { rowid: number; title: string; text: string };
 

@@ -1,6 +1,6 @@
-import * as SignCodes from '../store/SignCodes.js';
-import type { Store } from '../store/Store.js';
-import type { IndexInfo, StoredVector } from '../store/VectorIndex.js';
+import * as SignCodes from '../../store/SignCodes.js';
+import type { Store } from '../../store/Store.js';
+import type { IndexInfo, StoredVector } from '../../store/VectorIndex.js';
 
 /**
  * Every stored vector's signs, held in memory per store for the nearest-neighbour scan (see SignCodes), and the

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { z } from 'zod';
-import { ServiceError } from '../errors/ServiceError.js';
+import { ServiceError } from '../../errors/ServiceError.js';
 import { type Embedder, normalize } from './Embedder.js';
 
 const Response = z.object({ data: z.array(z.object({ index: z.number().int(), embedding: z.array(z.number()) }).passthrough()) }).passthrough();

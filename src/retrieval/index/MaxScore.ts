@@ -77,6 +77,19 @@ export function topK(options: {
   const norm0 = k1 * (1 - b);
   const norm1 = (k1 * b) / averageLength;
   const weight = (count: number, length: number) => (count * (k1 + 1)) / (count + norm0 + norm1 * length);
+  /** The full scores of documents (ascending), in 64 bits, summed in the question's term order. */
+  const fullScores = (docs: ArrayLike<number>): Float64Array => {
+    const full = new Float64Array(docs.length);
+    for (const { list, idf } of terms) {
+      let p = 0;
+      for (let d = 0; d < docs.length; d++) {
+        const doc = docs[d]!;
+        p = list.seek(p, doc);
+        if (p < list.length && list.docs[p] === doc) full[d]! += idf * weight(list.counts[p]!, docLength[doc]!);
+      }
+    }
+    return full;
+  };
   const { cells, mark, touched, values } = options.scratch;
   const exhaustive = options.exhaustive === true;
 
@@ -95,14 +108,7 @@ export function topK(options: {
     const seed = lists.slice(0, 3).sort((x, y) => x.length - y.length)[0]!;
     const docs = seed.docs.subarray(0, Math.min(seed.length, seedSize)).filter(accept);
     if (docs.length >= k) {
-      const full = new Float64Array(docs.length);
-      for (const { list, idf } of terms) {
-        let p = 0;
-        docs.forEach((doc, d) => {
-          p = list.seek(p, doc);
-          if (p < list.length && list.docs[p] === doc) full[d]! += idf * weight(list.counts[p]!, docLength[doc]!);
-        });
-      }
+      const full = fullScores(docs);
       counters.postings += docs.length * n;
       // Summed in another order than the final scores: a hair lower, so it never excludes a tie.
       const value = select(full, full.length, k);
@@ -236,14 +242,7 @@ export function topK(options: {
   // Finalists: the k best, and any within rounding of the k-th; each scored again in the question's term order.
   const last = kthContender();
   const finalists = contenders.filter((_, c) => last === -Infinity || contenderScores[c]! >= last - 2 * margin(last)).sort((x, y) => x - y);
-  const exact = new Float64Array(finalists.length);
-  for (const { list, idf } of terms) {
-    let p = 0;
-    finalists.forEach((doc, f) => {
-      p = list.seek(p, doc);
-      if (p < list.length && list.docs[p] === doc) exact[f]! += idf * weight(list.counts[p]!, docLength[doc]!);
-    });
-  }
+  const exact = fullScores(finalists);
   return finalists
     .map((doc, f) => ({ doc, score: exact[f]! }))
     .sort((x, y) => y.score - x.score || x.doc - y.doc)

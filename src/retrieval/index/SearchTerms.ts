@@ -1,6 +1,6 @@
-import type { Store } from '../store/Store.js';
-import type { ItemDraft, IndexedDraft } from '../store/Items.js';
-import * as Text from './Text.js';
+import type { Store } from '../../store/Store.js';
+import type { ItemDraft, IndexedDraft } from '../../store/Items.js';
+import * as Text from '../Text.js';
 
 /**
  * What the search index counts of a chunk: each distinct stem of its text and its item's title, the title's counting

@@ -7,7 +7,7 @@ import type { PaymentRow } from '../store/Payments.js';
 import { type Store, Unavailable } from '../store/Store.js';
 import type { Config } from '../config/Config.js';
 import * as Charging from './Charging.js';
-import type { Hold, Payment } from './Gate.js';
+import type { Hold, Payment } from './Hold.js';
 import * as Pricing from './Pricing.js';
 import { CredentialRejected, PaidButRefused, landingMarginMs } from './Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Terms, Verified } from './Rail.js';
@@ -26,11 +26,8 @@ async function paymentRequired(input: { rail: PaymentRail; terms: Terms; config:
   input.metrics?.payment(rail.rail, input.reason === undefined ? 'challenged' : 'refused');
   const challenge = await rail.challenge(terms, { reason: input.reason });
   const price = `${terms.amountMillicents / Pricing.millicentsPerUsd} USD`;
-  const how =
-    rail.rail === 'tempo'
-      ? 'pay the challenge (REST: WWW-Authenticate, retried with Authorization: Payment'
-      : 'pay the challenge (REST: PAYMENT-REQUIRED, retried with PAYMENT-SIGNATURE';
-  const message = `${input.reason ? `${input.reason} ` : ''}Payment of ${price} on ${rail.rail} is required: ${how}; MCP: data.challenges, retried with params._meta["org.paymentauth/credential"]).`;
+  // How to pay is the transport's to say (a header over REST, `_meta` over MCP): see the wires.
+  const message = `${input.reason ? `${input.reason} ` : ''}Payment of ${price} on ${rail.rail} is required.`;
   return new ServiceError('payment_required', message, {
     details: { supportedRails: Pricing.supportedRails(config), challenges: [challenge.mcp] },
     headers: challenge.headers,

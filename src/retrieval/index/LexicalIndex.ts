@@ -1,0 +1,220 @@
+import type { StoredDoc } from '../../store/SearchDocs.js';
+import type { Store } from '../../store/Store.js';
+import * as Audiences from './Audiences.js';
+import { dfOf, InvertedIndex } from './InvertedIndex.js';
+import * as MaxScore from './MaxScore.js';
+import type { SearchHit, SearchIndex, SearchQuery } from './SearchIndex.js';
+import * as SearchLog from './SearchLog.js';
+import * as SearchTerms from './SearchTerms.js';
+import * as Stats from './Stats.js';
+
+/**
+ * The lexical first stage: an in-memory inverted index over every chunk, searched by MaxScore for the exact BM25 top k
+ * (k1 1.2, b 0.75, title x3). It is built from `search_docs` and caught up from `search_log` before every search, so
+ * a chunk written by any process is found (or gone) at once, and a restart rebuilds it from what was committed.
+ *
+ * Counts are kept per audience (`Audiences`): a scope's statistics sum the public audience and the private profiles
+ * in the scope, so what a caller is shown never depends on content the caller cannot read.
+ */
+export type LexicalIndex = SearchIndex & {
+  /**
+   * Collection statistics over the content the given channels' readers may read, current to the last write; document
+   * frequencies are known for `stems` (a question's), and any stem asked before.
+   */
+  statistics(channelIds: ReadonlySet<string>, stems: Iterable<string>): Promise<Stats.Stats>;
+  /** The same ranking, scoring every matching chunk: the reference the pruned search equals. */
+  searchExhaustive(query: SearchQuery): Promise<SearchHit[]>;
+  /** What the index holds, for benchmarks and diagnostics. */
+  size(): { chunks: number; terms: number; postings: number };
+};
+
+const k1 = 1.2;
+const b = 0.75;
+/** A full rebuild drops the postings of removed chunks once they are this share of the index. */
+const compactShare = 0.25;
+
+export type Options = {
+  onProgress?: (stage: string) => void;
+  /** Documents MaxScore takes at a time (tests use small blocks). */
+  blockSize?: number;
+};
+
+/** Opens the index over a store: fills rows missing from `search_docs`, then loads them. */
+export async function open(store: Store, options: Options = {}): Promise<LexicalIndex> {
+  const filled = await SearchTerms.fill(store, { onProgress: (done, total) => options.onProgress?.(`indexed ${done} of ${total} chunks`) });
+  if (filled > 0) options.onProgress?.(`indexed ${filled} chunks`);
+  const index = new CurrentIndex(store, options.blockSize);
+  await index.load();
+  return {
+    name: 'maxscore',
+    search: (query) => index.rank(query, false),
+    searchExhaustive: (query) => index.rank(query, true),
+    statistics: (channelIds, stems) => index.statisticsNow(channelIds, stems),
+    size: () => index.inverted.size(),
+  };
+}
+
+/** The inverted index kept current from the search log, the ids of the stems asked, and statistics by scope. */
+class CurrentIndex {
+  readonly inverted = new InvertedIndex();
+  private readonly termIds = new Map<string, number>();
+  /** The last log entry applied. */
+  private applied = 0;
+  /** Moves whenever what the index holds changes: statistics are cached until it does. */
+  private version = 0;
+  private readonly statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
+  private scratch = MaxScore.scratch(1024);
+  /** Documents whose lengths are in `scratch.cells`. */
+  private scratchFilled = 0;
+  private readonly catchUp = new SearchLog.CatchUp(() => this.caughtUp());
+
+  constructor(
+    private readonly store: Store,
+    private readonly blockSize: number | undefined,
+  ) {}
+
+  /**
+   * Builds everything from `search_docs`. The log position is read first: a write that lands while the rows are read
+   * is in them or after that position, and applying it again is harmless (`add` replaces, `remove` of what is gone
+   * does nothing).
+   */
+  async load(): Promise<void> {
+    const start = (await this.store.search.logBounds()).last ?? 0;
+    const audiences = await Audiences.read(this.store);
+    const rows: StoredDoc[] = [];
+    for (let after = 0; ; ) {
+      const page = await this.store.search.page(after, SearchLog.pageSize);
+      if (page.length === 0) break;
+      for (const row of page) rows.push(row);
+      after = page.at(-1)!.rowid;
+    }
+    // From here on nothing awaits: a search meanwhile sees the old index or the new one, whole.
+    this.applied = start;
+    // Documents are numbered afresh: the lengths beside the scores are filled again before the next search.
+    this.scratchFilled = 0;
+    this.inverted.fill(rows, audiences);
+    // Each list's bound for the public average length, so the first questions after a start do not pay a pass over
+    // every long list they name (seconds at millions of chunks).
+    const everyone = this.inverted.publicCounts();
+    if (everyone && everyone.chunks > 0) {
+      const scoring = { k1, b, averageLength: everyone.tokens / everyone.chunks, docLength: this.inverted.lengths };
+      for (const list of this.inverted.postings) list?.bound(scoring);
+    }
+    this.version += 1;
+  }
+
+  /** Statistics current to the last write, knowing the document frequencies of `stems`. */
+  async statisticsNow(channelIds: ReadonlySet<string>, stems: Iterable<string>): Promise<Stats.Stats> {
+    await Promise.all([this.catchUp.asOf(performance.now()), this.learn(stems)]);
+    return this.statistics(channelIds);
+  }
+
+  /** The best `query.limit` chunks in scope by BM25: pruned by MaxScore, or scoring every match (`exhaustive`). */
+  async rank(query: SearchQuery, exhaustive: boolean): Promise<SearchHit[]> {
+    // Term ids never change once given: they are read beside the log, not after it.
+    await Promise.all([this.catchUp.asOf(query.asOf ?? performance.now()), this.learn(query.terms.map((t) => t.stem))]);
+    const { channels, postings } = this.inverted;
+    const allowed = new Uint8Array(channels.size);
+    let any = false;
+    for (const id of query.channelIds) {
+      const index = channels.find(id);
+      if (index !== undefined && channels.audience(index) >= 0) {
+        allowed[index] = 1;
+        any = true;
+      }
+    }
+    if (!any || query.limit <= 0) return [];
+    const stats = this.statistics(query.channelIds);
+    const terms: MaxScore.ScoredTerm[] = [];
+    for (const stem of new Set(query.terms.map((t) => t.stem))) {
+      const id = this.termIds.get(stem);
+      const list = id === undefined ? undefined : postings[id];
+      if (list && list.length > 0) terms.push({ list, idf: stats.idf(stem) });
+    }
+    this.ensureScratch();
+    const { rowids, lengths, deleted, channelOfDoc } = this.inverted;
+    const ranked = MaxScore.topK({
+      terms,
+      documents: this.inverted.docCount,
+      blockSize: this.blockSize,
+      scratch: this.scratch,
+      k: query.limit,
+      scoring: { k1, b, averageLength: stats.averageTokens, docLength: lengths },
+      accept: (doc) => deleted[doc] === 0 && allowed[channelOfDoc[doc]!] === 1,
+      exhaustive,
+    });
+    return ranked.map((r) => ({ rowid: rowids[r.doc]!, score: r.score }));
+  }
+
+  /** Reads what other writes logged since the last look, then applies it at once. */
+  private async caughtUp(): Promise<void> {
+    const read = await SearchLog.changes(this.store, this.applied);
+    if (read === 'reload') {
+      await this.load();
+      return;
+    }
+    const inverted = this.inverted;
+    if (read) {
+      let audiencesMoved = false;
+      for (const row of read.entries) {
+        if (row.seq <= this.applied) continue;
+        if (row.kind === 'add' && row.terms) inverted.add(row.chunk!, row.channelId!, row.length!, row.terms);
+        else if (row.kind === 'remove') inverted.remove(row.chunk!, row.oldTerms ?? undefined);
+        else if (row.kind === 'audiences' && read.audiences) audiencesMoved = inverted.channels.take(read.audiences) || audiencesMoved;
+        this.applied = row.seq;
+      }
+      inverted.settle(audiencesMoved);
+      this.version += 1;
+    }
+    if (inverted.deletedCount > 10_000 && inverted.deletedCount > compactShare * inverted.docCount) await this.load();
+  }
+
+  /** Learns the ids of stems not asked before: one query for a question's. */
+  private async learn(stems: Iterable<string>): Promise<void> {
+    const unknown = [...new Set(stems)].filter((stem) => !this.termIds.has(stem));
+    if (unknown.length === 0) return;
+    if (this.termIds.size + unknown.length > 100_000) this.termIds.clear();
+    // A stem no chunk has is not kept: asked again next time, it is found once a chunk brings it.
+    const found = await this.store.search.termIds(unknown);
+    for (const [stem, id] of found) this.termIds.set(stem, id);
+    // Statistics made before kept a frequency of 0 for these stems: they are made again.
+    if (found.size > 0) this.version += 1;
+  }
+
+  /** Statistics over the public audience and the private audiences of the given channels, cached per audience set. */
+  private statistics(channelIds: ReadonlySet<string>): Stats.Stats {
+    const { channels } = this.inverted;
+    const audiences = new Set([0]);
+    for (const id of channelIds) {
+      const index = channels.find(id);
+      const audience = index === undefined ? -1 : channels.audience(index);
+      if (audience >= 0) audiences.add(audience);
+    }
+    const key = [...audiences].sort((x, y) => x - y).join(',');
+    const cached = this.statsCache.get(key);
+    if (cached?.version === this.version) return cached.stats;
+    const parts = [...audiences].map((audience) => this.inverted.countsOf(audience));
+    const stats = Stats.fromCounts({
+      chunkCount: parts.reduce((n, c) => n + c.chunks, 0),
+      totalTokens: parts.reduce((n, c) => n + c.tokens, 0),
+      df: (stem) => {
+        // A learned stem's id; undefined for one no chunk had when it was asked.
+        const id = this.termIds.get(stem);
+        return id === undefined ? 0 : parts.reduce((n, c) => n + dfOf(c, id), 0);
+      },
+    });
+    if (this.statsCache.size > 1000) this.statsCache.clear();
+    this.statsCache.set(key, { version: this.version, stats });
+    return stats;
+  }
+
+  /** Fills in the lengths beside the scores up to the last document, on scratch space large enough for them all. */
+  private ensureScratch(): void {
+    const { docCount, lengths } = this.inverted;
+    if (this.scratch.mark.length < docCount) {
+      this.scratch = MaxScore.scratch(Math.ceil(docCount * 1.25));
+      this.scratchFilled = 0;
+    }
+    for (; this.scratchFilled < docCount; this.scratchFilled++) this.scratch.cells[2 * this.scratchFilled + 1] = lengths[this.scratchFilled]!;
+  }
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as Environment from './support/Environment.js';
+import * as Transports from './support/Transports.js';
+import type { Call, Transport, TransportName } from './support/Transports.js';
+
+/**
+ * What the tools stand on failing (the search index, the store) is SPEC's 503, "service unavailable", in each tool's
+ * own words, on every transport; nothing is charged and the cause is for the operator's log only.
+ */
+
+let environment: Environment.Environment;
+let http: Awaited<ReturnType<typeof Environment.serve>>;
+const transports = new Map<TransportName, Transport>();
+const names: TransportName[] = ['handler', 'rest', 'mcp-http'];
+
+beforeAll(async () => {
+  environment = await Environment.create({ QUOTE_RATE_LIMIT_PER_MINUTE: '100000' });
+  http = await Environment.serve(environment);
+  for (const t of [Transports.handler(environment), Transports.rest(http.url), Transports.mcpHttp(http.url)]) transports.set(t.name, t);
+});
+
+afterAll(async () => {
+  await Promise.all([...transports.values()].map((t) => t.close()));
+  await http?.close();
+  await environment?.close();
+});
+
+/** Runs `call` while `break` has something the tools stand on throw a plain error, then puts it back. */
+async function whileBroken(transport: TransportName, call: Call, breakIt: () => () => void) {
+  const restore = breakIt();
+  try {
+    return await transports.get(transport)!.call(call);
+  } finally {
+    restore();
+  }
+}
+
+const callerAccount = () => environment.services.store.accounts.get('caller');
+
+describe.each(names)('what the tools stand on failing, over %s', (transport) => {
+  test('error: a search index that cannot be read answers a query 503 in its own words, and charges nothing', async () => {
+    const { services, keys } = environment;
+    const before = await callerAccount();
+    const outcome = await whileBroken(transport, { tool: 'profile_query', binding: { kind: 'global' }, args: { question: 'How warm should a sourdough starter be kept?', paymentMode: 'credits' }, credentials: { apiKey: keys.callerKey } }, () => {
+      const original = services.lexicalIndex;
+      services.lexicalIndex = () => Promise.reject(new Error('the index file is unreadable'));
+      return () => (services.lexicalIndex = original);
+    });
+    expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: expect.stringMatching(/^Retrieval is unavailable.*nothing was charged/) } });
+    expect(JSON.stringify(outcome)).not.toContain('unreadable');
+    expect(await callerAccount()).toEqual(before);
+  });
+
+  test('error: a store that fails under a profile\'s channels answers 503, not 500', async () => {
+    const { services } = environment;
+    const outcome = await whileBroken(transport, { tool: 'profile_list_channels', binding: { kind: 'profile', slug: 'mara-lindqvist' } }, () => {
+      const original = services.store.channels.byProfile;
+      services.store.channels.byProfile = () => Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
+      return () => (services.store.channels.byProfile = original);
+    });
+    expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: 'The directory is unavailable. Try again shortly.' } });
+  });
+
+  test('error: a quote whose limiter fails answers 503, the quote service unavailable', async () => {
+    const { services } = environment;
+    const outcome = await whileBroken(transport, { tool: 'profile_quote', binding: { kind: 'global' }, args: { rail: 'tempo' } }, () => {
+      const original = services.quoteLimiter.take;
+      services.quoteLimiter.take = () => Promise.reject(new Error('connection reset'));
+      return () => (services.quoteLimiter.take = original);
+    });
+    expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: 'The quote service is unavailable. Try again shortly.' } });
+  });
+});
