@@ -60,6 +60,18 @@ function rules(): { these: string[]; never: string[] }[] {
 
 const within = (file: string, place: string) => file === place || file.startsWith(`${place}/`);
 
+/** The floors of the page, top first: the places each holds. */
+function floors(): string[][] {
+  const table = page.slice(page.indexOf('## Floors'), page.indexOf('## Seams'));
+  return [...table.matchAll(/^\| [^|]+ \| (`[^|]+`) \| [^|]+ \|$/gm)].map((row) => [...row[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
+}
+
+/** How high a module stands (0 is the ground), or undefined beside the floors. */
+function heightOf(file: string, table: string[][]): number | undefined {
+  const index = table.findIndex((places) => places.some((place) => within(file, place)));
+  return index === -1 ? undefined : table.length - 1 - index;
+}
+
 describe('docs/architecture.md matches the tree', () => {
   test('behavior: every path it names exists', () => {
     const named = [...page.matchAll(/`((?:src|tools|docs|test)(?:\/[\w.-]+)*)`/g)].map((m) => m[1]!);
@@ -77,6 +89,21 @@ describe('docs/architecture.md matches the tree', () => {
     const graph = imports();
     const cycles = [...graph.keys()].map((file) => cycleFrom(graph, file)).filter((c) => c !== undefined);
     expect(cycles.map((c) => c.join(' -> '))).toEqual([]);
+  });
+
+  test('behavior: no floor reaches up, and nothing on a floor imports what stands beside them', () => {
+    const table = floors();
+    expect(table.length).toBeGreaterThanOrEqual(8);
+    const broken: string[] = [];
+    for (const [file, targets] of imports()) {
+      const from = heightOf(file, table);
+      if (from === undefined) continue;
+      for (const target of targets) {
+        const to = heightOf(target, table);
+        if (to === undefined || to > from) broken.push(`${file} -> ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 
   test('behavior: imports go the way the page says', () => {
@@ -99,5 +126,9 @@ describe('docs/architecture.md matches the tree', () => {
     expect(cycleFrom(graph, 'src/a.ts')).toEqual(['src/a.ts', 'src/b.ts', 'src/a.ts']);
     expect(within('src/retrieval/index/LexicalIndex.ts', 'src/retrieval')).toBe(true);
     expect(within('src/retrievalx.ts', 'src/retrieval')).toBe(false);
+    const table = [['tools'], ['src/retrieval'], ['src/store']];
+    expect(heightOf('src/store/Sql.ts', table)).toBe(0);
+    expect(heightOf('tools/Tools.ts', table)).toBe(2);
+    expect(heightOf('src/cli/Cli.ts', table)).toBeUndefined();
   });
 });

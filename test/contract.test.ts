@@ -317,6 +317,14 @@ const cases: Case[] = [
 
   // Quotes
   {
+    name: 'request metadata in the arguments (_meta) is never an argument: a free tool takes it too',
+    tool: 'profile_quote',
+    binding: global,
+    args: { rail: 'tempo', _meta: { 'progressToken': 1 } },
+    status: 200,
+    schema: OnchainQuote,
+  },
+  {
     name: 'a per-profile tempo quote is the on-chain shape on Tempo mainnet',
     tool: 'profile_quote',
     binding: profile('mara-lindqvist'),

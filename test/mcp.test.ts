@@ -220,6 +220,9 @@ describe('profile-edge mcp (stdio)', () => {
         stderr: 'pipe',
       }),
     );
+    // A local host has no server to fetch SKILL.md from: the instructions name the file on this machine.
+    const skill = /Read (\S+SKILL\.md) for when to use it/.exec(client.getInstructions() ?? '')?.[1];
+    expect(skill && path.isAbsolute(skill) && fs.existsSync(skill), client.getInstructions()).toBe(true);
     const result = await client.request({ method: 'profile_list_channels', params: {} } as never, z.record(z.unknown()) as never);
     expect(ProfileChannels.parse(result).slug).toBe('mara-lindqvist');
     await expect(client.request({ method: 'profile_quote', params: { rail: 'nope' } } as never, z.record(z.unknown()) as never)).rejects.toMatchObject({

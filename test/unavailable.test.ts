@@ -46,7 +46,7 @@ describe.each(names)('what the tools stand on failing, over %s', (transport) => 
       services.lexicalIndex = () => Promise.reject(new Error('the index file is unreadable'));
       return () => (services.lexicalIndex = original);
     });
-    expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: expect.stringMatching(/^Retrieval is unavailable.*nothing was charged/) } });
+    expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: expect.stringMatching(/^Retrieval is unavailable.*nothing stays charged/) } });
     expect(JSON.stringify(outcome)).not.toContain('unreadable');
     expect(await callerAccount()).toEqual(before);
   });
@@ -69,5 +69,48 @@ describe.each(names)('what the tools stand on failing, over %s', (transport) => 
       return () => (services.quoteLimiter.take = original);
     });
     expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: 'The quote service is unavailable. Try again shortly.' } });
+  });
+
+  test('error: a store that fails while the caller\'s key is checked answers 503, before any tool runs', async () => {
+    const { services, keys } = environment;
+    const outcome = await whileBroken(transport, { tool: 'profile_quote', binding: { kind: 'global' }, args: { rail: 'tempo' }, credentials: { apiKey: keys.callerKey } }, () => {
+      const original = services.store.credentials.withHash;
+      services.store.credentials.withHash = () => Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
+      return () => (services.store.credentials.withHash = original);
+    });
+    expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: expect.stringMatching(/cannot check credentials or profiles/) } });
+  });
+
+  test('error: a mistake of this program (a TypeError) is 500 internal_error, not an outage to wait out', async () => {
+    const { services } = environment;
+    const outcome = await whileBroken(transport, { tool: 'profile_quote', binding: { kind: 'global' }, args: { rail: 'tempo' } }, () => {
+      const original = services.quoteLimiter.take;
+      services.quoteLimiter.take = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'ok')"));
+      return () => (services.quoteLimiter.take = original);
+    });
+    expect(outcome).toMatchObject({ ok: false, status: 500, body: { error: 'internal_error', message: 'Internal error.' } });
+    expect(JSON.stringify(outcome)).not.toContain('Cannot read');
+  });
+});
+
+describe('what an MCP endpoint stands on failing', () => {
+  test('error: the profile lookup of a per-profile endpoint failing is 503 on GET and POST, never 500', async () => {
+    const { services } = environment;
+    const original = services.store.profiles.byHandle;
+    services.store.profiles.byHandle = () => Promise.reject(new Error('connection reset'));
+    try {
+      const manifest = await fetch(`${http.url}/mara-lindqvist/mcp`);
+      expect(manifest.status).toBe(503);
+      expect(await manifest.json()).toMatchObject({ error: 'service_unavailable' });
+      const posted = await fetch(`${http.url}/mara-lindqvist/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+      });
+      const body = (await posted.json()) as { id: number; error: { data: Record<string, unknown> } };
+      expect(body).toMatchObject({ id: 3, error: { data: { error: 'service_unavailable', status: 503 } } });
+    } finally {
+      services.store.profiles.byHandle = original;
+    }
   });
 });

@@ -241,7 +241,7 @@ export const profileQuery = define({
   },
   // SPEC.md's earlier contract variant, answered with where to go instead.
   retiredFields: { paymentProof: 'invalid_payment_proof', quoteNonce: 'invalid_payment_proof' },
-  unavailable: 'Retrieval is unavailable, so the query cannot be priced or answered; nothing was charged. Try again shortly.',
+  unavailable: 'Retrieval is unavailable, so the query cannot be priced or answered now; nothing stays charged (a payment that already moved is kept as credit). Try again shortly.',
   /** Counted as a query refused: a bad credential, an unknown profile, invalid input. */
   refused(error, { services, binding, args, profileId }) {
     const mode = (args as { mode?: unknown } | null | undefined)?.mode === 'raw' ? 'raw' : 'synthesized';

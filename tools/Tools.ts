@@ -9,6 +9,8 @@ import { outcomeOf } from './Outcome.js';
 import * as RequestContext from '../src/log/RequestContext.js';
 import type { Services } from '../src/Services.js';
 import type { Profile } from '../src/store/Profiles.js';
+import * as Credentials from '../src/payments/Credentials.js';
+import { isTransportFailure } from '../src/payments/Rail.js';
 import { profileListChannels } from './ProfileListChannels.js';
 import { profileQuery } from './ProfileQuery.js';
 import { profileQuote } from './ProfileQuote.js';
@@ -81,18 +83,27 @@ export function parseInput(tool: Tool, binding: Binding, args: unknown): unknown
 /** Who calls, as far as their credentials hold, and the bound profile they may read. */
 export type Admission = { caller: Caller.Caller; problem: ServiceError | undefined; profile: Profile | undefined };
 
-/**
- * Admits a caller to an endpoint: their credentials inspected (a problem is kept, not thrown) and the bound profile
- * checked readable by them (404 otherwise; when a bad credential may be why, the 404 says so).
- */
-export async function admit(services: Services, presented: Caller.Presented, binding: Binding): Promise<Admission> {
-  const { caller, problem } = await Caller.inspect(services.store, presented);
-  if (binding.kind !== 'profile') return { caller, problem, profile: undefined };
+/** What a caller is told when who they are, or the profile they ask for, cannot be looked up. */
+const admissionUnavailable = 'The service cannot check credentials or profiles right now. Try again shortly.';
+
+/** The bound profile, checked readable by the caller (404 otherwise; when a bad credential may be why, the 404 says so). */
+async function boundProfile(services: Services, binding: Binding, caller: Caller.Caller, problem: ServiceError | undefined): Promise<Profile | undefined> {
+  if (binding.kind !== 'profile') return undefined;
   try {
-    return { caller, problem, profile: await Access.readableProfile(services.store, binding.slug, caller) };
+    return await Access.readableProfile(services.store, binding.slug, caller);
   } catch (error) {
     if (problem && error instanceof ServiceError && error.code === 'not_found') throw new ServiceError('not_found', `${error.message}. Also: ${problem.message}`);
     throw error;
+  }
+}
+
+/** Admits a caller to an endpoint: their credentials inspected (a problem is kept, not thrown) and the bound profile checked. */
+export async function admit(services: Services, presented: Caller.Presented, binding: Binding): Promise<Admission> {
+  try {
+    const { caller, problem } = await Caller.inspect(services.store, presented);
+    return { caller, problem, profile: await boundProfile(services, binding, caller, problem) };
+  } catch (error) {
+    throw failureOf(admissionUnavailable, error);
   }
 }
 
@@ -118,6 +129,16 @@ export type Invocation = {
 };
 
 /**
+ * Splits request metadata from tool arguments: `_meta` is never a tool argument. It carries the payment credential of
+ * a direct MCP call (its params are the arguments), of a REST body, and of a host that can only fill in arguments.
+ */
+function split(args: unknown): { args: unknown; meta: unknown } {
+  if (args === null || typeof args !== 'object' || Array.isArray(args) || !Object.hasOwn(args, '_meta')) return { args, meta: undefined };
+  const { _meta: meta, ...rest } = args as Record<string, unknown>;
+  return { args: rest, meta };
+}
+
+/**
  * The one entry point every transport uses: authenticate, resolve the bound profile (404 when unknown or not
  * readable), validate the input strictly, run the handler. Failures are ServiceErrors for the transport to render.
  */
@@ -126,6 +147,7 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
   const tool = find(invocation.name);
   if (!tool) throw unknownTool(invocation.name);
   RequestContext.note({ tool: tool.name });
+  const { args, meta } = split(invocation.args);
   let profile: Awaited<ReturnType<typeof Access.readableProfile>> | undefined;
   let input: unknown;
   let caller: Caller.Caller;
@@ -136,30 +158,35 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
       if (invocation.badCredentials !== 'note' || !tool.free) throw inspected.problem;
       invocation.onNote?.(inspected.problem);
     }
-    profile = invocation.admitted ? invocation.admitted.profile : binding.kind === 'profile' ? await Access.readableProfile(services.store, binding.slug, caller) : undefined;
-    input = parseInput(tool, binding, invocation.args);
+    profile = invocation.admitted ? invocation.admitted.profile : await boundProfile(services, binding, caller, inspected.problem);
+    input = parseInput(tool, binding, args);
   } catch (thrown) {
-    const error = failureOf(tool, thrown);
+    const error = failureOf(admissionUnavailable, thrown);
     RequestContext.note({ outcome: outcomeOf(error) });
     tool.refused?.(error, { services, binding, args: invocation.args, profileId: profile?.id });
     throw error;
   }
-  const payment: PaymentChannel = { credential: invocation.payment?.credential, receipt: invocation.payment?.receipt ?? (() => undefined) };
+  const payment: PaymentChannel = { credential: invocation.payment?.credential ?? Credentials.fromMeta(meta), receipt: invocation.payment?.receipt ?? (() => undefined) };
   const connection: Connection = { gone: invocation.connection?.gone ?? (() => false), delivered: invocation.connection?.delivered ?? (() => Promise.resolve(true)) };
   try {
     return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment, connection });
   } catch (error) {
-    throw failureOf(tool, error);
+    throw failureOf(tool.unavailable, error);
   }
 }
 
+/** Errors that are this program's own mistakes: a 500 for the operator to fix, not an outage to wait out. */
+const mistakes = [TypeError, ReferenceError, RangeError, SyntaxError];
+
 /**
- * A refusal, or a failure the tool named, as it is. Anything else is what the tool stands on failing (the store,
- * retrieval): 503 in the tool's words, the cause kept for the log.
+ * A refusal, or a failure the tool named, as it is. A mistake of this program is `internal_error`. Anything else is
+ * what the tool stands on failing (the store, the search index, a network call): 503 in the tool's words. Either way
+ * the cause is kept for the log.
  */
-function failureOf(tool: Tool, error: unknown): ServiceError {
+function failureOf(unavailable: string, error: unknown): ServiceError {
   if (error instanceof ServiceError) return error;
-  return new ServiceError('service_unavailable', tool.unavailable, { cause: error, reported: true });
+  if (mistakes.some((kind) => error instanceof kind) && !isTransportFailure(error)) return new ServiceError('internal_error', undefined, { cause: error });
+  return new ServiceError('service_unavailable', unavailable, { cause: error, reported: true });
 }
 
 /** The MCP manifest of an endpoint, for a caller it admitted (a per-profile one only for a caller who may read it). */

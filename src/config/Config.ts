@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Rail } from '../contract/Quote.js';
-import { type Pooling, type PresetName, presetNames } from '../retrieval/embedders/EmbeddingPresets.js';
+import { type Pooling, type PresetName, presetNames } from './EmbeddingPresets.js';
 
 /** The project root: where `data/` and `SKILL.md` live, whatever the working directory. */
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

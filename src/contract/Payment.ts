@@ -37,7 +37,18 @@ export const httpHeaders = {
   x402_base: { challenge: 'PAYMENT-REQUIRED', credential: 'PAYMENT-SIGNATURE', receipt: 'PAYMENT-RESPONSE' },
 } as const satisfies Record<Rail, { challenge: string; credential: string; receipt: string }>;
 
-/** The rail a 402's challenge headers are for. */
+/** The rail a 402's challenge headers are for (header names match whatever their case). */
 export function railOfChallenge(headers: Record<string, string>): Rail | undefined {
-  return Rail.options.find((rail) => Object.hasOwn(headers, httpHeaders[rail].challenge));
+  const names = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  return Rail.options.find((rail) => names.has(httpHeaders[rail].challenge.toLowerCase()));
 }
+
+/** The JSON Schemas of the payment headers' values, as the OpenAPI document publishes them. */
+export const headerSchemas = {
+  /** Standard base64 (RFC 4648 §4), padded, of a JSON text: how x402 v2 sends its objects in headers. */
+  base64Json: { type: 'string', contentEncoding: 'base64', contentMediaType: 'application/json', pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' },
+  /** URL-safe base64 (RFC 4648 §5), unpadded, of a JSON text: how MPP sends its receipt. */
+  base64UrlJson: { type: 'string', contentEncoding: 'base64url', contentMediaType: 'application/json', pattern: '^[A-Za-z0-9_-]+$' },
+  /** An auth scheme's quoted parameters (RFC 9110 §11.2), as MPP writes a challenge: `name="value"`, joined by ", ". */
+  paymentChallenge: { type: 'string', pattern: '^Payment [A-Za-z]+="(?:[^"\\\\]|\\\\.)*"(?:, [A-Za-z]+="(?:[^"\\\\]|\\\\.)*")*$' },
+};

@@ -1,8 +1,5 @@
+import { credentialKey } from '../contract/Payment.js';
 import type { InboundCredential } from './Rail.js';
-
-/** Where MCP carries a payment credential (request `_meta`) and a receipt (result `_meta`). */
-export const mcpCredentialKey = 'org.paymentauth/credential';
-export const mcpReceiptKey = 'org.paymentauth/receipt';
 
 /**
  * The payment credential among HTTP request headers, whichever rail it is for: `Authorization: Payment …` (MPP) or
@@ -19,6 +16,6 @@ export function fromHeaders(header: (name: string) => string | undefined): Inbou
 /** The payment credential in MCP request metadata (`params._meta`, or a REST body's `_meta`), if there is one. */
 export function fromMeta(meta: unknown): InboundCredential | undefined {
   if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) return undefined;
-  const value = (meta as Record<string, unknown>)[mcpCredentialKey];
+  const value = (meta as Record<string, unknown>)[credentialKey];
   return value === undefined || value === null ? undefined : { via: 'mcp', value };
 }

@@ -15,6 +15,9 @@ import type { Rails } from './Rails.js';
 import { crashPoint } from './CrashPoints.js';
 
 
+/** Why a credential a payment already accounts for is refused, whoever checks it. */
+const alreadyUsed = 'it was already used: each pays for one answer.';
+
 /**
  * A 402 with the rail's fresh challenge: the Error body names the rails, and says why when a credential was refused
  * (the challenge carries the reason too, where its format has room for one). Whether a wallet has a credit is never
@@ -73,9 +76,12 @@ export function payment(input: {
       const claim = async (spendKey: string) => {
         const now = Date.now();
         const outcome = await store.payments.claimCredential({ spendKey, claimant: queryId, now, staleBefore: now - claimLifetimeMs });
-        if (outcome === 'spent') throw new CredentialRejected('it was already used: each pays for one answer.');
+        if (outcome === 'spent') throw new CredentialRejected(alreadyUsed);
         if (outcome === 'busy') throw new CredentialRejected('another request is redeeming it right now: each pays for one answer.');
         claimed = spendKey;
+      };
+      const unspent = async (spendKey: string) => {
+        if (await store.payments.spent(spendKey)) throw new CredentialRejected(alreadyUsed);
       };
       // The rail's outside party (facilitator, RPC) failing again and again is skipped for a while: a payer learns at
       // once, rather than after a timeout per attempt. Settlement is never skipped: a verified payment goes through.
@@ -90,7 +96,7 @@ export function payment(input: {
       const redeem = async (): Promise<Hold> => {
         let verified: Verified;
         try {
-          verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => store.payments.bindCredential({ spendKey, rail: rail.rail, challengeId }), claim });
+          verified = await rail.verify(credential, terms, { bind: (spendKey, challengeId) => store.payments.bindCredential({ spendKey, rail: rail.rail, challengeId }), claim, unspent });
           breaker?.succeeded();
         } catch (error) {
           if (error instanceof PaidButRefused || error instanceof CredentialRejected) breaker?.succeeded();

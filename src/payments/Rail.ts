@@ -95,6 +95,11 @@ export type VerifyOptions = {
    * facilitator once.
    */
   claim(spendKey: string): Promise<void>;
+  /**
+   * Refuses a transfer a payment already accounts for, by this server's own record, in the words a claim uses; writes
+   * nothing, so it may come before the credential is known to be authentic.
+   */
+  unspent(spendKey: string): Promise<void>;
 };
 
 /** What a rail tells the payment while it settles. */

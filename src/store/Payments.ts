@@ -159,6 +159,11 @@ export async function pruneBindings(sql: Sql, before: number): Promise<number> {
  * not: 'spent' (a payment already accounts for it) or 'busy' (another request claimed it since `staleBefore`). Two
  * requests claiming at once are serialized on the row: one wins.
  */
+/** Whether a payment already accounts for this transfer (its spend key, or the hash it was sent as). Writes nothing. */
+export async function spent(sql: Sql, spendKey: string): Promise<boolean> {
+  return (await sql.get('SELECT 1 AS spent FROM payments WHERE spend_key = ? OR lower(tx_hash) = ?', [spendKey, spendKey.toLowerCase()])) !== undefined;
+}
+
 export async function claimCredential(sql: Sql, claim: { spendKey: string; claimant: string; now: number; staleBefore: number }): Promise<'claimed' | 'spent' | 'busy'> {
   const row = await sql.get<{ claimant: string }>(
     `INSERT INTO credential_claims (spend_key, claimant, claimed_at) VALUES (?, ?, ?)
@@ -169,8 +174,7 @@ export async function claimCredential(sql: Sql, claim: { spendKey: string; claim
   if (row?.claimant !== claim.claimant) return 'busy';
   // Read after the claim, not before: a request that claimed first records its payment before it lets go, so a
   // payment that came of it is visible here.
-  const spent = await sql.get('SELECT 1 AS spent FROM payments WHERE spend_key = ? OR lower(tx_hash) = ?', [claim.spendKey, claim.spendKey.toLowerCase()]);
-  if (!spent) return 'claimed';
+  if (!(await spent(sql, claim.spendKey))) return 'claimed';
   await releaseClaim(sql, claim);
   return 'spent';
 }

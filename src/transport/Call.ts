@@ -1,7 +1,6 @@
 import type { Presented } from '../auth/Caller.js';
 import type { Binding } from '../contract/Binding.js';
 import { type ServiceError, toServiceError } from '../errors/ServiceError.js';
-import * as Credentials from '../payments/Credentials.js';
 import type { InboundCredential, OutboundReceipt } from '../payments/Rail.js';
 import type { Services } from '../Services.js';
 import * as Tools from '../../tools/Tools.js';
@@ -43,11 +42,6 @@ export function failureOf(services: Services, thrown: unknown, context: Record<s
   return error;
 }
 
-/** The payment credential an argument object carries in `_meta`, as a caller that cannot set request metadata sends it. */
-function credentialInArguments(args: unknown): InboundCredential | undefined {
-  return args !== null && typeof args === 'object' && !Array.isArray(args) ? Credentials.fromMeta((args as { _meta?: unknown })._meta) : undefined;
-}
-
 /**
  * The one sequence every transport runs for a tool call: invoke the tool with what the request presents, collect the
  * receipt and any note, and render the payload or the failure on the wire.
@@ -64,7 +58,7 @@ export async function call<Reply>(services: Services, wire: Wire<Reply>, request
       binding: request.binding,
       badCredentials: wire.badCredentials,
       onNote: (problem) => (extras.note = problem),
-      payment: { credential: request.credential ?? credentialInArguments(request.args), receipt: (receipt) => (extras.receipt = receipt) },
+      payment: { credential: request.credential, receipt: (receipt) => (extras.receipt = receipt) },
       connection: request.connection,
     });
     return wire.result(payload, extras);

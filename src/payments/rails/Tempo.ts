@@ -17,6 +17,7 @@ import { ServiceError } from '../../errors/ServiceError.js';
 import * as Pricing from '../Pricing.js';
 import { CredentialRejected, PaidButRefused, SettlementUnknown, isTransportFailure, landingMarginMs } from '../Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, SettleHooks, Settlement, Terms, Verified } from '../Rail.js';
+import { httpHeaders } from '../../contract/Payment.js';
 
 /** The ERC-20 / TIP-20 Transfer(address,address,uint256) event's topic. */
 const transferTopic = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -136,7 +137,7 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
         expires: Expires.seconds(ttlSeconds),
         ...(!config.feePayerKey && { feePayer: false }),
       });
-      return { headers: { 'WWW-Authenticate': Challenge.serialize(challenge), 'Cache-Control': 'no-store' }, mcp: challenge };
+      return { headers: { [httpHeaders.tempo.challenge]: Challenge.serialize(challenge), 'Cache-Control': 'no-store' }, mcp: challenge };
     },
     async verify(credential, terms, options): Promise<Verified> {
       const authorization = authorizationOf(credential);
@@ -144,7 +145,7 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       try {
         parsed = Credential.deserialize(authorization);
       } catch {
-        throw new CredentialRejected('the Authorization: Payment value is not a readable MPP credential.');
+        throw new CredentialRejected('it is not a readable MPP credential (Payment <base64url of {challenge, payload, source}>).');
       }
       if (!Challenge.verify(parsed.challenge, { secretKey: secret })) {
         throw new CredentialRejected('its challenge was not issued by this server, or was altered.');
@@ -209,7 +210,7 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
     receipt(settlement, terms): OutboundReceipt {
       const receipt: Receipt.Receipt = { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: settlement.txHash, ...(settlement.receipt as object) } as Receipt.Receipt;
       void terms;
-      return { rail: 'tempo', txHash: settlement.txHash, receipt: { ...receipt }, headers: { 'Payment-Receipt': Receipt.serialize(receipt) }, mcp: receipt };
+      return { rail: 'tempo', txHash: settlement.txHash, receipt: { ...receipt }, headers: { [httpHeaders.tempo.receipt]: Receipt.serialize(receipt) }, mcp: receipt };
     },
     async landed({ spendKey, txHash, settleBy }, { now }) {
       // A pushed transfer is known by its hash; a signed one by the hash kept just before it was broadcast.

@@ -21,6 +21,7 @@ import type { X402Config } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
 import { CredentialRejected, SettlementUnknown, isTransportFailure, landingMarginMs } from '../Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
+import { httpHeaders } from '../../contract/Payment.js';
 
 /** The exact scheme's EIP-3009 payload, checked before anything is sent to the facilitator. */
 const uint = z.string().regex(/^\d{1,78}$/);
@@ -106,7 +107,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       try {
         value = decodePaymentSignatureHeader(value);
       } catch {
-        throw new CredentialRejected('the PAYMENT-SIGNATURE value is not base64-encoded JSON.');
+        throw new CredentialRejected('it is not an x402 payment payload (base64-encoded JSON, or the JSON object itself over MCP).');
       }
     }
     const parsed = PaymentPayloadV2Schema.safeParse(value);
@@ -142,7 +143,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       // x402 clients show `error`: why the last credential was refused, when it was.
       const error = options.reason ? flat(options.reason) : 'Payment required';
       const required = await server.createPaymentRequiredResponse([requirements], { url: terms.resource, description: terms.description, mimeType: 'application/json' }, error);
-      return { headers: { 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(required), 'Cache-Control': 'no-store' }, mcp: required };
+      return { headers: { [httpHeaders.x402_base.challenge]: encodePaymentRequiredHeader(required), 'Cache-Control': 'no-store' }, mcp: required };
     },
     async verify(credential, terms, options): Promise<Verified> {
       const payload = parse(credential);
@@ -153,10 +154,9 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       const wallet = authorization.from.toLowerCase();
       const signedNonce = authorization.nonce.toLowerCase();
       const spendKey = `${wallet}:${signedNonce}`;
-      // Claimed before anything else is checked, as tempo claims: a transfer already spent is refused by this server's
-      // own record in the same words whatever it is presented for, and a copy sent meanwhile to another request (or
-      // instance) is turned away; neither reaches the facilitator.
-      await options.claim(spendKey);
+      // A transfer already spent is refused by this server's own record before anything else, in the same words
+      // whatever question it is presented for; the check writes nothing, so an unauthenticated copy holds nothing.
+      await options.unspent(spendKey);
       const expected = Buffer.from(sign(terms, Number(expires), nonce));
       const given = Buffer.from(mac);
       if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
@@ -195,6 +195,8 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         throw new CredentialRejected(`its authorization stays valid until ${iso(validBefore)}, after its challenge expires (${iso(Number(expires))}): sign validBefore accepted.extra.validBefore or earlier.`);
       }
       if (validBefore < now + answerSeconds) throw new CredentialRejected(`its authorization expires at ${iso(validBefore)}, too soon to answer and settle.`);
+      // Claimed before the facilitator hears of it: a copy sent to another request (or instance) is turned away here.
+      await options.claim(spendKey);
       const requirements = server.findMatchingRequirements([await requirementsFor(terms, token as string)], payload);
       if (!requirements) throw new CredentialRejected('it does not match what the challenge asked for (amount, asset, receiver or network).');
       let result;
@@ -232,7 +234,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         ...(settlement.receipt as Partial<SettleResponse>),
         amount: amountOf(terms),
       };
-      return { rail: 'x402_base', txHash: settlement.txHash, receipt: { ...response }, headers: { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(response) }, mcp: response };
+      return { rail: 'x402_base', txHash: settlement.txHash, receipt: { ...response }, headers: { [httpHeaders.x402_base.receipt]: encodePaymentResponseHeader(response) }, mcp: response };
     },
     async landed({ spendKey, settleBy }, { now }) {
       const [wallet, nonce] = spendKey.split(':') as [`0x${string}`, `0x${string}`];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Embedder } from './Embedder.js';
-import * as EmbeddingPresets from './EmbeddingPresets.js';
-import type { Pooling, PresetName } from './EmbeddingPresets.js';
+import * as EmbeddingPresets from '../../config/EmbeddingPresets.js';
+import type { Pooling, PresetName } from '../../config/EmbeddingPresets.js';
 import * as OpenAiEmbedder from './OpenAiEmbedder.js';
 import * as TransformersEmbedder from './TransformersEmbedder.js';
 import type { Precision } from './TransformersEmbedder.js';

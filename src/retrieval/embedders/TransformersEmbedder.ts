@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ServiceError } from '../../errors/ServiceError.js';
 import { type Embedder, normalize } from './Embedder.js';
-import type { Pooling } from './EmbeddingPresets.js';
+import type { Pooling } from '../../config/EmbeddingPresets.js';
 
 type Extractor = (texts: string[], options: { pooling: Pooling; normalize: boolean }) => Promise<{ tolist(): number[][] }>;
 

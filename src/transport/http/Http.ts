@@ -2,7 +2,7 @@ import { finished } from 'node:stream';
 import type { Request, Response } from 'express';
 import type { Connection } from '../../../tools/Tool.js';
 import type { Presented } from '../../auth/Caller.js';
-import type { ServiceError } from '../../errors/ServiceError.js';
+import { ServiceError } from '../../errors/ServiceError.js';
 import * as RestWire from './RestWire.js';
 
 /** The credentials an HTTP request presents: the `service-api-key` header and an `Authorization: Bearer` token. */
@@ -26,6 +26,9 @@ export function send(res: Response, reply: RestWire.Reply): void {
 export function sendError(res: Response, error: ServiceError): void {
   send(res, RestWire.wire.failure(error, {}));
 }
+
+/** Answers a method a path does not take: 405 with `Allow`. */
+export const notAllowed = (allow: string) => (_req: Request, res: Response) => sendError(res.set('Allow', allow), new ServiceError('method_not_allowed', `use ${allow}`));
 
 /**
  * The caller's connection behind an HTTP response: gone once the socket closed, delivered once the response was

@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import { ErrorBody, Health, McpManifest, McpRequest, McpResponse, Readiness } from '../../contract/Contract.js';
 import { version } from '../../Version.js';
-import { type Route, type RouteResponse, routes } from './Rest.js';
+import { type Route, routes } from './Rest.js';
+import { type RouteDoc, type RouteResponse, routeDocs } from './RouteDocs.js';
 
 function jsonSchema(schema: z.ZodTypeAny): Record<string, unknown> {
   const { $schema: _schema, ...rest } = zodToJsonSchema(schema, { target: 'jsonSchema7', $refStrategy: 'none' }) as Record<string, unknown>;
@@ -35,24 +36,36 @@ function responses(list: Record<number, RouteResponse>): Record<string, unknown>
 const slugParameter = { name: 'slug', in: 'path', required: true, schema: { type: 'string' } };
 const apiKeyOrBearer = [{}, { apiKey: [] }, { bearer: [] }];
 
-function operation(route: Route): Record<string, unknown> {
-  const parameters = [...(route.path.includes('{slug}') ? [slugParameter] : []), ...(route.query ?? []).map((q) => ({ ...q, in: 'query', required: false }))];
+function operation(route: Route, doc: RouteDoc): Record<string, unknown> {
+  const parameters = [...(route.path.includes('{slug}') ? [slugParameter] : []), ...(doc.query ?? []).map((q) => ({ ...q, in: 'query', required: false }))];
   return {
     operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+(\w)/g, (_, c: string) => c.toUpperCase())}`,
-    summary: route.summary,
+    summary: doc.summary,
     'x-mcp-tool': route.tool,
     ...(parameters.length > 0 && { parameters }),
-    ...(route.requestBody && {
-      requestBody: { required: route.requestBody.required, content: { 'application/json': { schema: jsonSchema(route.requestBody.schema) } } },
+    ...(doc.requestBody && {
+      requestBody: { required: doc.requestBody.required, content: { 'application/json': { schema: jsonSchema(doc.requestBody.schema) } } },
     }),
     security: route.path === '/api/profiles' ? [{}] : apiKeyOrBearer,
-    responses: responses(route.responses),
+    responses: responses(doc.responses),
   };
+}
+
+/** A route's documentation; every served route has one. */
+function docOf(route: Route): RouteDoc {
+  const doc = routeDocs[`${route.method} ${route.path}`];
+  if (!doc) throw new Error(`no documentation for ${route.method.toUpperCase()} ${route.path}`);
+  return doc;
 }
 
 const manifestResponse: RouteResponse = { description: 'McpManifest.', schema: McpManifest };
 const rpcResponse: RouteResponse = { description: 'McpResponse: a JSON-RPC result or error.', schema: McpResponse };
 const notReadable: RouteResponse = { description: 'Unknown profile, or private without authorization.', schema: ErrorBody };
+const notReadable404: RouteResponse = {
+  description:
+    'Unknown profile, or private without authorization. An MCP client\'s JSON-RPC request (one accepting text/event-stream) gets a JSON-RPC error with the same message in a 200 instead (data.error not_found, data.status 404), which hosts show.',
+  schema: ErrorBody,
+};
 
 function mcpPaths(): Record<string, unknown> {
   const get = (perProfile: boolean) => ({
@@ -65,6 +78,7 @@ function mcpPaths(): Record<string, unknown> {
       200: manifestResponse,
       ...(perProfile ? ({ 404: notReadable } as Record<number, RouteResponse>) : {}),
       405: { description: 'A request accepting only text/event-stream: this stateless server opens no SSE stream (Allow: POST).', schema: ErrorBody },
+      503: { description: 'service_unavailable: credentials or the profile cannot be checked right now (the database failed); try again shortly.', schema: ErrorBody },
     }),
   });
   const post = (perProfile: boolean) => ({
@@ -73,7 +87,7 @@ function mcpPaths(): Record<string, unknown> {
     ...(perProfile && { parameters: [slugParameter] }),
     security: apiKeyOrBearer,
     requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(McpRequest) } } },
-    responses: responses(perProfile ? { 200: rpcResponse, 404: notReadable, 405: { description: 'Method not allowed.', schema: ErrorBody } } : { 200: rpcResponse }),
+    responses: responses(perProfile ? { 200: rpcResponse, 404: notReadable404, 405: { description: 'Method not allowed.', schema: ErrorBody } } : { 200: rpcResponse }),
   });
   return { '/mcp': { get: get(false), post: post(false) }, '/{slug}/mcp': { get: get(true), post: post(true) } };
 }
@@ -90,7 +104,7 @@ export function document(): Record<string, unknown> {
       },
     },
   };
-  for (const route of routes) paths[route.path] = { ...paths[route.path], [route.method]: operation(route) };
+  for (const route of routes) paths[route.path] = { ...paths[route.path], [route.method]: operation(route, docOf(route)) };
   Object.assign(paths, mcpPaths());
   return {
     openapi: '3.1.0',

@@ -30,12 +30,8 @@ function explained(error: ServiceError): ServiceError {
   return error.withMessage(`${error.message} Pay data.challenges[0] and repeat the same call with the credential in params._meta["${credentialKey}"] (or in the arguments' _meta).`);
 }
 
-/** A failure as a JSON-RPC error; an ignored credential's problem goes in `data`, as in a result's `_meta`. */
-export function rpcError(error: ServiceError, note?: ServiceError): Reply {
-  const rpc = toJsonRpcError(explained(error));
-  if (note) rpc.data[noteKey] = { error: note.code, message: note.message };
-  return { error: rpc, headers: error.headers };
-}
+/** A failure as a JSON-RPC error. */
+export const rpcError = (error: ServiceError): Reply => ({ error: toJsonRpcError(explained(error)), headers: error.headers });
 
 /** A failure of the message itself (not JSON-RPC), under the envelope's JSON-RPC code. */
 export const envelopeError = (error: ServiceError): Reply => ({ error: toJsonRpcError(error, 'envelope'), headers: error.headers });
@@ -63,12 +59,13 @@ function withNote(result: ToolResult, note: ServiceError | undefined): ToolResul
 export const toolCall: Wire<Reply> = {
   badCredentials: 'note',
   result: (payload, { receipt, note }) => ({ result: withReceipt(withNote(toolResult(payload), note), receipt) }),
-  failure: (error, { note }) => (error.protocolLevel ? rpcError(error, note) : { result: withNote(toolErrorResult(error), note) }),
+  // The failures the protocol answers (a challenge, an unknown tool) come before any credential is looked at.
+  failure: (error, { note }) => (error.protocolLevel ? rpcError(error) : { result: withNote(toolErrorResult(error), note) }),
 };
 
 /** A tool name as the JSON-RPC method: the payload itself is the result; every failure a JSON-RPC error. */
 export const direct: Wire<Reply> = {
   badCredentials: 'refuse',
   result: (payload, { receipt }) => ({ result: withReceipt(payload as Record<string, unknown>, receipt) }),
-  failure: (error) => rpcError(error),
+  failure: rpcError,
 };

@@ -40,23 +40,32 @@ const requestSchemas = new Map<string, Checkable>([
   ...Tools.all.map((t): [string, Checkable] => [t.name, directCall(t.name)]),
 ]);
 
+/** Names every object inherits: a schema that copies fields one by one loses or misreads an own field so named. */
+const inherited = new Set(Object.getOwnPropertyNames(Object.prototype));
+
 /**
- * Tool arguments the SDK's own schema cannot read as a record although they are a JSON object: a field named
- * `constructor` (no tool has one) makes the object look like an instance to it. Refused naming the field, as a tool
- * refuses any unknown field.
+ * A field of a tool's arguments that a schema on the way cannot carry although the arguments are a JSON object: one
+ * named like an `Object.prototype` member (`constructor` makes the SDK's record schema take the object for an
+ * instance; `__proto__` vanishes when a schema copies the fields). No tool has such a field: it is refused by name,
+ * as a tool refuses any unknown field. `tools/call` carries the arguments in `arguments`, a direct method in `params`.
  */
-function unreadableArguments(message: JSONRPCMessage): string | undefined {
-  if (!('method' in message) || message.method !== 'tools/call') return undefined;
-  const args = (message.params as { arguments?: unknown } | undefined)?.arguments;
-  return args !== null && typeof args === 'object' && !Array.isArray(args) && Object.hasOwn(args, 'constructor') ? 'constructor' : undefined;
+function unreadableField(message: JSONRPCMessage): string | undefined {
+  if (!('method' in message)) return undefined;
+  const params = message.params as Record<string, unknown> | undefined;
+  const args = message.method === 'tools/call' ? params?.arguments : Tools.find(message.method) ? params : undefined;
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return undefined;
+  return Object.keys(args).find((key) => inherited.has(key));
 }
 
 /** An invalid-params error response for a request its handler's schema refuses, or undefined when it is fine. */
 export function refusal(message: JSONRPCMessage): JSONRPCMessage | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
-  // Answered as the tool answers any unknown field: a tool error result the model can read and correct.
-  const field = unreadableArguments(message);
-  if (field) return { jsonrpc: '2.0', id: message.id, result: McpWire.toolErrorResult(new ServiceError('invalid_request', `unknown field: ${field}`)) };
+  // Answered as the tool answers any unknown field: over tools/call a tool error result the model can read and correct.
+  const field = unreadableField(message);
+  if (field) {
+    const error = new ServiceError('invalid_request', `unknown field: ${field}`);
+    return message.method === 'tools/call' ? { jsonrpc: '2.0', id: message.id, result: McpWire.toolErrorResult(error) } : { jsonrpc: '2.0', id: message.id, error: toJsonRpcError(error) };
+  }
   const parsed = requestSchemas.get(message.method)?.safeParse(message);
   if (!parsed || parsed.success) return undefined;
   const issues = (parsed.error?.issues ?? []).slice(0, 5).map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message}`);
