@@ -79,6 +79,46 @@ describe('feeds read as their publisher wrote them', () => {
     expect((await texts(id)).join('\n')).toBe('Keep the lid <ajar> while it cools.\n\nSecond paragraph.');
   });
 
+  describe('HTML escaped once more than the feed format asks', () => {
+    /** What link-sharing sites' feeds hold: a comment marker, a wrapper, the post, and a byline, escaped twice. */
+    const shared = (words: string) =>
+      `&amp;lt;!-- SC_OFF --&amp;gt;&amp;lt;div class=&amp;quot;md&amp;quot;&amp;gt;&amp;lt;p&amp;gt;${words}&amp;lt;/p&amp;gt;&amp;lt;/div&amp;gt;&amp;lt;!-- SC_ON --&amp;gt; &amp;amp;#32; submitted by &amp;lt;a href=&amp;quot;https://www.example.com/user/crumb&amp;quot;&amp;gt; /u/crumb &amp;lt;/a&amp;gt;`;
+    const markup = /<\/?[a-z][a-z0-9]*[\s>/]|<!--|-->|&(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-f]+);/i;
+
+    const rssWith = (items: string) => `<?xml version="1.0"?><rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>r/Sourdough</title><link>${host.url}/</link>${items}</channel></rss>`;
+    const atomWith = (entries: string) => `<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>r/Sourdough</title><id>tag:example.com,2025:sourdough</id><updated>2025-11-03T10:00:00Z</updated>${entries}</feed>`;
+
+    test.each([
+      ['RSS description', 'rss', () => rssWith(`<item><title>Warm starter</title><guid>t3_1</guid><description>${shared('My starter sits at 24 &amp;amp;deg;C and doubles in six hours.')}</description></item>`)],
+      ['RSS content:encoded', 'rss', () => rssWith(`<item><title>Warm starter</title><guid>t3_2</guid><content:encoded>${shared('My starter sits at 24 &amp;amp;deg;C and doubles in six hours.')}</content:encoded></item>`)],
+      ['RSS description in CDATA', 'rss', () => rssWith(`<item><title>Warm starter</title><guid>t3_3</guid><description><![CDATA[&lt;!-- SC_OFF --&gt;&lt;div class="md"&gt;&lt;p&gt;My starter sits at 24 &amp;deg;C and doubles in six hours.&lt;/p&gt;&lt;/div&gt;&lt;!-- SC_ON --&gt; &amp;#32; submitted by &lt;a href="https://www.example.com/user/crumb"&gt; /u/crumb &lt;/a&gt;]]></description></item>`)],
+      ['Atom summary', 'atom', () => atomWith(`<entry><title>Warm starter</title><id>t3_4</id><updated>2025-11-03T10:00:00Z</updated><summary type="html">${shared('My starter sits at 24 &amp;amp;deg;C and doubles in six hours.')}</summary></entry>`)],
+      ['Atom content', 'atom', () => atomWith(`<entry><title>Warm starter</title><id>t3_5</id><updated>2025-11-03T10:00:00Z</updated><content type="html">${shared('My starter sits at 24 &amp;amp;deg;C and doubles in six hours.')}</content></entry>`)],
+    ])('behavior: %s holding HTML escaped twice is indexed as its text: no tags, comment markers or entities', async (_where, format, body) => {
+      const id = await channel('rss', body(), format === 'atom' ? 'application/atom+xml' : 'application/rss+xml');
+      expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
+      const text = (await texts(id)).join('\n');
+      expect(text).toContain('My starter sits at 24 °C and doubles in six hours.');
+      expect(text).toContain('submitted by /u/crumb');
+      expect(text).not.toMatch(markup);
+    });
+
+    test('behavior: prose that mentions a tag, and code that shows markup, stay as written', async () => {
+      const id = await channel(
+        'rss',
+        rssWith(
+          `<item><title>Recipe cards</title><guid>p1</guid><description>Use the &amp;lt;p&amp;gt; element for each step of a recipe card.</description></item>` +
+            `<item><title>Markup</title><guid>p2</guid><content:encoded><![CDATA[<p>A step looks like this:</p><pre><code>&lt;p&gt;Fold the dough.&lt;/p&gt;</code></pre>]]></content:encoded></item>`,
+        ),
+        'application/rss+xml',
+      );
+      expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 2, failed: 0 });
+      const text = (await texts(id)).join('\n');
+      expect(text).toContain('Use the <p> element for each step of a recipe card.');
+      expect(text).toContain('<p>Fold the dough.</p>');
+    });
+  });
+
   test('behavior: two episodes sharing a GUID both survive, keyed apart by their audio, and the collision is reported; a true duplicate stays one', async () => {
     const episodes: Item[] = [
       { guid: 'ep-1', title: 'Pruning roses', description: 'Cut above an outward-facing bud.', enclosure: `${host.url}/a/roses.mp3` },

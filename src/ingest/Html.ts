@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import * as Dom from './Dom.js';
 import type { Block, Document } from './Document.js';
-import { squash } from './Document.js';
+import { decodeEntities, squash } from './Document.js';
 
 /** Elements whose text is never content. */
 const skipped = new Set(['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'object', 'embed', 'canvas', 'form', 'button', 'select', 'nav', 'head']);
@@ -12,6 +12,30 @@ const blockLevel = new Set([
 ]);
 
 type Node = { nodeType: number; nodeName: string; textContent: string | null; childNodes: ArrayLike<Node>; getAttribute?(name: string): string | null };
+
+/** HTML element names: text escaped once too often is read again only when it is HTML, not XML or code shown as such. */
+const htmlElements =
+  'p|br|a|div|span|em|strong|b|i|u|s|ul|ol|li|dl|dt|dd|h[1-6]|img|blockquote|pre|code|table|thead|tbody|tfoot|tr|td|th|caption|figure|figcaption|hr|sup|sub|small|section|article|header|footer|aside|main|nav|del|ins|mark|abbr|cite|q|time|picture|video|audio|source';
+const openTag = new RegExp(`<(${htmlElements})(?:\\s[^<>]*)?/?>`, 'i');
+const comment = /^<!--[\s\S]*?-->/;
+/** An entity left in text after the HTML was parsed: the source escaped it once more than HTML asks. */
+const leftEntity = /&(?:amp|lt|gt|quot|apos|nbsp|#\d{1,7}|#x[0-9a-f]{1,6});/i;
+/** How many times escaped markup is read again: once per extra escaping, and never without end. */
+const maxRereads = 3;
+
+/**
+ * Whether a text is itself HTML that was escaped once more than the format asks (as large link-sharing sites' feeds
+ * write it: `&amp;lt;!-- SC_OFF --&amp;gt;&amp;lt;div class="md"&amp;gt;`): it begins with a tag or a comment, ends
+ * with a tag, and holds an HTML comment or an HTML element's opening tag with its closing one. Prose that mentions
+ * `<p>` stays as written, and so does XML shown as an example.
+ */
+export function isEscapedMarkup(text: string): boolean {
+  const t = text.trim();
+  if (!/^<[!a-z]/i.test(t) || !t.endsWith('>')) return false;
+  if (comment.test(t)) return true;
+  const open = openTag.exec(t);
+  return open !== null && open.index === 0 && new RegExp(`</${open[1]}\\s*>`, 'i').test(t);
+}
 
 /**
  * Clean text from HTML, with structure kept: headings become heading blocks, paragraphs, list items, table rows and
@@ -66,11 +90,34 @@ function fromNode(root: Node, title: string | undefined): Document {
     if (text !== '') blocks.push({ kind: 'paragraph', text });
     running = '';
   };
-  const walk = (node: Node, context: { pre: boolean }) => {
-    if (node.nodeType === 3) {
-      running += context.pre ? (node.textContent ?? '') : (node.textContent ?? '').replace(/\s+/g, ' ');
+  type Context = { pre: boolean; code: boolean; rereads: number };
+  const text = (value: string, context: Context) => {
+    // Code is shown as written. Anything else that is itself markup, or entities, was escaped once too often: the
+    // entities are decoded, and markup is read as HTML, as many times as it was escaped (up to a bound).
+    const read = !context.code && context.rereads < maxRereads && leftEntity.test(value) && !isEscapedMarkup(value) ? decodeEntities(value) : value;
+    if (!context.code && context.rereads < maxRereads && isEscapedMarkup(read)) {
+      const { document } = Dom.parse(`<!doctype html><html><body>${read}</body></html>`);
+      children(document.body as unknown as Node, { ...context, rereads: context.rereads + 1 });
       return;
     }
+    running += context.pre ? read : read.replace(/\s+/g, ' ');
+  };
+  // Adjacent text nodes are one text (a parser may split text at each entity).
+  const children = (node: Node, context: Context) => {
+    let pending = '';
+    for (const child of Array.from(node.childNodes)) {
+      if (child.nodeType === 3) {
+        pending += child.textContent ?? '';
+        continue;
+      }
+      if (pending !== '') text(pending, context);
+      pending = '';
+      walk(child, context);
+    }
+    if (pending !== '') text(pending, context);
+  };
+  const walk = (node: Node, context: Context) => {
+    if (node.nodeType === 3) return text(node.textContent ?? '', context);
     if (node.nodeType !== 1) return;
     const tag = node.nodeName.toLowerCase();
     if (skipped.has(tag)) return;
@@ -94,7 +141,8 @@ function fromNode(root: Node, title: string | undefined): Document {
       flush();
       const cells = Array.from(node.childNodes)
         .filter((c) => c.nodeType === 1 && /^t[hd]$/i.test(c.nodeName))
-        .map((c) => squash(c.textContent ?? ''))
+        // A cell is read as any other content (its text may itself be markup escaped once too often).
+        .map((c) => squash(fromNode(c, undefined).blocks.map((b) => b.text).join(' ')))
         .filter((c) => c !== '');
       if (cells.length > 0) blocks.push({ kind: 'paragraph', text: cells.join(' | ') });
       return;
@@ -102,10 +150,10 @@ function fromNode(root: Node, title: string | undefined): Document {
     const isBlock = blockLevel.has(tag);
     if (isBlock) flush();
     if (tag === 'li') running += '- ';
-    for (const child of Array.from(node.childNodes)) walk(child, { pre: context.pre || tag === 'pre' });
+    children(node, { pre: context.pre || tag === 'pre', code: context.code || tag === 'pre' || tag === 'code', rereads: context.rereads });
     if (isBlock) flush();
   };
-  walk(root, { pre: false });
+  walk(root, { pre: false, code: false, rereads: 0 });
   flush();
   return { title, blocks };
 }

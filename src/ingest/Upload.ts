@@ -50,7 +50,7 @@ export type UploadResult = {
 };
 
 /** A parsed file: its text, and what the file itself says about it (an HTML page's byline and date). */
-type Parsed = Document & { author?: string | undefined; publishedAt?: number | undefined };
+export type Parsed = Document & { author?: string | undefined; publishedAt?: number | undefined };
 
 /** The format of a file from its extension, or a clear error naming the accepted ones. */
 export function formatOf(file: string): Format {
@@ -67,7 +67,8 @@ export function formatOf(file: string): Format {
  * page, whose main text Readability finds, or a Podcasting 2.0 transcript; JSON is the Podcasting 2.0 transcript
  * format; PDF pages keep their numbers. A file that does not parse as its format is a clear 400.
  */
-async function parse(bytes: Buffer, format: Format, name: string, warn: (note: string) => void): Promise<Parsed> {
+/** A file's document, as an upload reads it (its format from its extension's kind); throws invalid_request when unreadable. */
+export async function parse(bytes: Buffer, format: Format, name: string, warn: (note: string) => void): Promise<Parsed> {
   const text = () => Charset.decode(bytes, undefined, warn);
   try {
     switch (format) {

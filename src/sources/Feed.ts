@@ -50,19 +50,6 @@ export function plain(value: string | undefined): string | undefined {
   return text === '' ? undefined : text;
 }
 
-/** Element names whose escaped form ("&lt;p&gt;") in HTML with no real tags means the HTML was escaped twice. */
-const escapedTag = /&lt;\/?(p|br|a|div|span|em|strong|b|i|u|ul|ol|li|h[1-6]|img|blockquote|pre|code|table|thead|tbody|tr|td|th|figure|figcaption|hr|sup|sub|small|section|article)(\s|\/?&gt;)/i;
-const realTag = /<\/?[a-z][a-z0-9]*[\s>/]/i;
-
-/**
- * Entry HTML as the author wrote it. Some publishers escape their HTML once more than the feed format asks
- * ("&amp;lt;p&amp;gt;" in XML), so readers would see literal tags: such HTML (escaped tags, no real ones) is
- * unescaped once.
- */
-export function unescapedHtml(html: string | undefined): string | undefined {
-  return html !== undefined && !realTag.test(html) && escapedTag.test(html) ? decodeEntities(html) : html;
-}
-
 /** Epoch milliseconds of a feed date (a string or a text construct), or undefined. */
 export const dateOf = (value: unknown): number | undefined => dateMs(textOf(value));
 
@@ -104,8 +91,9 @@ export function parse(text: string, feedUrl: string): Feed {
       dateOf(entry.pubDate), dateOf(entry.published), dateOf(entry.date_published), dateOf(list(dc?.dates)[0]), dateOf(dc?.date),
       dateOf(entry.updated), dateOf(entry.date_modified), dateOf(record(entry.atom)?.updated),
     );
-    const contentHtml = unescapedHtml(first(textOf(record(entry.content)?.encoded), format === 'atom' ? textOf(entry.content) : undefined, textOf(entry.content_html)));
-    const summaryHtml = unescapedHtml(first(textOf(entry.description), textOf(entry.summary)));
+    // HTML a publisher escaped once more than the format asks is read as HTML where it is read (Html.fromHtml).
+    const contentHtml = first(textOf(record(entry.content)?.encoded), format === 'atom' ? textOf(entry.content) : undefined, textOf(entry.content_html));
+    const summaryHtml = first(textOf(entry.description), textOf(entry.summary));
     const guid = textOf(record(entry.guid)?.value) ?? textOf(entry.guid);
     // With no id, link or title, an entry is known by its content.
     const contentId = contentHtml ?? summaryHtml ?? textOf(entry.content_text);
