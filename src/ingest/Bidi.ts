@@ -12,13 +12,16 @@ export type Run = {
   x: number;
   /** The piece was read right to left (pdf.js text items say so in `dir`). */
   rtl: boolean;
+  /** Width and font size, in page units: a gap between pieces wider than a fifth of the size is a space. */
+  width?: number | undefined;
+  size?: number | undefined;
 };
 
 type Type = 'L' | 'R' | 'EN' | 'ES' | 'CS' | 'ET' | 'N';
 type Token = { text: string; type: Type };
 
 // JavaScript has no Bidi_Class property: the scripts written right to left stand in for it.
-const rtlScripts = String.raw`\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Yezidi}`;
+export const rtlScripts = String.raw`\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Yezidi}`;
 const rtlLetter = new RegExp(`(?=\\p{L})[${rtlScripts}]`, 'u');
 const rtlLetters = new RegExp(`(?=\\p{L})[${rtlScripts}]`, 'gu');
 const onlyMarks = /^\s*\p{M}+\s*$/u;
@@ -37,7 +40,7 @@ export function logicalLine(runs: Run[]): string {
   if (!present.some((r) => hasRightToLeft(r.text))) return present.map((r) => r.text).join('');
   // A vowel mark drawn as a piece of its own cannot be put on its letter reliably: where and when producers draw it
   // differs. Unvowelled text is how these scripts are mostly written, and searched.
-  const visual = present.filter((r) => !onlyMarks.test(r.text)).sort((a, b) => a.x - b.x);
+  const visual = withSpaces(runs);
   const tokens = visual.flatMap(tokensOf);
   const text = tokens.map((t) => t.text).join('');
   const rtl = text.match(rtlLetters)?.length ?? 0;
@@ -49,6 +52,38 @@ export function logicalLine(runs: Run[]): string {
   return reorder(unmirrored, resolved).join('');
 }
 
+/**
+ * The pieces with text, left to right, with a space where a gap parts two: producers that draw each direction's piece
+ * apart (LibreOffice) leave the space out of both and move the next piece instead. Pieces without text (a dropped
+ * elongation stroke) still cover the gap they fill.
+ */
+function withSpaces(runs: Run[]): Run[] {
+  const out: Run[] = [];
+  let reach: number | undefined;
+  for (const run of [...runs].sort((a, b) => a.x - b.x)) {
+    const text = run.text !== '' && !onlyMarks.test(run.text);
+    // pdf.js marks a line's end with an empty piece of no width.
+    if (!text && !run.width) continue;
+    const last = out.at(-1);
+    if (text && last && reach !== undefined && run.size && run.x - reach > run.size * 0.2 && !/\s$/u.test(last.text) && !/^\s/u.test(run.text)) {
+      out.push({ text: ' ', x: run.x, rtl: false });
+    }
+    if (text) out.push(run);
+    if (run.width !== undefined) reach = Math.max(reach ?? -Infinity, run.x + run.width);
+    else reach = undefined;
+  }
+  return out;
+}
+
+/**
+ * A text reordered by the bidi algorithm as one line with the given base: from drawn order to reading order, or back
+ * (for the plain runs of a line the reordering is its own inverse).
+ */
+export function reordered(text: string, rtl: boolean): string {
+  const tokens = tokensOf({ text, x: 0, rtl: false, split: true });
+  return reorder(tokens.map((t) => t.text), levels(tokens, rtl ? 1 : 0)).join('');
+}
+
 const mirrors: Record<string, string> = { '(': ')', ')': '(', '[': ']', ']': '[', '{': '}', '}': '{', '<': '>', '>': '<', '«': '»', '»': '«', '‹': '›', '›': '‹' };
 
 /**
@@ -56,9 +91,9 @@ const mirrors: Record<string, string> = { '(': ')', ')': '(', '[': ']', ']': '['
  * right-to-left letters in it was reordered with a left-to-right base: one opaque left-to-right token. Any other run
  * is split into characters, typed as the bidi algorithm types them.
  */
-function tokensOf(run: Run): Token[] {
-  if (run.rtl && hasRightToLeft(run.text)) return [{ text: run.text, type: 'R' }];
-  if (hasRightToLeft(run.text)) return [{ text: run.text, type: 'L' }];
+function tokensOf(run: Run & { split?: boolean }): Token[] {
+  if (!run.split && run.rtl && hasRightToLeft(run.text)) return [{ text: run.text, type: 'R' }];
+  if (!run.split && hasRightToLeft(run.text)) return [{ text: run.text, type: 'L' }];
   const tokens: Token[] = [];
   for (const char of run.text) {
     const previous = tokens[tokens.length - 1];
@@ -70,6 +105,7 @@ function tokensOf(run: Run): Token[] {
 }
 
 function typeOf(char: string): Type {
+  if (rtlLetter.test(char)) return 'R';
   if (/\p{L}/u.test(char)) return 'L';
   if (/\p{Nd}/u.test(char)) return 'EN';
   if (/[+\-\u2212]/u.test(char)) return 'ES';

@@ -1,18 +1,20 @@
 import * as Bidi from './Bidi.js';
 import type { Block, Document } from './Document.js';
 import { squash } from './Document.js';
+import * as VisualOrder from './VisualOrder.js';
 
-type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; height: number };
+type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; width?: number; height: number };
 type Item = TextItem | { type: string };
 type Line = { text: string; y: number; height: number };
 
-/** A PDF that cannot be read (damaged, encrypted, or no PDF at all). */
 /**
  * The version of how text is read from a PDF: part of an upload's fingerprint, so a re-upload of a PDF indexed by an
- * older reading is indexed again (2: right-to-left lines in reading order, running lines dropped, metadata titles).
+ * older reading is indexed again (2: right-to-left lines in reading order, running lines dropped, metadata titles;
+ * 3: right-to-left text stored in visual order, with multi-letter glyphs and glyph junk).
  */
-export const extraction = 2;
+export const extraction = 3;
 
+/** A PDF that cannot be read (damaged, encrypted, or no PDF at all). */
 export class PdfError extends Error {
   override name = 'PdfError';
 }
@@ -38,7 +40,10 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
     for (let number = 1; number <= pdf.numPages; number++) {
       const page = await pdf.getPage(number);
       const content = await page.getTextContent();
-      pages.push(linesOf((content.items as Item[]).filter((i): i is TextItem => 'str' in i)));
+      const items = (content.items as Item[]).filter((i): i is TextItem => 'str' in i);
+      // Only right-to-left text has glyphs pdf.js turns around; only then is what the page draws looked at.
+      const drawn = items.some((i) => Bidi.hasRightToLeft(i.str)) ? drawnText(await page.getOperatorList(), pdfjs.OPS.showText) : [];
+      pages.push(linesOf(items, VisualOrder.repairs(drawn, readable)));
       page.cleanup();
     }
     const blocks: Block[] = [];
@@ -70,14 +75,26 @@ function readable(text: string): string {
   );
 }
 
-/** The page's lines in drawing order, each in reading order: a new line where the text moves off the baseline. */
-function linesOf(items: TextItem[]): Line[] {
+/** Each text-showing operation's glyphs, as text, in the order they are drawn. */
+function drawnText(operators: { fnArray: number[]; argsArray: unknown[] }, showText: number): VisualOrder.Drawn {
+  return operators.fnArray.flatMap((fn, i) => {
+    if (fn !== showText) return [];
+    const glyphs = ((operators.argsArray[i] as unknown[][])[0] ?? []) as (number | { unicode?: string } | null)[];
+    return [glyphs.flatMap((g) => (typeof g === 'object' && g !== null && typeof g.unicode === 'string' ? [g.unicode] : []))];
+  });
+}
+
+/**
+ * The page's lines in drawing order, each in reading order: a new line where the text moves off the baseline. Words
+ * pdf.js read wrong are put right (`VisualOrder.repairs`), and glyph junk is dropped.
+ */
+function linesOf(items: TextItem[], wrong: Map<string, string>): Line[] {
   const lines: Line[] = [];
   let runs: Bidi.Run[] = [];
   let y: number | undefined;
   let height = 0;
   const endLine = () => {
-    const text = squash(Bidi.logicalLine(runs));
+    const text = squash(VisualOrder.withoutJunk(Bidi.logicalLine(runs)));
     if (text !== '') lines.push({ text, y: y ?? 0, height: height || 10 });
     runs = [];
     y = undefined;
@@ -88,7 +105,8 @@ function linesOf(items: TextItem[]): Line[] {
     if (y !== undefined && Math.abs(itemY - y) > Math.max(2, height * 0.5)) endLine();
     y ??= itemY;
     height = Math.max(height, item.height || Math.abs(item.transform[3] ?? 0));
-    runs.push({ text: readable(item.str), x: item.transform[4] ?? 0, rtl: item.dir === 'rtl' });
+    const text = VisualOrder.repaired(VisualOrder.itemText(readable(item.str), item.dir === 'rtl'), wrong);
+    runs.push({ text, x: item.transform[4] ?? 0, rtl: item.dir === 'rtl', width: item.width, size: item.height || Math.abs(item.transform[3] ?? 0) });
     // pdf.js also ends a line after a vowel mark or a space nudged off the baseline; only text ends one here.
     if (item.hasEOL && /[\p{L}\p{N}]/u.test(item.str)) endLine();
   }
