@@ -53,7 +53,7 @@ const producers = [
   { name: 'libreoffice-arabic.pdf', producer: 'LibreOffice Writer', question: 'كم لترا من الماء لكل شجرة في الأسبوع خلال الصيف؟', answer: 'استخدم 12 لترا من الماء لكل شجرة', phrases: ['يحتاج البستان إلى الري مرتين في الأسبوع خلال الصيف. استخدم 12 لترا من الماء لكل شجرة حسب دليل FAO لعام 2019.', 'لا تسق الأشجار وقت الظهيرة، فالماء يتبخر بسرعة.'] },
   { name: 'libreoffice-hebrew.pdf', producer: 'LibreOffice Writer', question: 'כמה מים נחסכים בשיטת Netafim?', answer: 'נחסכים בשיטת Netafim משנת 1965', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.'] },
   { name: 'xetex-arabic.pdf', producer: 'XeLaTeX', question: 'لماذا لا تسق الأشجار وقت الظهيرة؟', answer: 'لا تسق الأشجار وقت الظهيرة', phrases: ['في الأسبوع خلال الصيف. استخدم 12 لترا من الماء لكل شجرة حسب دليل FAO لعام 2019.', 'لا تسق الأشجار وقت الظهيرة'] },
-  { name: 'xetex-hebrew.pdf', producer: 'XeLaTeX', question: 'כמה מים חוסכת השקיה בטפטוף?', answer: 'השקיה בטפטוף חוסכת מים רבים', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת'] },
+  { name: 'xetex-hebrew.pdf', producer: 'XeLaTeX', question: 'כמה מים חוסכת השקיה בטפטוף?', answer: 'השקיה בטפטוף חוסכת מים רבים', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.'] },
   { name: 'visual-arabic.pdf', producer: 'an old writer (presentation forms, visual order)', question: 'كم يوفر الري بالتنقيط من الماء؟', answer: 'يوفر الري بالتنقيط 40% من الماء', phrases: ['يوفر الري بالتنقيط 40% من الماء حسب تقرير FAO لعام 2019.', 'لا تسق الأشجار وقت الظهيرة، فالماء يتبخر بسرعة.', 'افحص الأنابيب كل شهر'] },
   { name: 'visual-hebrew.pdf', producer: 'an old writer (visual order)', question: 'מתי בודקים את הצינורות?', answer: 'בדקו את הצינורות פעם בחודש', phrases: ['לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.', 'בדקו את הצינורות פעם בחודש'] },
   // Glyphs without a Unicode value ('ق', 'ة', 'ح' in some forms; 'ת', 'ש') are lost; the words around them are not.
@@ -107,6 +107,14 @@ describe('line order (Bidi.logicalLine)', () => {
     // Drawn left to right, as a PDF lays it out: ".2021 משנת" on the page.
     expect(Bidi.logicalLine([run('משנת', 60), run(' ', 55), run('.2021', 20)])).toBe('משנת 2021.');
     expect(Bidi.logicalLine([run('IEA', 10), run(' ', 30), run('תקן', 35), run(' ', 60), run('2.5%', 64), run(' ', 90), run('עד', 95)])).toBe('עד 2.5% תקן IEA');
+  });
+
+  test('behavior: a line of no letters that ends a right-to-left paragraph reads right to left; elsewhere as drawn', () => {
+    // XeLaTeX wraps the last word's stop and year alone onto a line: ".1965" on the page, "1965." as typed.
+    expect(Bidi.logicalLine([run('.1965', 10)], { rightToLeft: true })).toBe('1965.');
+    expect(Bidi.logicalLine([run('.1965', 10)])).toBe('.1965');
+    // A line with letters keeps the direction of its own letters.
+    expect(Bidi.logicalLine([run('Soil 2024', 10)], { rightToLeft: true })).toBe('Soil 2024');
   });
 
   test('behavior: brackets drawn mirrored in a right-to-left line read as typed', () => {

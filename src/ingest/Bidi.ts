@@ -33,11 +33,14 @@ export const hasRightToLeft = (text: string): boolean => rtlLetter.test(text);
  * The text of a line in logical order, from its runs in the order they were drawn. A line without right-to-left
  * letters is the runs joined as drawn; otherwise the runs are laid out by position, combining marks drawn as pieces
  * of their own are left out, the line is reordered by the bidi algorithm and brackets read right to left are turned
- * back the way they were typed. The line's direction is that of most of its letters.
+ * back the way they were typed. The line's direction is that of most of its letters; a line with none takes
+ * `rightToLeft`, the direction of the paragraph it ends.
  */
-export function logicalLine(runs: Run[]): string {
+export function logicalLine(runs: Run[], options: { rightToLeft?: boolean } = {}): string {
   const present = runs.filter((r) => r.text !== '');
-  if (!present.some((r) => hasRightToLeft(r.text))) return present.map((r) => r.text).join('');
+  // A line of no letters at all (the end of a sentence wrapped alone: ".1965") takes the direction of its paragraph.
+  const unlettered = options.rightToLeft === true && !present.some((r) => /\p{L}/u.test(r.text));
+  if (!unlettered && !present.some((r) => hasRightToLeft(r.text))) return present.map((r) => r.text).join('');
   // A vowel mark drawn as a piece of its own cannot be put on its letter reliably: where and when producers draw it
   // differs. Unvowelled text is how these scripts are mostly written, and searched.
   const visual = withSpaces(runs);
@@ -45,7 +48,7 @@ export function logicalLine(runs: Run[]): string {
   const text = tokens.map((t) => t.text).join('');
   const rtl = text.match(rtlLetters)?.length ?? 0;
   const letters = text.match(/\p{L}/gu)?.length ?? 0;
-  const base = rtl > letters - rtl ? 1 : 0;
+  const base = unlettered || rtl > letters - rtl ? 1 : 0;
   const resolved = levels(tokens, base);
   // Rule L4 the other way round: right to left, a bracket is drawn as its mirror image, and maps to that.
   const unmirrored = tokens.map((t, i) => (t.type === 'R' || resolved[i]! % 2 === 1 ? t.text.replace(/[()[\]{}<>«»‹›]/gu, (c) => mirrors[c] ?? c) : t.text));

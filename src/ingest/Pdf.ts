@@ -93,8 +93,12 @@ function linesOf(items: TextItem[], wrong: Map<string, string>): Line[] {
   let runs: Bidi.Run[] = [];
   let y: number | undefined;
   let height = 0;
+  // The direction of the last line with letters: what a line of digits and stops alone continues.
+  let rightToLeft = false;
   const endLine = () => {
-    const text = squash(VisualOrder.withoutJunk(Bidi.logicalLine(runs)));
+    const text = squash(VisualOrder.withoutJunk(Bidi.logicalLine(runs, { rightToLeft })));
+    const letters = text.match(/\p{L}/gu)?.length ?? 0;
+    if (letters > 0) rightToLeft = (text.match(rightToLeftLetters)?.length ?? 0) * 2 > letters;
     if (text !== '') lines.push({ text, y: y ?? 0, height: height || 10 });
     runs = [];
     y = undefined;
@@ -113,6 +117,8 @@ function linesOf(items: TextItem[], wrong: Map<string, string>): Line[] {
   endLine();
   return lines;
 }
+
+const rightToLeftLetters = new RegExp(`(?=\\p{L})[${Bidi.rtlScripts}]`, 'gu');
 
 /** Lines looked at for running headers (from the top) and footers (from the bottom) of each page. */
 const edgeLines = 3;
