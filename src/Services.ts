@@ -86,7 +86,8 @@ async function keptLinkSecret(store: Stores.Store): Promise<string> {
 
 /** Opens the store and builds the shared services from configuration. */
 export async function create(config: Config, options: { logger?: Logger } = {}): Promise<Services> {
-  const { store, created } = await Stores.open(config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
+  const target: Stores.Target = config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path };
+  const { store, created } = await Stores.open(target);
   const logger = options.logger ?? Log.create({ level: config.logLevel, format: config.log.format });
   const breakers = Breaker.forAll({
     ...config.breaker,
@@ -114,7 +115,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   const rails = Rails.fromConfig(config, store);
   const tally = Tally.create({ store, logger });
   const leaseMs = config.instanceLeaseSeconds * 1000;
-  const instance = Instance.create({ store, logger, leaseMs, afterRenew: () => Reconciliation.settleGone({ store, rails, logger, metrics }, { leaseMs }) });
+  const instance = Instance.create({ store, logger, leaseMs, target, claimGone: () => Reconciliation.settleGone({ store, rails, logger, metrics }, { leaseMs }) });
   return {
     config,
     store,

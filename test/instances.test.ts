@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, test } from 'vitest';
+import crypto from 'node:crypto';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import * as Config from '../src/config/Config.js';
 import * as Instance from '../src/health/Instance.js';
 import * as Log from '../src/log/Logger.js';
@@ -125,6 +126,70 @@ describe.each(Engines.engines)('instances on %s', (engine) => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect((await a.instances.list()).map((i) => i.id)).toContain(id);
     expect(lines.some((l) => l.includes('taken for gone') && l.includes(id))).toBe(true);
+    await instance.stop();
+  });
+
+  /** Holds this thread for `ms` without yielding: a saturated event loop, as a burst or a long synchronous step makes. */
+  const hold = (ms: number) => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) crypto.getRandomValues(new Uint8Array(64));
+  };
+  const seenAt = async (id: string) => (await b.instances.list()).find((i) => i.id === id)?.seenAt;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** An instance on a 1 s lease renewed from its thread, once the thread has started and renewed at least once. */
+  const renewingOnThread = async (options: { stallMs?: number }) => {
+    const instance = Instance.create({ store: a, logger, target: processes.place.target, leaseMs: 1_000, ...options });
+    await instance.start();
+    const id = instance.id()!;
+    const registered = (await seenAt(id))!;
+    await vi.waitFor(async () => expect(await seenAt(id)).toBeGreaterThan(registered), { timeout: 10_000, interval: 50 });
+    return { instance, id };
+  };
+
+  test('behavior: the lease is renewed from a thread of its own while this thread is held busy past the lease', async () => {
+    const { instance, id } = await renewingOnThread({});
+    const held = Date.now();
+    hold(3_000);
+    // Renewed while this thread could run nothing at all: no other process may take it for gone.
+    expect(await seenAt(id)).toBeGreaterThan(held + 2_000);
+    expect(await b.instances.expire(Date.now() - 1_000)).toEqual([]);
+    await instance.stop();
+    expect(await seenAt(id)).toBeUndefined();
+    // The thread ended with the stop: it does not register the instance again.
+    await sleep(600);
+    expect(await seenAt(id)).toBeUndefined();
+  });
+
+  test('behavior: a process whose serving thread is stuck lets its lease run out, and renews again once it answers', async () => {
+    const { instance, id } = await renewingOnThread({ stallMs: 500 });
+    const held = Date.now();
+    hold(3_000);
+    // Stuck past `stallMs`: the thread stopped renewing, so the lease ran out for others to claim.
+    expect(await seenAt(id)).toBeLessThan(held + 1_000);
+    await vi.waitFor(() => expect(lines.some((l) => l.includes('has not answered its lease thread') && l.includes(id))).toBe(true));
+    const answering = Date.now();
+    await vi.waitFor(async () => expect(await seenAt(id)).toBeGreaterThan(answering), { timeout: 10_000, interval: 50 });
+    await instance.stop();
+  });
+
+  test.each([
+    ['on its thread', true],
+    ['on the serving thread', false],
+  ])('behavior: claiming leases that ran out never holds a renewal back, however long it takes (%s)', async (_, threaded) => {
+    let claims = 0;
+    // The claim at start finds nothing; the next settles what a gone instance left against a slow chain: seconds,
+    // several leases long.
+    const claimGone = async () => {
+      if ((claims += 1) > 1) await sleep(3_000);
+    };
+    const instance = Instance.create({ store: a, logger, target: threaded ? processes.place.target : undefined, leaseMs: 1_000, claimGone });
+    await instance.start();
+    const started = Date.now();
+    const id = instance.id()!;
+    await sleep(2_500);
+    expect(await seenAt(id)).toBeGreaterThan(started + 1_500);
+    // One claim at a time: the ticks that came while the slow one ran were skipped, not queued.
+    expect(claims).toBe(2);
     await instance.stop();
   });
 });

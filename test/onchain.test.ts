@@ -586,7 +586,7 @@ describe('reconciling payments a crash cut off', () => {
     const payer = await sandbox.newPayer();
     // The wallet holds a credit (a payment of its that got no answer).
     await insert({ id: `owed-${payer.address}`, rail: 'x402_base', spendKey: `${payer.address.toLowerCase()}:0x${'88'.repeat(32)}`, state: 'settled', wallet: payer.address });
-    const owed = await store.payments.grantCredit((await store.payments.get(`owed-${payer.address}`))!, 'test: an earlier payment got no answer');
+    const owed = (await store.payments.creditWallet(`owed-${payer.address}`, { from: ['settled'], reason: 'test: an earlier payment got no answer' }))!;
     const body = { question, rail: 'x402_base' };
     const headers = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), payer.key);
     const answered = await json(await post(fetch, '/api/ask/query', body, headers));

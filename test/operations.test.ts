@@ -125,7 +125,7 @@ describe('breaker', () => {
       expect(await pay()).toMatchObject({ code: 'payment_required' });
       expect(verifies).toBe(3);
       expect(breaker.state()).toBe('closed');
-      expect(await store.payments.unfinished(Date.now() + 1)).toEqual([]);
+      expect(await store.payments.unfinished({ cutoff: Date.now() + 1 })).toEqual([]);
     } finally {
       await store.close();
       await place.drop();

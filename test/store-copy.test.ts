@@ -62,7 +62,7 @@ async function build(engine: EngineName): Promise<Source> {
     const paymentId = 'pay_copied';
     await store.payments.reserve({ id: paymentId, spendKey: 'spend-copied', rail: 'tempo', wallet: '0xAbC', queryId: 'q_copied', requestDigest: 'digest', amountMillicents: 5_000 });
     await store.payments.advance(paymentId, ['verified'], 'settled', { txHash: '0xfeed' });
-    await store.payments.grantCredit((await store.payments.get(paymentId))!, 'answer failed');
+    await store.payments.creditWallet(paymentId, { from: ['settled'], reason: 'answer failed' });
     await store.payments.bindCredential({ spendKey: 'spend-bound', rail: 'x402_base', challengeId: 'challenge-1' });
     await store.queryDays.add([
       { day: '2026-11-01', profileId: profile.id, outcome: 'answered', pay: 'tempo', queries: 2, usdMicros: 100_000, units: 0 },

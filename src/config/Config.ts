@@ -108,6 +108,7 @@ const Environment = z.object({
   CITATION_LINK_TTL_SECONDS: z.coerce.number().int().min(60).max(604_800).default(3600),
   PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle', 'after_hold']).optional(),
   INSTANCE_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(20),
+  RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3_600).default(300),
   SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
@@ -255,6 +256,11 @@ export type Config = {
    * is settled by another. Shorter settles a killed instance's charges sooner; longer forgives longer pauses.
    */
   instanceLeaseSeconds: number;
+  /**
+   * How often a serving process settles what was left part-way: charges and payments of processes that stopped, once
+   * old enough, and its own settlements whose outcome was lost, once past their deadline.
+   */
+  reconcileIntervalSeconds: number;
   /**
    * Signed links to private content in paid answers: the key they are signed with (undefined: one generated on first
    * use and kept in the database) and how long a link opens its item. The secret is never logged.
@@ -435,6 +441,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     },
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
     instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
+    reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
     citationLinks: { secret: e.CITATION_LINK_SECRET, ttlSeconds: e.CITATION_LINK_TTL_SECONDS },
     synthesis:
       e.SYNTHESIZER === 'anthropic'

@@ -133,7 +133,8 @@ export function payment(input: {
         if (verified.paid) await store.payments.advance(verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
         if (!relevant) {
           // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
-          const creditId = await store.payments.grantCredit((await store.payments.get(verified.challengeId))!, 'no relevant content after the payer broadcast the payment');
+          const creditId = await store.payments.creditWallet(verified.challengeId, { from: ['settled'], reason: 'no relevant content after the payer broadcast the payment' });
+          if (creditId === undefined) throw resolvedElsewhere();
           metrics?.payment(rail.rail, 'credited');
           throw new ServiceError(
             'no_relevant_content',
@@ -164,11 +165,23 @@ export function payment(input: {
       return `The payment credential was refused (${error.message}), and its transfer ${txHash} was already used.`;
     }
     await store.payments.advance(id, ['verified'], 'settled', { txHash });
-    const creditId = await store.payments.grantCredit((await store.payments.get(id))!, `transfer sent for a credential that was refused: ${error.message}`);
+    const creditId = await store.payments.creditWallet(id, { from: ['settled'], reason: `transfer sent for a credential that was refused: ${error.message}` });
+    if (creditId === undefined) return `The payment credential was refused (${error.message}); its transfer ${txHash} is being accounted for by another request.`;
     metrics?.payment(input.rail, 'credited');
     logger.warn('credited a wallet for a transfer whose credential was refused', { rail: input.rail, txHash, credit: creditId });
     return `The payment credential was refused (${error.message}), but its transfer ${txHash} reached this server and is kept as credit ${creditId}: your next ${input.rail} query signed by ${wallet} (signed, not broadcast) spends it.`;
   }
+}
+
+/**
+ * A payment another process resolved while this one prepared its answer: this process was taken for stopped (its
+ * lease ran out) and reconciliation released the payment or kept its money as a credit. No answer goes out for it.
+ */
+function resolvedElsewhere(): ServiceError {
+  return new ServiceError(
+    'service_unavailable',
+    'This payment was resolved by reconciliation while its answer was prepared (the instance serving it was taken for stopped): money that moved is kept as a credit your next query signed by the same wallet spends; otherwise nothing moved. Ask again.',
+  );
 }
 
 /** How long a request's claim on a credential holds if it is never released (its process stopped mid-check). */
@@ -199,7 +212,7 @@ function hold(input: {
     charge: 'onchain',
     async settle() {
       if (creditId) {
-        await store.payments.advance(id, ['verified'], 'settled', { txHash: creditId, note: `paid with credit ${creditId}` });
+        if (!(await store.payments.advance(id, ['verified'], 'settled', { txHash: creditId, note: `paid with credit ${creditId}` }))) throw resolvedElsewhere();
         receipt = rail.receipt({ txHash: creditId, receipt: { credit: creditId } }, terms);
       } else if (verified.paid) {
         // Settled when it was reserved: the payer broadcast it.
@@ -207,7 +220,7 @@ function hold(input: {
       } else {
         // From here until `settled`, money may be moving: a crash now is resolved by asking the chain, by the hash
         // kept before the transfer leaves (or the authorization it spends), until it can no longer land.
-        await store.payments.advance(id, ['verified'], 'settling');
+        if (!(await store.payments.advance(id, ['verified'], 'settling'))) throw resolvedElsewhere();
         let settlement;
         try {
           settlement = await rail.settle(verified, terms, {
@@ -219,8 +232,7 @@ function hold(input: {
         } catch (error) {
           if (error instanceof CredentialRejected) {
             breaker?.succeeded();
-            await store.payments.advance(id, ['settling'], 'released', { note: `settlement refused: ${error.message}` });
-            metrics?.payment(rail.rail, 'released');
+            if (await store.payments.release(id, { from: ['settling'], note: `settlement refused: ${error.message}` })) metrics?.payment(rail.rail, 'released');
             throw await paymentRequired({ rail, terms, config, metrics, reason: `The payment could not be settled: ${error.message}` });
           }
           if (error instanceof Unavailable) breaker?.inconclusive();
@@ -238,7 +250,10 @@ function hold(input: {
         }
         breaker?.succeeded();
         receipt = rail.receipt(settlement, terms);
-        await store.payments.advance(id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) });
+        if (!(await store.payments.advance(id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) }))) {
+          // Looked up on chain by reconciliation meanwhile (this settlement outlived its deadline): it is a credit now.
+          throw new ServiceError('service_unavailable', `The ${rail.rail} payment settled (${settlement.txHash}) after its deadline and was already kept as a credit for ${verified.wallet}: your next query signed by that wallet spends it.`);
+        }
       }
       metrics?.payment(rail.rail, 'settled');
       crashPoint(config, 'after_settle');
@@ -259,25 +274,16 @@ function hold(input: {
     },
     async release(reason) {
       // Ahead of requests waiting for the database: a burst must not leave a payment part-way for reconciliation.
+      // Each step moves the payment only from where this request left it: one moved on meanwhile is left as it is.
       const payments = store.urgent.payments;
-      const row = await payments.get(id);
-      if (!row) return;
-      if (row.state === 'verified') {
-        await payments.advance(id, ['verified'], 'released', { note: reason });
-        if (creditId) await payments.restoreCredit(creditId, id);
-        metrics?.payment(rail.rail, 'released');
-      } else if (row.state === 'settled') {
-        if (creditId) {
-          await payments.advance(id, ['settled'], 'released', { note: reason });
-          await payments.restoreCredit(creditId, id);
-          metrics?.payment(rail.rail, 'released');
-        } else {
-          // The money moved and no answer went out: the wallet is owed one.
-          const credit = await payments.grantCredit(row, `${reason} after payment ${row.txHash ?? ''}`.trim());
-          metrics?.payment(rail.rail, 'credited');
-          input.logger.warn('paid query not answered: credited the wallet', { queryId: row.queryId, rail: row.rail, credit });
-        }
-      }
+      // Nothing moved yet, or a credit paid: the payment is let go (and the credit is the wallet's again).
+      if (await payments.release(id, { from: creditId ? ['verified', 'settled'] : ['verified'], note: reason })) return metrics?.payment(rail.rail, 'released');
+      if (creditId) return;
+      // The money moved and no answer went out: the wallet is owed one. (Settling, its outcome is reconciliation's.)
+      const credit = await payments.creditWallet(id, { from: ['settled'], reason: `${reason} after payment ${receipt?.txHash ?? verified.paid?.txHash ?? ''}`.trim() });
+      if (credit === undefined) return;
+      metrics?.payment(rail.rail, 'credited');
+      input.logger.warn('paid query not answered: credited the wallet', { queryId: input.queryId, rail: rail.rail, credit });
     },
   };
 }
@@ -287,12 +293,16 @@ const bindingLifetimeMs = 2 * 86_400_000;
 
 /**
  * Settles what a crash or a lost answer left part-way, for payments untouched for `olderThanMs` whose process is not
- * serving, and for every payment of `instances` (processes whose lease ran out): a credential verified
- * but never settled is released (no money moved); one that was settling is looked up on its chain, by the hash kept
- * before its transfer left: landed, it becomes a credit for the wallet; failed, or never sent and expired, it is
- * released; still able to land, it is left for the next pass. Then the credentials this server never settled
- * (released, or answered by a credit), once they can no longer land, are looked up: one that someone else sent moved
- * the wallet's money with no answer of its own, and becomes a credit. Returns how many were released, credited and left.
+ * serving, for every payment of `instances` (processes whose lease ran out), and for the `own` process's settlements
+ * past their deadline: a credential verified but never settled is released (no money moved); one that was settling is
+ * looked up on its chain, by the hash kept before its transfer left: landed, it becomes a credit for the wallet;
+ * failed, or never sent and expired, it is released; still able to land, it is left for the next pass. Then the
+ * credentials this server never settled (released, or answered by a credit), once they can no longer land, are looked
+ * up: one that someone else sent moved the wallet's money with no answer of its own, and becomes a credit.
+ *
+ * Every step moves a payment only from the state it was read in, in the transaction that releases or credits it: a
+ * process taken for gone that is in fact still finishing the payment (it captured it meanwhile) keeps it. Returns how
+ * many were released, credited and left.
  */
 export async function reconcile(
   store: Store,
@@ -301,63 +311,75 @@ export async function reconcile(
     olderThanMs: number;
     now?: number | undefined;
     instances?: readonly string[] | undefined;
+    /** This serving process: its own settlements past their deadline are looked up too. */
+    own?: string | undefined;
     /** Told of each payment reconciliation released or credited. */
     onResolved?: ((rail: Rail, state: 'released' | 'credited') => void) | undefined;
+    /** Told of a payment whose step failed: the pass goes on with the next, and the next pass tries it again. */
+    onFailed?: ((payment: PaymentRow, error: unknown) => void) | undefined;
   },
 ): Promise<{ released: number; credited: number; pending: number }> {
   const now = options.now ?? Date.now();
   const cutoff = now - options.olderThanMs;
-  let released = 0;
-  let credited = 0;
+  const tally = { released: 0, credited: 0, pending: 0 };
   const resolved = (rail: Rail, state: 'released' | 'credited') => {
-    if (state === 'released') released += 1;
-    else credited += 1;
+    tally[state] += 1;
     options.onResolved?.(rail, state);
   };
-  let pending = 0;
   const landedFor = async (row: PaymentRow, txHash: string | null) => {
     const rail = await rails.get(row.rail);
     return rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash, settleBy: row.settleBy }, { now }).catch(() => undefined) : undefined;
   };
-  for (const row of await store.payments.unfinished(cutoff, options.instances)) {
-    if (row.state === 'verified') {
-      if (await store.payments.advance(row.id, ['verified'], 'released', { note: 'reconciled: verified, never settled (the query stopped mid-way)' })) resolved(row.rail, 'released');
-      if (row.creditId) await store.payments.restoreCredit(row.creditId, row.id);
-      continue;
+  const release = async (row: PaymentRow, note: string) => {
+    if (await store.payments.release(row.id, { from: [row.state], note })) resolved(row.rail, 'released');
+  };
+  const credit = async (row: PaymentRow, reason: string, txHash?: string) => {
+    if ((await store.payments.creditWallet(row.id, { from: [row.state], reason, txHash })) !== undefined) resolved(row.rail, 'credited');
+  };
+  const step = async (row: PaymentRow, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      // A database or chain that failed under one payment leaves it for the next pass; the others go ahead.
+      if (!options.onFailed) throw error;
+      options.onFailed(row, error);
     }
-    if (row.state === 'settling') {
-      const landed = await landedFor(row, row.txHash);
-      if (landed === null) {
-        if (await store.payments.advance(row.id, ['settling'], 'released', { note: 'reconciled: the transfer never landed' })) resolved(row.rail, 'released');
-        continue;
+  };
+  const own = options.own === undefined ? undefined : { instance: options.own, settledBy: now };
+  for (const row of await store.payments.unfinished({ cutoff, instances: options.instances, own })) {
+    await step(row, async () => {
+      if (row.state === 'verified') return release(row, 'reconciled: verified, never settled (the query stopped mid-way)');
+      if (row.state === 'settled') {
+        // A credit spent on an answer that never went out is the wallet's again; money that moved is owed an answer.
+        if (row.creditId) return release(row, 'reconciled: answer not delivered');
+        return credit(row, 'reconciled: paid, but the answer was not delivered (the server stopped, or the outcome was lost)');
       }
+      const landed = await landedFor(row, row.txHash);
+      if (landed === null) return release(row, 'reconciled: the transfer never landed');
       // Payments from before transfers were kept (no settleBy) cannot be told, as then: the wallet is credited.
       if (landed === undefined && row.settleBy !== null) {
-        pending += 1;
-        continue;
+        tally.pending += 1;
+        return;
       }
-      await store.payments.advance(row.id, ['settling'], 'settled', { txHash: landed?.txHash ?? row.txHash ?? row.spendKey });
-    }
-    if (row.creditId) {
-      // A credit was spent on an answer that never went out: it is the wallet's again.
-      await store.payments.advance(row.id, ['settled'], 'released', { note: 'reconciled: answer not delivered' });
-      await store.payments.restoreCredit(row.creditId, row.id);
-      resolved(row.rail, 'released');
-      continue;
-    }
-    await store.payments.grantCredit((await store.payments.get(row.id))!, 'reconciled: paid, but the answer was not delivered (the server stopped, or the outcome was lost)');
-    resolved(row.rail, 'credited');
+      return credit(row, 'reconciled: the transfer landed, but its outcome was lost and no answer went out', landed?.txHash ?? row.txHash ?? row.spendKey);
+    });
   }
   for (const row of await store.payments.lapsed(now - landingMarginMs)) {
-    // A credit's id stands where a transaction hash would: only a hash this server broadcast is looked up.
-    const landed = await landedFor(row, row.creditId ? null : row.txHash);
-    if (landed === undefined) continue;
-    if (landed) {
-      await store.payments.grantCredit(row, `its signed transfer was sent by someone else (${landed.txHash}) after this server ${row.creditId ? 'spent a credit instead' : 'let it go unsettled'}`);
-      resolved(row.rail, 'credited');
-    }
-    await store.payments.stopWatching(row.id);
+    await step(row, async () => {
+      // A credit's id stands where a transaction hash would: only a hash this server broadcast is looked up.
+      const landed = await landedFor(row, row.creditId ? null : row.txHash);
+      if (landed === undefined) return;
+      if (landed) {
+        const reason = `its signed transfer was sent by someone else (${landed.txHash}) after this server ${row.creditId ? 'spent a credit instead' : 'let it go unsettled'}`;
+        // Answered with a credit, the answer stands: the transfer is a payment of its own, credited.
+        const granted = row.creditId
+          ? await store.payments.creditSentTransfer(row, { txHash: landed.txHash, reason })
+          : await store.payments.creditWallet(row.id, { from: ['released'], reason, txHash: landed.txHash });
+        if (granted !== undefined) resolved(row.rail, 'credited');
+      }
+      await store.payments.stopWatching(row.id);
+    });
   }
   await store.payments.pruneBindings(now - bindingLifetimeMs);
-  return { released, credited, pending };
+  return tally;
 }

@@ -12,9 +12,10 @@ type Dependencies = { store: Store; rails: Rails; logger: Logger; metrics?: Metr
  * Settles what stopped queries left part-way, and says so in the log: charges never answered are given back (see
  * Charging.reconcile), payments verified but never settled are released, and wallets whose money moved without an
  * answer are credited (see OnchainPayment.reconcile). `instances` are processes whose lease ran out, claimed by the caller:
- * what they left is settled whatever its age; anything else only once it is old and its process is not serving.
+ * what they left is settled whatever its age; anything else only once it is old and its process is not serving. `own`
+ * is this process's instance: its own settlements whose outcome was lost are looked up once past their deadline.
  */
-export async function reconcile(input: Dependencies, options: { instances?: readonly string[]; now?: number } = {}): Promise<void> {
+export async function reconcile(input: Dependencies, options: { instances?: readonly string[]; now?: number; own?: string | undefined } = {}): Promise<void> {
   const { store, logger } = input;
   try {
     const reversed = options.instances ? 0 : await Charging.reconcile(store, { now: options.now });
@@ -22,7 +23,9 @@ export async function reconcile(input: Dependencies, options: { instances?: read
     const { released, credited, pending } = await OnchainPayment.reconcile(store, input.rails, {
       olderThanMs: OnchainPayment.reconcileAfterMs,
       instances: options.instances,
+      own: options.own,
       now: options.now,
+      onFailed: (payment, error) => logger.error('reconciling a payment failed: the next pass tries it again', { payment: payment.id, state: payment.state, error }),
       onResolved: (rail, state) => {
         input.metrics?.payment(rail, state);
         input.metrics?.payment(rail, 'reconciled');
@@ -35,6 +38,19 @@ export async function reconcile(input: Dependencies, options: { instances?: read
     // A busy database (or an unreachable chain) waits for the next round; it must not stop the server.
     logger.error('reconciliation failed', { error });
   }
+}
+
+/**
+ * Runs `reconcile` every `everyMs` until the returned function is called, one pass at a time, with this process's
+ * instance as `own`: what stopped processes left, and this one's own settlements whose outcome was lost.
+ */
+export function periodically(input: Dependencies & { instance: Instance.Instance }, everyMs: number): () => void {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= reconcile(input, { own: input.instance.id() }).finally(() => (running = undefined));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /**

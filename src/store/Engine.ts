@@ -29,9 +29,9 @@ export async function open(target: Target, options: { before?: (engine: Engine) 
 /**
  * Opens the database at `target` as it is, not migrated. `readOnly` writes nothing to it (a SQLite file must exist
  * and keeps its journal mode; PostgreSQL's transactions are read-only): for reading a store, or a database that may
- * not be one, without changing it.
+ * not be one, without changing it. `connections` caps a PostgreSQL pool (SQLite is one connection).
  */
-export async function connect(target: Target, options: { readOnly?: boolean } = {}): Promise<{ engine: Engine; created: boolean }> {
-  if ('url' in target) return { engine: await Postgres.open(target.url, { readOnly: options.readOnly }), created: false };
+export async function connect(target: Target, options: { readOnly?: boolean; connections?: number } = {}): Promise<{ engine: Engine; created: boolean }> {
+  if ('url' in target) return { engine: await Postgres.open(target.url, { readOnly: options.readOnly, max: options.connections }), created: false };
   return Sqlite.open(target.path, { readOnly: options.readOnly });
 }

@@ -1,7 +1,7 @@
 import type { Rail } from '../contract/Quote.js';
 import * as Ids from './Ids.js';
 import * as Ledger from './Ledger.js';
-import type { Sql } from './Sql.js';
+import { type Sql, within } from './Sql.js';
 
 /** How far an on-chain payment got: verified (reserved), settling (money may be moving), settled, then answered; or released or credited. */
 export type PaymentState = 'verified' | 'settling' | 'settled' | 'answered' | 'released' | 'credited';
@@ -122,14 +122,21 @@ export async function byQuery(sql: Sql, queryId: string): Promise<PaymentRow | u
  * Payments left part-way (verified, settling or settled, never answered nor released) by a process that is not
  * serving: untouched since before `cutoff` and taken by a process that is gone or by none (a live instance's payment
  * in flight is its own, however long it takes), or taken by one of `instances` (whose lease ran out) at any time.
+ * With `own`, also that instance's own settlements past their deadline (`settle_by` before `settledBy`): nothing of
+ * this process is still waiting on them, and the chain can tell how they ended.
  */
-export async function unfinished(sql: Sql, cutoff: number, instances: readonly string[] = []): Promise<PaymentRow[]> {
+export async function unfinished(
+  sql: Sql,
+  options: { cutoff: number; instances?: readonly string[] | undefined; own?: { instance: string; settledBy: number } | undefined },
+): Promise<PaymentRow[]> {
+  const instances = options.instances ?? [];
   const claimed = instances.length > 0 ? ` OR instance_id IN (${instances.map(() => '?').join(', ')})` : '';
+  const own = options.own ? ` OR (instance_id = ? AND state = 'settling' AND settle_by < ?)` : '';
   return sql.all<PaymentRow>(
     `SELECT ${columns} FROM payments p WHERE state IN ('verified', 'settling', 'settled')
-       AND ((updated_at < ? AND (instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = p.instance_id)))${claimed})
+       AND ((updated_at < ? AND (instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = p.instance_id)))${claimed}${own})
      ORDER BY created_at, id`,
-    [cutoff, ...instances],
+    [options.cutoff, ...instances, ...(options.own ? [options.own.instance, options.own.settledBy] : [])],
   );
 }
 
@@ -184,26 +191,66 @@ export async function releaseClaim(sql: Sql, claim: { spendKey: string; claimant
   await sql.run('DELETE FROM credential_claims WHERE spend_key = ? AND claimant = ?', [claim.spendKey, claim.claimant]);
 }
 
-/** Money moved for a payment that got no answer: the wallet is owed one answer on the same rail. Marks the payment credited. */
-export async function grantCredit(sql: Sql, payment: PaymentRow, reason: string): Promise<string> {
-  return sql.transaction(async (tx) => {
-    // The payment's row first: two processes granting for one payment take turns, and the second finds the credit.
-    if (tx.dialect === 'postgres') await tx.get('SELECT id FROM payments WHERE id = ? FOR UPDATE', [payment.id]);
-    const existing = await tx.get<{ id: string }>('SELECT id FROM wallet_credits WHERE payment_id = ?', [payment.id]);
-    if (existing) return existing.id;
-    const id = Ids.random('credit');
-    await tx.run(`INSERT INTO wallet_credits (id, rail, wallet, amount_millicents, payment_id, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
-      id,
-      payment.rail,
-      payment.wallet.toLowerCase(),
-      payment.amountMillicents,
-      payment.id,
-      reason,
-      Date.now(),
-    ]);
-    await advance(tx, payment.id, ['verified', 'settling', 'settled', 'released'], 'credited', { note: reason });
-    await Ledger.append(tx, { kind: 'onchain_credit', usdMicros: payment.amountMillicents * 10, queryId: payment.queryId, reference: id, memo: `${payment.rail} credit for ${payment.wallet}: ${reason}` });
-    return id;
+/**
+ * Money moved for a payment that got no answer: moves it from one of `from` to credited and owes its wallet one answer
+ * on the same rail (a credit, with its ledger row), in one transaction. The credit's id, or undefined when the payment
+ * was in none of `from` (someone else moved it first: answered, released or credited): a credit is granted only with
+ * the move that earns it, never beside an answer.
+ */
+export async function creditWallet(sql: Sql, id: string, options: { from: readonly PaymentState[]; reason: string; txHash?: string | undefined }): Promise<string | undefined> {
+  return within(sql, async (tx) => {
+    if (!(await advance(tx, id, [...options.from], 'credited', { note: options.reason, ...(options.txHash !== undefined && { txHash: options.txHash }) }))) return undefined;
+    return grant(tx, (await get(tx, id))!, options.reason);
+  });
+}
+
+/** A credit for a payment this transaction just moved to credited, with its ledger row. */
+async function grant(tx: Sql, payment: PaymentRow, reason: string): Promise<string> {
+  const id = Ids.random('credit');
+  // Written only beside a credited payment: whatever the caller believed, an answered one never gains a credit.
+  const written = await tx.run(
+    `INSERT INTO wallet_credits (id, rail, wallet, amount_millicents, payment_id, reason, created_at)
+     SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM payments WHERE id = ? AND state = 'credited')`,
+    [id, payment.rail, payment.wallet.toLowerCase(), payment.amountMillicents, payment.id, reason, Date.now(), payment.id],
+  );
+  if (written !== 1) throw new Error(`payment ${payment.id} is ${payment.state}, not credited: no credit is granted beside it`);
+  await Ledger.append(tx, { kind: 'onchain_credit', usdMicros: payment.amountMillicents * 10, queryId: payment.queryId, reference: id, memo: `${payment.rail} credit for ${payment.wallet}: ${reason}` });
+  return id;
+}
+
+/**
+ * Gives a payment up (released) from one of `from`, and gives back the credit it spent, if any, in one transaction:
+ * the credit is the wallet's again only if this call released the payment. False when the payment was in none of
+ * `from` (someone else moved it first).
+ */
+export async function release(sql: Sql, id: string, options: { from: readonly PaymentState[]; note: string }): Promise<boolean> {
+  return within(sql, async (tx) => {
+    if (!(await advance(tx, id, [...options.from], 'released', { note: options.note }))) return false;
+    await tx.run(
+      'UPDATE wallet_credits SET consumed_by = NULL, consumed_at = NULL WHERE consumed_by = ? AND id = (SELECT credit_id FROM payments WHERE id = ?)',
+      [id, id],
+    );
+    return true;
+  });
+}
+
+/**
+ * A transfer someone else sent for a payment this server answered with a credit instead: the wallet paid twice for one
+ * answer. The transfer becomes a payment of its own (`<id>:sent`, credited) with a credit for the wallet, and the
+ * answered payment is watched no more, in one transaction; undefined when another process recorded it first.
+ */
+export async function creditSentTransfer(sql: Sql, payment: PaymentRow, options: { txHash: string; reason: string }): Promise<string | undefined> {
+  return within(sql, async (tx) => {
+    // Claimed by the statement that stops the watch: two processes finding the same transfer record it once.
+    if ((await tx.run('UPDATE payments SET settle_by = NULL WHERE id = ? AND settle_by IS NOT NULL', [payment.id])) !== 1) return undefined;
+    const id = `${payment.id}:sent`;
+    const now = Date.now();
+    await tx.run(
+      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, tx_hash, note, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'credited', ?, ?, ?, ?)`,
+      [id, `${payment.spendKey}:sent`, payment.rail, payment.wallet.toLowerCase(), `${payment.queryId}:sent`, payment.requestDigest, payment.amountMillicents, options.txHash, options.reason, now, now],
+    );
+    return grant(tx, (await get(tx, id))!, options.reason);
   });
 }
 
@@ -223,11 +270,6 @@ export async function consumeCredit(sql: Sql, creditId: string, paymentId: strin
     if (changed === 1) await tx.run('UPDATE payments SET credit_id = ? WHERE id = ?', [creditId, paymentId]);
     return changed === 1;
   });
-}
-
-/** Gives a consumed credit back (the answer it was spent on failed). */
-export async function restoreCredit(sql: Sql, creditId: string, paymentId: string): Promise<void> {
-  await sql.run('UPDATE wallet_credits SET consumed_by = NULL, consumed_at = NULL WHERE id = ? AND consumed_by = ?', [creditId, paymentId]);
 }
 
 /** The newest on-chain payments, optionally of one wallet, with the credit each left behind, if any. */

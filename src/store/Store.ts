@@ -175,6 +175,15 @@ export async function open(target: Target): Promise<{ store: OpenStore; created:
   return { store: owning(engine), created };
 }
 
+/**
+ * A second handle on a store this process already opened (and migrated), on a connection of its own: for a thread whose
+ * few statements must never wait behind the process's requests (an instance's lease). Nothing is created or migrated.
+ */
+export async function attach(target: Target): Promise<OpenStore> {
+  const { engine } = await Engines.connect(target, { connections: 1 });
+  return owning(engine);
+}
+
 /** A new, empty PostgreSQL database beside the one `url` names, dropped by `drop`: a store for one job. */
 export function temporaryDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
   return Postgres.temporaryDatabase(url);

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { defaultDatabasePath } from '../../config/Config.js';
 import * as Demo from '../../demo/Demo.js';
-import * as Charging from '../../payments/Charging.js';
 import * as Reconciliation from '../../payments/Reconciliation.js';
 import * as Jobs from '../../health/Jobs.js';
 import * as TermModel from '../../retrieval/terms/TermModel.js';
@@ -130,11 +129,10 @@ export const serve: Command = {
           onReport: (r) => void (r.created + r.updated + r.removed > 0 && services.pending.track(refreshTermModel(serveRebuildLimit))),
         })
       : undefined;
-    // A server restarted within minutes of a crash reconciles later, while it runs.
-    const reconciling = setInterval(() => void Reconciliation.reconcile(services), Charging.orphanAfterMs / 2);
-    reconciling.unref();
+    // A server restarted within minutes of a crash reconciles later, while it runs; so are its own lost settlements.
+    const stopReconciling = Reconciliation.periodically(services, config.reconcileIntervalSeconds * 1000);
     const signal = await untilSignal();
-    clearInterval(reconciling);
+    stopReconciling();
     await drain(services, server, signal);
     if (metricsServer) await HttpServer.close(metricsServer.server);
     await scheduler?.stop();
@@ -193,6 +191,12 @@ export const mcp: Command = {
     if (problem) out.warn(`${problem.message} Tool calls will report it.`);
     // A private profile these credentials cannot read is refused exactly like an unknown one.
     if (slug !== undefined && !(await readable(services, slug, caller))) throw new UsageError(`no profile "${slug}"${problem ? `. Also: ${problem.message}` : ''}`);
-    await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });
+    // A host keeps a stdio server for as long as it runs: it reconciles as `serve` does.
+    const stopReconciling = Reconciliation.periodically(services, config.reconcileIntervalSeconds * 1000);
+    try {
+      await Stdio.serve(services, slug === undefined ? { kind: 'global' } : { kind: 'profile', slug });
+    } finally {
+      stopReconciling();
+    }
   },
 };

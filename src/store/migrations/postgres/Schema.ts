@@ -366,3 +366,31 @@ CREATE TABLE query_days (
   PRIMARY KEY (day, profile_id, outcome, pay)
 );
 `;
+
+export const paymentStates = `
+CREATE FUNCTION payments_final_states() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'payment_final_state: an answered or credited payment keeps its state, a released one can only be credited';
+END $$;
+CREATE TRIGGER payments_final_states BEFORE UPDATE OF state ON payments FOR EACH ROW
+  WHEN (OLD.state <> NEW.state AND (OLD.state IN ('answered', 'credited') OR (OLD.state = 'released' AND NEW.state <> 'credited')))
+  EXECUTE FUNCTION payments_final_states();
+
+CREATE FUNCTION wallet_credits_spent_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF (SELECT state FROM payments WHERE id = OLD.consumed_by) IS DISTINCT FROM 'released' THEN
+    RAISE EXCEPTION 'credit_spent_once: a credit is given back only once the payment that spent it is released';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER wallet_credits_spent_once BEFORE UPDATE OF consumed_by ON wallet_credits FOR EACH ROW
+  WHEN (OLD.consumed_by IS NOT NULL AND NEW.consumed_by IS DISTINCT FROM OLD.consumed_by)
+  EXECUTE FUNCTION wallet_credits_spent_once();
+
+INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, note, created_at, updated_at)
+  SELECT p.id || ':sent', p.spend_key || ':sent', p.rail, p.wallet, p.query_id || ':sent', p.request_digest, p.amount_millicents, 'credited',
+    'moved by migration 17 from ' || p.id || ': ' || c.reason, c.created_at, c.created_at
+  FROM wallet_credits c JOIN payments p ON p.id = c.payment_id WHERE p.state = 'answered' AND p.credit_id IS NOT NULL;
+UPDATE wallet_credits SET payment_id = payment_id || ':sent'
+  WHERE payment_id IN (SELECT id FROM payments WHERE state = 'answered' AND credit_id IS NOT NULL);
+`;
