@@ -203,3 +203,63 @@ test('behavior: killed at random moments during tempo settlements, the server cr
     await proxy.close();
   }
 }, 180_000);
+
+test('behavior: on a server that keeps running, settlements whose outcome was lost are resolved by its own periodic pass once past their deadline: credited where the transfer landed, released where it never left', async () => {
+  const database = await place('lost-outcomes');
+  // What the rails' outside parties do with a settlement: apply it and lose the reply, or never get it.
+  let tempo: 'relay' | 'drop' | 'lose' = 'relay';
+  const isBroadcast = (_path: string, body: string) => body.includes('eth_sendRawTransaction');
+  const tempoProxy = await Proxy.start(sandbox.tempo.url, { drop: (p, b) => tempo === 'drop' && isBroadcast(p, b), lose: (p, b) => tempo === 'lose' && isBroadcast(p, b) });
+  const facilitator = await Proxy.start(sandbox.environment.X402_FACILITATOR_URL!, { drop: (path) => path === '/settle' });
+  try {
+    // Challenges (so x402 authorizations) live 30 s, and the server reconciles every 2 s.
+    const server = await serve(database.env, { TEMPO_RPC_URL: tempoProxy.url, X402_FACILITATOR_URL: facilitator.url, PAYMENT_CHALLENGE_TTL_SECONDS: '30', RECONCILE_INTERVAL_SECONDS: '2' });
+    const ask = async (rail: 'tempo' | 'x402_base', payer: { key: `0x${string}` }) => {
+      const send = (headers: Record<string, string> = {}) =>
+        fetch(`${server.url}/api/ask/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ question, rail }) });
+      const paid = await send(await credentialFor(sandbox, rail, await send(), payer.key));
+      expect(paid.status).toBe(503);
+      expect(((await paid.json()) as { message: string }).message).toMatch(/outcome is not known yet.*becomes a credit/);
+    };
+    const payers = { applied: await sandbox.newPayer(), lost: await sandbox.newPayer(), x402: await sandbox.newPayer() };
+    tempo = 'drop';
+    await ask('tempo', payers.applied);
+    tempo = 'lose';
+    await ask('tempo', payers.lost);
+    tempo = 'relay';
+    await ask('x402_base', payers.x402);
+    const peek = await peekAt(database.env);
+    const stateOf = (wallet: string) => peek.value<string>('SELECT state FROM payments WHERE wallet = ?', wallet.toLowerCase());
+    for (const payer of Object.values(payers)) expect(await stateOf(payer.address)).toBe('settling');
+
+    // Nobody restarts anything: the server's own pass settles each once it can tell (a transfer that never left
+    // only once it can no longer land, its validBefore a minute past).
+    const decided = async () => (await Promise.all(Object.values(payers).map((p) => stateOf(p.address)))).every((s) => s !== 'settling');
+    for (const until = Date.now() + 150_000; !(await decided()); await new Promise((resolve) => setTimeout(resolve, 500))) {
+      if (Date.now() > until) throw new Error(`still settling: ${JSON.stringify(await peek.all('SELECT wallet, state, settle_by FROM payments'))}`);
+    }
+    expect(await stateOf(payers.applied.address)).toBe('credited');
+    expect(await stateOf(payers.x402.address)).toBe('credited');
+    expect(await stateOf(payers.lost.address)).toBe('released');
+    expect(await sandbox.balance('tempo', payers.applied.address)).toBe(10_000_000n - 50_000n);
+    expect(await sandbox.balance('x402_base', payers.x402.address)).toBe(10_000_000n - 50_000n);
+    expect(await sandbox.balance('tempo', payers.lost.address)).toBe(10_000_000n);
+    // The same process, still serving under the lease it started with.
+    expect(server.child.exitCode).toBeNull();
+    expect(Number(await peek.value('SELECT count(*) FROM instances'))).toBe(1);
+    // The credits are spent by the wallets' next signed payments, with no new transfer.
+    tempo = 'relay';
+    const next = await fetch(`${server.url}/api/ask/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ question, rail: 'tempo' }) });
+    const spent = await fetch(`${server.url}/api/ask/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(await credentialFor(sandbox, 'tempo', next, payers.applied.key)) },
+      body: JSON.stringify({ question, rail: 'tempo' }),
+    });
+    expect(spent.status).toBe(200);
+    expect(((await spent.json()) as { txHash: string }).txHash).toMatch(/^credit_/);
+    expect(await sandbox.balance('tempo', payers.applied.address)).toBe(10_000_000n - 50_000n);
+  } finally {
+    await tempoProxy.close();
+    await facilitator.close();
+  }
+}, 200_000);

@@ -9,6 +9,8 @@ export type Rules = {
   after?(path: string, body: string): number;
   /** Forward the request, then close the connection instead of relaying the answer (an answer lost on the way). */
   drop?(path: string, body: string): boolean;
+  /** Close the connection without forwarding the request (a request lost on the way: nothing happened). */
+  lose?(path: string, body: string): boolean;
   /** Forward nothing whose sender hung up while it was held (bytes that never left a machine that crashed). */
   forwardOnlyWhileConnected?: boolean;
 };
@@ -27,6 +29,7 @@ export async function start(target: string, rules: Rules = {}): Promise<{ url: s
       const path = req.url ?? '';
       const body = Buffer.concat(parts).toString('utf8');
       try {
+        if (rules.lose?.(path, body)) return req.socket.destroy();
         await sleep(rules.before?.(path, body) ?? 0);
         if (rules.forwardOnlyWhileConnected && (req.socket.destroyed || req.socket.readableEnded)) return req.socket.destroy();
         const answer = await fetch(`${target}${path}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'GET' ? undefined : body });
