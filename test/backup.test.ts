@@ -1,18 +1,29 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Sqlite from '../src/store/engines/Sqlite.js';
+import * as Stores from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';
+import { readable } from './support/Backups.js';
 import * as Environment from './support/Environment.js';
 import * as Peek from './support/Peek.js';
 import { cli } from './support/Transports.js';
 
-/** Runs the CLI as its own process (as an operator would, beside the server), with the store's environment. */
+/**
+ * Runs the CLI as its own process (as an operator would, beside the server), with the store's environment; `umask`
+ * starts it under that file mode mask.
+ */
 function run(env: Record<string, string>, ...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runUnder(undefined, env, ...argv);
+}
+
+function runUnder(umask: string | undefined, env: Record<string, string>, ...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cli.command, [...cli.args, ...argv], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, args] = umask === undefined ? [cli.command, [...cli.args, ...argv]] : ['/bin/sh', ['-c', `umask ${umask} && exec "$0" "$@"`, cli.command, ...cli.args, ...argv]];
+    const child = spawn(command, args, { env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -159,7 +170,68 @@ describe(`backup and restore (${Engines.current})`, () => {
     const refused = await run({ ...environment.env, PATH: fs.mkdtempSync(path.join(directory, 'empty-path-')) }, 'backup', '--to', file);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('pg_dump is not installed here');
-    expect(refused.stderr).toContain(`pg_dump -Fc --no-owner -f ${file} "$DATABASE_URL"`);
+    expect(refused.stderr).toContain(`(umask 077 && pg_dump -Fc --no-owner --exclude-table-data=secrets -f ${file} "$DATABASE_URL")`);
     expect(fs.existsSync(file)).toBe(false);
   });
+
+  test('behavior: a backup is readable by its owner only, whatever the umask, and holds none of the secrets the service made for itself; a store restored from it makes new ones', async () => {
+    const linkSecret = await environment.services.store.meta.claim('citation_link_secret', crypto.randomBytes(32).toString('hex'));
+    const paymentSecret = await environment.services.store.meta.claim('payment_secret', crypto.randomBytes(32).toString('hex'));
+    const file = path.join(directory, 'owner-only.backup');
+    const backedUp = await runUnder('000', environment.env, 'backup', '--to', file);
+    expect(backedUp.code, backedUp.stderr).toBe(0);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    // Nothing was left on the way (the partial file, SQLite's journals).
+    expect(fs.readdirSync(directory).filter((name) => name.includes('owner-only'))).toEqual(['owner-only.backup']);
+    for (const secret of [linkSecret, paymentSecret]) expect(readable(file).includes(secret)).toBe(false);
+    // The store backed up keeps them.
+    expect(await environment.services.store.meta.get('citation_link_secret')).toBe(linkSecret);
+
+    const place = await Engines.fresh(Engines.current, 'without-secrets');
+    try {
+      const restored = await run(place.env, 'restore', '--from', file);
+      expect(restored.code, restored.stderr).toBe(0);
+      const { store } = await Stores.open(place.target);
+      try {
+        expect(await store.meta.get('citation_link_secret')).toBeUndefined();
+        expect(await store.meta.get('payment_secret')).toBeUndefined();
+        const made = await store.meta.claim('citation_link_secret', crypto.randomBytes(32).toString('hex'));
+        expect(made).not.toBe(linkSecret);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await place.drop();
+    }
+  }, 60_000);
+
+  test('behavior: a backup taken before secrets were left out still holds them, and a restore of it leaves them behind', async () => {
+    const linkSecret = await environment.services.store.meta.claim('citation_link_secret', crypto.randomBytes(32).toString('hex'));
+    const file = path.join(directory, 'old-style.backup');
+    if (Engines.current === 'sqlite') {
+      const { engine } = Sqlite.open(environment.env.DATABASE_PATH!, { readOnly: true });
+      try {
+        await engine.backup(file);
+      } finally {
+        await engine.close();
+      }
+    } else {
+      const dumped = spawnSync('pg_dump', ['--format=custom', '--no-owner', `--file=${file}`, `--dbname=${environment.env.DATABASE_URL}`]);
+      expect(dumped.status, dumped.stderr.toString()).toBe(0);
+    }
+    expect(readable(file).includes(linkSecret)).toBe(true);
+    const place = await Engines.fresh(Engines.current, 'old-style');
+    try {
+      const restored = await run(place.env, 'restore', '--from', file);
+      expect(restored.code, restored.stderr).toBe(0);
+      const peek = await Peek.open(place.env);
+      try {
+        expect(await peek.all('SELECT name FROM secrets')).toEqual([]);
+      } finally {
+        await peek.close();
+      }
+    } finally {
+      await place.drop();
+    }
+  }, 60_000);
 });

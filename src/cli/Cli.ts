@@ -57,6 +57,7 @@ export const commands: Command[] = [
   StoreCommands.copy,
   BackupCommands.backup,
   BackupCommands.restore,
+  BackupCommands.secretsRotate,
 ];
 
 function help(out: Output.Output): void {

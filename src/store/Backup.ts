@@ -11,6 +11,7 @@ import type { Sql } from './Sql.js';
  * Backups of a whole store, taken while it serves, and restores into an empty one. SQLite: the online backup API
  * copies the file as of one moment. PostgreSQL: `pg_dump` in its custom format. A SQLite backup restores into either
  * engine (through the store copy, which checks every table); a dump restores into PostgreSQL with `pg_restore`.
+ * A backup is the owner's alone (mode 0600) and holds none of the secrets the service made for itself.
  */
 
 /** A backup or restore that cannot go ahead as asked; nothing was written. */
@@ -22,6 +23,9 @@ export class Refused extends Error {
 export class Failed extends Error {
   override name = 'Failed';
 }
+
+/** The table of the secrets the service made for itself: its rows stay out of every backup. */
+const secretsTable = 'secrets';
 
 /** What a backup holds, counted in it: what an operator checks before relying on it. */
 export const counted = ['accounts', 'credentials', 'profiles', 'channels', 'items', 'chunks', 'ledger', 'payments', 'wallet_credits'] as const;
@@ -69,6 +73,19 @@ function partialOf(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.partial`);
 }
 
+/**
+ * Makes `file`, empty, readable and writable by its owner alone whatever the umask: what is then written into it
+ * keeps that mode (pg_dump truncates it; SQLite gives its journals the mode of their database).
+ */
+function ownerOnly(file: string): void {
+  const fd = fs.openSync(file, 'wx', 0o600);
+  try {
+    fs.fchmodSync(fd, 0o600);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Makes a consistent copy of the store at `target` in `file`, which must not exist yet, while the store serves. */
 export async function backup(target: Target, file: string): Promise<BackupResult> {
   const started = performance.now();
@@ -78,6 +95,7 @@ export async function backup(target: Target, file: string): Promise<BackupResult
   const partial = partialOf(to);
   fs.rmSync(partial, { force: true });
   try {
+    ownerOnly(partial);
     if ('url' in target) {
       // The rows are counted in the snapshot pg_dump dumps: the transaction exports it and stays open until the dump ends.
       const { engine } = await Engines.connect(target, { readOnly: true });
@@ -87,7 +105,12 @@ export async function backup(target: Target, file: string): Promise<BackupResult
           await tx.run('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
           const snapshot = (await tx.get<{ id: string }>('SELECT pg_export_snapshot() AS id'))!.id;
           const counted = await counts(tx);
-          await run('pg_dump', ['--format=custom', '--no-owner', `--snapshot=${snapshot}`, `--file=${partial}`], target.url, `pg_dump -Fc --no-owner -f ${file} "$DATABASE_URL"`);
+          await run(
+            'pg_dump',
+            ['--format=custom', '--no-owner', `--exclude-table-data=${secretsTable}`, `--snapshot=${snapshot}`, `--file=${partial}`],
+            target.url,
+            `(umask 077 && pg_dump -Fc --no-owner --exclude-table-data=${secretsTable} -f ${file} "$DATABASE_URL")`,
+          );
           return counted;
         });
       } finally {
@@ -101,7 +124,7 @@ export async function backup(target: Target, file: string): Promise<BackupResult
     const { engine } = Sqlite.open(target.path, { readOnly: true });
     let integrity: string[];
     try {
-      integrity = await engine.backup(partial);
+      integrity = await engine.backup(partial, { emptied: [secretsTable] });
     } finally {
       await engine.close();
     }
@@ -122,6 +145,7 @@ export type RestoreResult = { from: string; to: string; format: 'sqlite' | 'pg_d
  * Restores the backup in `file` into the store at `target`, which must be empty (a new SQLite file, or a database with
  * no tables, or one only migrated): a store holding anything is refused. A SQLite backup is checked (integrity) and
  * copied table by table, counted and checksummed on both sides; a restore stopped part-way resumes when run again.
+ * The restored store holds none of the secrets the service makes for itself: it makes new ones.
  */
 export async function restore(file: string, target: Target, options: { onProgress?: (progress: Copy.Progress) => void } = {}): Promise<RestoreResult> {
   const started = performance.now();
@@ -140,7 +164,12 @@ export async function restore(file: string, target: Target, options: { onProgres
     await run('pg_restore', ['--no-owner', '--exit-on-error', '--single-transaction', file], target.url, `pg_restore --no-owner --single-transaction -d "$DATABASE_URL" ${file}`);
     // A dump from an earlier version is brought up to this one.
     const opened = await Engines.open(target);
-    await opened.engine.close();
+    try {
+      // A dump from before secrets had a table of their own holds them among the named values: the migration moved them.
+      await opened.engine.run(`DELETE FROM ${secretsTable}`);
+    } finally {
+      await opened.engine.close();
+    }
     return { from: path.resolve(file), to: describe(target), format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: false };
   }
   let problems: string[];
@@ -160,7 +189,7 @@ export async function restore(file: string, target: Target, options: { onProgres
   if (await Copy.finishedInto(target)) throw new Refused(`${describe(target)} already holds data (a finished restore or copy); restore into an empty store`);
   let result: Copy.Result;
   try {
-    result = await Copy.copy({ from: { path: path.resolve(file) }, to: target, onProgress: options.onProgress });
+    result = await Copy.copy({ from: { path: path.resolve(file) }, to: target, onProgress: options.onProgress, secrets: false });
   } catch (error) {
     if (error instanceof Copy.Refused) throw new Refused(error.message.replace('copy into an empty database', 'restore into an empty store'));
     if (error instanceof Copy.Stopped) throw new Failed(error.message);

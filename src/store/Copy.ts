@@ -43,8 +43,14 @@ export const tables: readonly Table[] = [
   { name: 'query_days', key: ['day', 'profile_id', 'outcome', 'pay'] },
 ];
 
-/** Named values (secrets, markers, versions): replaced as a whole at the end, since migrations write some of them. */
+/** Named values (markers, versions): replaced as a whole at the end, since migrations write some of them. */
 const meta: Table = { name: 'meta', key: ['key'] };
+
+/**
+ * The secrets the service made for itself: replaced as a whole at the end too, since a process that opened the target
+ * may have made its own. A move carries them (links and challenges the source gave stay good); a restore does not.
+ */
+const secrets: Table = { name: 'secrets', key: ['name'] };
 
 /** Tables a store has that are not copied, and why. A table in neither list stops the copy before it starts. */
 export const leftOut: readonly { table: RegExp; why: string }[] = [
@@ -119,6 +125,11 @@ export type Options = {
   batch?: number;
   /** Told after every batch that landed, and as the comparison goes; a throw stops the copy there (it resumes). */
   onProgress?: (progress: Progress) => void;
+  /**
+   * Whether the source's secrets go with its rows (default true: a move). A restore says false: the target is left
+   * with none, and makes new ones on first use.
+   */
+  secrets?: boolean;
 };
 
 /**
@@ -161,6 +172,7 @@ export async function copy(options: Options): Promise<Result> {
   const started = performance.now();
   const batch = options.batch ?? defaultBatch;
   const tell = options.onProgress ?? (() => undefined);
+  const carried = options.secrets ?? true;
   for (const target of [options.from, options.to]) if ('path' in target && target.path === ':memory:') throw new Refused('a copy needs a SQLite file or a PostgreSQL URL, not :memory:');
   if ('path' in options.from && !fs.existsSync(options.from.path)) throw new Refused(`there is no store at ${options.from.path}`);
   if (place(options.from) === place(options.to)) throw new Refused('the source and the target are one database');
@@ -212,10 +224,10 @@ export async function copy(options: Options): Promise<Result> {
           tell({ phase: 'copy', table: table.name, done, total });
         }
       }
-      await finish(from, to, { mark: { from: sourceId, source: from.describe(), table: meta.name, after: null, finished: true } });
+      await finish(from, to, { mark: { from: sourceId, source: from.describe(), table: meta.name, after: null, finished: true }, secrets: carried });
     }
 
-    const checks = await compare(from, to, plan, tell);
+    const checks = await compare(from, to, { ...plan, secrets: carried }, tell);
     return {
       from: from.describe(),
       to: to.describe(),
@@ -346,8 +358,8 @@ async function check(from: Engine, to: Engine, sourceId: string): Promise<Mark |
   return undefined;
 }
 
-/** A table of profile-edge's: copied, the copy's `meta`, or one it leaves out. */
-const known = (name: string) => name === meta.name || tables.some((t) => t.name === name) || leftOut.some((l) => l.table.test(name));
+/** A table of profile-edge's: copied, `meta` and `secrets`, or one it leaves out. */
+const known = (name: string) => name === meta.name || name === secrets.name || tables.some((t) => t.name === name) || leftOut.some((l) => l.table.test(name));
 
 /** The columns of every copied table (the source's, all of which the target has), and the source's row counts. */
 async function planned(from: Engine, to: Engine): Promise<{ columns: Map<string, string[]>; rows: number[] }> {
@@ -355,7 +367,7 @@ async function planned(from: Engine, to: Engine): Promise<{ columns: Map<string,
   const unknown = sourceTables.filter((name) => !known(name));
   if (unknown.length > 0) throw new Refused(`${from.describe()} has tables this copy does not know (${unknown.join(', ')}): copy with the version of profile-edge that made them`);
   const columns = new Map<string, string[]>();
-  for (const table of [...tables, meta]) {
+  for (const table of [...tables, meta, secrets]) {
     const missingTable = [sourceTables, targetTables].find((names) => !names.includes(table.name));
     if (missingTable) throw new Refused(`${missingTable === sourceTables ? from.describe() : to.describe()} has no table ${table.name}`);
     const [sourceColumns, targetColumns] = await Promise.all([columnNames(from, table.name), columnNames(to, table.name)]);
@@ -443,12 +455,14 @@ async function clearLogs(sql: Sql): Promise<void> {
 }
 
 /**
- * The last step, in one transaction: the source's named values replace the target's (secrets, so links and challenges
- * the source gave stay good; the demo's markers, so it is not loaded again; the versions its rows were written with),
- * PostgreSQL's identity counters move past the copied ids, and the mark says the copy is finished.
+ * The last step, in one transaction: the source's named values replace the target's (the demo's markers, so it is not
+ * loaded again; the versions its rows were written with), and its secrets the target's when they are carried (so
+ * links and challenges the source gave stay good; else the target keeps none), PostgreSQL's identity counters move
+ * past the copied ids, and the mark says the copy is finished.
  */
-async function finish(from: Engine, to: Engine, input: { mark: Mark }): Promise<void> {
+async function finish(from: Engine, to: Engine, input: { mark: Mark; secrets: boolean }): Promise<void> {
   const values = await from.all<{ key: string; value: string }>('SELECT "key", "value" FROM meta WHERE "key" <> ?', [markKey]);
+  const kept = input.secrets ? await from.all<Record<string, unknown>>('SELECT name, value, created_at FROM secrets') : [];
   const identities =
     to.dialect === 'postgres'
       ? await to.all<{ table: string; column: string }>(
@@ -458,6 +472,8 @@ async function finish(from: Engine, to: Engine, input: { mark: Mark }): Promise<
   await to.transaction(async (tx) => {
     await tx.run('DELETE FROM meta');
     if (values.length > 0) await insert(tx, meta.name, ['key', 'value'], values);
+    await tx.run('DELETE FROM secrets');
+    if (kept.length > 0) await insert(tx, secrets.name, ['name', 'value', 'created_at'], kept);
     await Meta.set(tx, markKey, JSON.stringify(input.mark));
     await clearLogs(tx);
     for (const { table, column } of identities.filter((i) => tables.some((t) => t.name === i.table))) {
@@ -467,11 +483,11 @@ async function finish(from: Engine, to: Engine, input: { mark: Mark }): Promise<
 }
 
 /** Counts and checksums every copied table on both sides, at once. */
-async function compare(from: Engine, to: Engine, plan: { columns: Map<string, string[]>; rows: number[] }, tell: (progress: Progress) => void): Promise<TableCheck[]> {
+async function compare(from: Engine, to: Engine, plan: { columns: Map<string, string[]>; rows: number[]; secrets: boolean }, tell: (progress: Progress) => void): Promise<TableCheck[]> {
   const checks: TableCheck[] = [];
   const total = plan.rows.reduce((a, b) => a + b, 0);
   let done = 0;
-  for (const table of [...tables, meta]) {
+  for (const table of [...tables, meta, ...(plan.secrets ? [secrets] : [])]) {
     const columns = plan.columns.get(table.name)!;
     const [source, target] = await Promise.all([
       checksum(from, table, columns, (rows) => tell({ phase: 'verify', table: table.name, done: Math.min((done += rows), total), total })),

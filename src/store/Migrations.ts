@@ -15,6 +15,7 @@ import { instances } from './migrations/012_instances.js';
 import { credentialClaims } from './migrations/013_credential_claims.js';
 import { jobLeases } from './migrations/014_job_leases.js';
 import { queryDays } from './migrations/015_query_days.js';
+import { secrets } from './migrations/016_secrets.js';
 import { paymentStates } from './migrations/017_payment_states.js';
 import * as Postgres from './migrations/postgres/Schema.js';
 
@@ -37,6 +38,7 @@ export const migrations: readonly Migration[] = [
   { version: 13, name: 'credential_claims', sqlite: credentialClaims, postgres: Postgres.credentialClaims },
   { version: 14, name: 'job_leases', sqlite: jobLeases, postgres: Postgres.jobLeases },
   { version: 15, name: 'query_days', sqlite: queryDays, postgres: Postgres.queryDays },
+  { version: 16, name: 'secrets', sqlite: secrets, postgres: Postgres.secrets },
   { version: 17, name: 'payment_states', sqlite: paymentStates, postgres: Postgres.paymentStates },
 ];
 

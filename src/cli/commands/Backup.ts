@@ -26,7 +26,7 @@ const held = (rows: Record<string, number>) =>
 export const backup: Command = {
   name: 'backup',
   summary:
-    'Back up the whole store to a new file while the server keeps serving (accounts and key hashes, balances, ledger, payments and credits, profiles, channels, content, indexes): SQLite with its online backup API, checked before it is kept; PostgreSQL with pg_dump in its custom format.',
+    'Back up the whole store to a new file while the server keeps serving (accounts and key hashes, balances, ledger, payments and credits, profiles, channels, content, indexes): SQLite with its online backup API, checked before it is kept; PostgreSQL with pg_dump in its custom format. The file is readable by its owner only and holds none of the secrets the service made for itself.',
   usage: 'backup --to FILE [--json]',
   options: { to: { type: 'string' }, ...jsonOption },
   async run({ config, out }, { values }) {
@@ -38,6 +38,7 @@ export const backup: Command = {
         const size = result.bytes >= 1_048_576 ? `${(result.bytes / 1_048_576).toFixed(1)} MiB` : `${Math.ceil(result.bytes / 1024)} KiB`;
         out.line(`backed up to ${result.file} (${result.format === 'sqlite' ? 'SQLite' : 'pg_dump custom format'}, ${size}) in ${result.seconds.toFixed(1)} s`);
         out.line(`  holds ${held(result.rows)}`);
+        out.line('  leaves out the secrets the service made for itself (a restored store makes new ones); readable by its owner only');
         out.line(`  restore into an empty store: profile-edge restore --from ${file}`);
       }
       return 0;
@@ -81,5 +82,35 @@ export const restore: Command = {
       bar?.stop();
       return failed(out, Boolean(values.json), error);
     }
+  },
+};
+
+export const secretsRotate: Command = {
+  name: 'secrets rotate',
+  summary:
+    'Replace the secrets the service made for itself (the citation link key, a development payment secret) with new ones, for a store whose old backups still hold them: links signed before stop opening, and outstanding payment challenges are refused. Restart every serving process afterwards.',
+  usage: 'secrets rotate [--json]',
+  options: { ...jsonOption },
+  async run({ config, services, out }, { values }) {
+    const { store } = await services();
+    const rotated = await store.secrets.rotate();
+    // A configured secret is what signs; the kept one waits unused, and only the operator can change the configured one.
+    const configured = [
+      ...(config.citationLinks.secret !== undefined ? ['CITATION_LINK_SECRET'] : []),
+      ...(config.payments.secret !== undefined ? ['PAYMENT_SECRET'] : []),
+    ];
+    for (const name of configured) out.warn(`${name} is set, so it signs, not the secret kept in the store: to rotate it, change it in the configuration`);
+    if (values.json) {
+      out.json({ rotated, configured });
+      return 0;
+    }
+    if (rotated.length === 0) out.line('this store keeps no secret of its own yet: nothing to rotate (each is made on first use)');
+    else {
+      out.line(`rotated ${rotated.join(', ')}`);
+      if (rotated.includes('citation_link_secret')) out.line('  citation links signed before no longer open: a caller asks again for a fresh link');
+      if (rotated.includes('payment_secret')) out.line('  payment challenges given before are refused: a payer is challenged again');
+      out.line('  restart every serving process (serve, mcp) on this store: each read the old ones when it started');
+    }
+    return 0;
   },
 };

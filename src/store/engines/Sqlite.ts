@@ -17,9 +17,11 @@ export type SqliteEngine = Engine & {
    * Copies the whole database to `file` with SQLite's online backup API while other processes keep writing: after a
    * first step, the rest is copied in one step, under one read transaction (in WAL mode it blocks no writer), so the
    * copy is the database as of one moment. The copy is one self-contained file (rollback journal, not WAL), checked
-   * with `PRAGMA integrity_check`: returns what that found ('ok' when whole).
+   * with `PRAGMA integrity_check`: returns what that found ('ok' when whole). The tables named in `emptied` are
+   * emptied in the copy first, with `secure_delete`, so their rows leave no trace in its free pages. `file` may exist
+   * empty (made beforehand with the mode the copy must have): its journal files take its mode.
    */
-  backup(file: string): Promise<string[]>;
+  backup(file: string, options?: { emptied?: readonly string[] }): Promise<string[]>;
   /** `PRAGMA integrity_check`: 'ok', or what is damaged. */
   integrity(): string[];
 };
@@ -148,11 +150,17 @@ function over(db: Database, file: string): SqliteEngine {
     db,
     urgent: sql,
     describe: () => (file === ':memory:' || file === '' ? 'SQLite in memory' : `SQLite at ${file}`),
-    backup: async (to) => {
+    backup: async (to, options = {}) => {
       await db.backup(to, { progress: ({ totalPages }) => totalPages });
       const copy = new BetterSqlite3(to, { fileMustExist: true });
       try {
         copy.pragma('journal_mode = DELETE');
+        if (options.emptied?.length) {
+          copy.pragma('secure_delete = ON');
+          copy.transaction(() => {
+            for (const table of options.emptied ?? []) copy.prepare(`DELETE FROM "${table}"`).run();
+          })();
+        }
         return (copy.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check);
       } finally {
         copy.close();

@@ -367,6 +367,17 @@ CREATE TABLE query_days (
 );
 `;
 
+export const secrets = `
+CREATE TABLE secrets (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+INSERT INTO secrets (name, value, created_at)
+  SELECT key, value, (floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint FROM meta WHERE key IN ('citation_link_secret', 'payment_secret');
+DELETE FROM meta WHERE key IN ('citation_link_secret', 'payment_secret');
+`;
+
 export const paymentStates = `
 CREATE FUNCTION payments_final_states() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
