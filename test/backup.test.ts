@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as Sqlite from '../src/store/engines/Sqlite.js';
 import * as Stores from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';
+import type { EngineName } from './support/Engines.js';
 import { readable } from './support/Backups.js';
 import * as Environment from './support/Environment.js';
 import * as Peek from './support/Peek.js';
@@ -99,6 +100,9 @@ describe(`backup and restore (${Engines.current})`, () => {
       const restored = await run(place.env, 'restore', '--from', file, '--json');
       expect(restored.code, restored.stderr).toBe(0);
       expect(JSON.parse(restored.stdout).rows).toEqual(result.rows);
+      // Its books add up, so nothing was said about them.
+      expect(JSON.parse(restored.stdout).problems).toEqual([]);
+      expect(restored.stderr).not.toContain('warning');
       const peek = await Peek.open(place.env);
       try {
         expect(await drift(peek)).toEqual([]);
@@ -234,4 +238,95 @@ describe(`backup and restore (${Engines.current})`, () => {
       await place.drop();
     }
   }, 60_000);
+
+  // A forged store's backup restored into each engine it can go to: a dump into PostgreSQL, a SQLite file into both.
+  const routes: [EngineName, EngineName][] = Engines.current === 'sqlite' ? [['sqlite', 'sqlite']] : [['postgres', 'postgres'], ['sqlite', 'postgres']];
+  test.each(routes)('error: a forged %s backup whose books do not add up is refused into %s (exit 1, figures, the store left empty); --accept-discrepancies restores it with warnings', async (from, into) => {
+    const source = await Engines.fresh(from, 'forged');
+    const place = await Engines.fresh(into, 'forged-into');
+    try {
+      const file = await forgedBackup(source, path.join(directory, `forged-${from}-into-${into}.backup`));
+      const refused = await run(place.env, 'restore', '--from', file);
+      expect(refused.code, refused.stdout).toBe(1);
+      expect(refused.stderr).toMatch(new RegExp(`^error: the books in ${file} do not add up \\(24 problems\\): nothing (was written to|was restored, and)`, 'm'));
+      expect(refused.stderr).toContain('\n  account forger: credit balance 999,999,999, but its ledger rows sum to 9,990\n');
+      expect(refused.stderr).toContain('\n  account ghost-00: unlock balance 1, but its ledger rows sum to 0\n');
+      expect(refused.stderr).toContain('\n  … and 4 more\n');
+      expect(refused.stderr).toContain('--accept-discrepancies');
+      expect(refused.stderr).not.toMatch(/\n\s+at /);
+      expect(await tablesIn(place)).toEqual([]);
+
+      const json = await run(place.env, 'restore', '--from', file, '--json');
+      expect(json.code).toBe(1);
+      const body = JSON.parse(json.stdout);
+      expect(body).toMatchObject({ error: 'discrepancies', count: 24 });
+      expect(body.problems).toContainEqual({
+        rule: 'payment',
+        subject: 'payment pay_released',
+        message: 'payment pay_released is answered, but its query q_released has 0 onchain_payment/onchain_credit_spent ledger rows (an answered payment has 1)',
+      });
+      expect(await tablesIn(place)).toEqual([]);
+
+      const accepted = await run(place.env, 'restore', '--from', file, '--accept-discrepancies');
+      expect(accepted.code, accepted.stderr).toBe(0);
+      expect(accepted.stderr).toContain('warning: THE RESTORED BOOKS DO NOT ADD UP: 24 problems, restored anyway (--accept-discrepancies):\n');
+      expect(accepted.stderr).toContain('warning:   account forger: credit balance 999,999,999, but its ledger rows sum to 9,990\n');
+      const peek = await Peek.open(place.env);
+      try {
+        expect(Number(await peek.value("SELECT credit_balance FROM accounts WHERE name = 'forger'"))).toBe(999_999_999);
+      } finally {
+        await peek.close();
+      }
+    } finally {
+      await source.drop();
+      await place.drop();
+    }
+  }, 90_000);
 });
+
+/** What a place holds: nothing in a SQLite file that does not exist; no table and no function in an empty database. */
+async function tablesIn(place: Awaited<ReturnType<typeof Engines.fresh>>): Promise<string[]> {
+  if ('path' in place.target && !fs.existsSync(place.target.path)) return [];
+  const peek = await Peek.open(place.env);
+  try {
+    return await peek.column<string>(
+      peek.engine === 'sqlite'
+        ? "SELECT name FROM sqlite_master WHERE type = 'table'"
+        : `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()
+           UNION ALL SELECT proname FROM pg_proc WHERE pronamespace = current_schema()::regnamespace`,
+    );
+  } finally {
+    await peek.close();
+  }
+}
+
+/**
+ * A store whose books were forged as the issue found them, backed up: a balance of 999,999,999 whose ledger sums to
+ * 9,990, a released payment set to answered, and 22 accounts given a balance no ledger row gave (24 problems).
+ */
+async function forgedBackup(place: Awaited<ReturnType<typeof Engines.fresh>>, file: string): Promise<string> {
+  const { store } = await Stores.open(place.target);
+  try {
+    const forger = await store.accounts.create({ name: 'forger' });
+    await store.ledger.move({ accountId: forger.id, kind: 'grant', creditsDelta: 9_000 });
+    await store.ledger.move({ accountId: forger.id, kind: 'grant', creditsDelta: 990 });
+    for (let i = 0; i < 22; i++) await store.accounts.create({ name: `ghost-${String(i).padStart(2, '0')}` });
+  } finally {
+    await store.close();
+  }
+  const peek = await Peek.open(place.env);
+  try {
+    await peek.run("UPDATE accounts SET credit_balance = 999999999 WHERE name = 'forger'");
+    await peek.run("UPDATE accounts SET unlock_balance = 1 WHERE name LIKE 'ghost-%'");
+    // Written as the forger left it: released, then set to answered (the database refuses that move, a forger edits rows).
+    await peek.run(
+      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, note, created_at, updated_at)
+       VALUES ('pay_released', 'spend-released', 'tempo', '0xabc', 'q_released', 'digest', 5000, 'answered', 'released: answer failed', 1, 1)`,
+    );
+  } finally {
+    await peek.close();
+  }
+  const backedUp = await run(place.env, 'backup', '--to', file);
+  expect(backedUp.code, backedUp.stderr).toBe(0);
+  return file;
+}

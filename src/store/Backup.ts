@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import * as Books from './Books.js';
 import * as Copy from './Copy.js';
 import * as Engines from './Engine.js';
 import type { Target } from './Engine.js';
@@ -11,7 +12,8 @@ import type { Sql } from './Sql.js';
  * Backups of a whole store, taken while it serves, and restores into an empty one. SQLite: the online backup API
  * copies the file as of one moment. PostgreSQL: `pg_dump` in its custom format. A SQLite backup restores into either
  * engine (through the store copy, which checks every table); a dump restores into PostgreSQL with `pg_restore`.
- * A backup is the owner's alone (mode 0600) and holds none of the secrets the service made for itself.
+ * A backup is the owner's alone (mode 0600) and holds none of the secrets the service made for itself; a restore
+ * makes sure the books add up before it says it is done.
  */
 
 /** A backup or restore that cannot go ahead as asked; nothing was written. */
@@ -22,6 +24,20 @@ export class Refused extends Error {
 /** A backup or restore that went wrong part-way, said plainly: what it left and what to do. */
 export class Failed extends Error {
   override name = 'Failed';
+}
+
+/**
+ * A restore whose books do not add up (balances against the ledger, payments against their ledger rows and credits):
+ * refused, with the target left as it was, unless the caller accepts them.
+ */
+export class Discrepant extends Error {
+  override name = 'Discrepant';
+  constructor(
+    message: string,
+    readonly problems: Books.Problem[],
+  ) {
+    super(message);
+  }
 }
 
 /** The table of the secrets the service made for itself: its rows stay out of every backup. */
@@ -139,57 +155,101 @@ export async function backup(target: Target, file: string): Promise<BackupResult
   }
 }
 
-export type RestoreResult = { from: string; to: string; format: 'sqlite' | 'pg_dump'; seconds: number; rows: Record<string, number>; resumed: boolean };
+export type RestoreResult = {
+  from: string;
+  to: string;
+  format: 'sqlite' | 'pg_dump';
+  seconds: number;
+  rows: Record<string, number>;
+  resumed: boolean;
+  /** What does not add up in the restored books: none, unless the caller accepted them. */
+  problems: Books.Problem[];
+};
+
+export type RestoreOptions = {
+  onProgress?: (progress: Copy.Progress) => void;
+  /** Restore even when the books do not add up (the problems are returned); otherwise such a restore is refused. */
+  acceptDiscrepancies?: boolean;
+};
+
+/** The refusal of books that do not add up, saying what was left, or nothing when they do or the caller accepts them. */
+function refusal(problems: Books.Problem[], options: RestoreOptions, input: { file: string; left: string }): Discrepant | undefined {
+  if (problems.length === 0 || options.acceptDiscrepancies) return undefined;
+  return new Discrepant(`the books in ${input.file} do not add up (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${input.left}`, problems);
+}
 
 /**
  * Restores the backup in `file` into the store at `target`, which must be empty (a new SQLite file, or a database with
  * no tables, or one only migrated): a store holding anything is refused. A SQLite backup is checked (integrity) and
  * copied table by table, counted and checksummed on both sides; a restore stopped part-way resumes when run again.
- * The restored store holds none of the secrets the service makes for itself: it makes new ones.
+ * The books must add up (`Books.check`): a SQLite backup's are checked before anything is copied, a dump's once
+ * restored, and a dump whose books do not is removed again; either way the target is left as it was, unless the
+ * caller accepts them. The restored store holds none of the secrets the service makes for itself: it makes new ones.
  */
-export async function restore(file: string, target: Target, options: { onProgress?: (progress: Copy.Progress) => void } = {}): Promise<RestoreResult> {
+export async function restore(file: string, target: Target, options: RestoreOptions = {}): Promise<RestoreResult> {
   const started = performance.now();
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new Refused(`there is no backup at ${file}`);
   const format = formatOf(file);
   if (format === undefined) throw new Refused(`${file} is neither a SQLite backup nor a pg_dump custom-format dump`);
   if (format === 'pg_dump') {
     if (!('url' in target)) throw new Refused(`${file} is a PostgreSQL dump: restore it into PostgreSQL (set DATABASE_URL to an empty database), then \`profile-edge store copy\` it to SQLite if you want it there`);
+    let before: Set<string>;
     const { engine } = await Engines.connect(target);
     try {
       const tables = await engine.all<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()');
       if (tables.length > 0) throw new Refused(`${engine.describe()} is not empty (${tables.length} tables): restore into a new, empty database`);
+      before = new Set((await schemaObjects(engine)).map((o) => `${o.kind} ${o.name}`));
     } finally {
       await engine.close();
     }
     await run('pg_restore', ['--no-owner', '--exit-on-error', '--single-transaction', file], target.url, `pg_restore --no-owner --single-transaction -d "$DATABASE_URL" ${file}`);
     // A dump from an earlier version is brought up to this one.
     const opened = await Engines.open(target);
+    let problems: Books.Problem[];
     try {
       // A dump from before secrets had a table of their own holds them among the named values: the migration moved them.
       await opened.engine.run(`DELETE FROM ${secretsTable}`);
+      problems = await Books.check(opened.engine);
+      const refused = refusal(problems, options, { file, left: `nothing was restored, and ${describe(target)} holds no tables again` });
+      if (refused) {
+        await dropRestored(opened.engine, before);
+        throw refused;
+      }
     } finally {
       await opened.engine.close();
     }
-    return { from: path.resolve(file), to: describe(target), format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: false };
+    return { from: path.resolve(file), to: describe(target), format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: false, problems };
   }
-  let problems: string[];
+  let damage: string[];
   try {
     const copy = Sqlite.open(file, { readOnly: true }).engine;
     try {
-      problems = copy.integrity().filter((line) => line !== 'ok');
+      damage = copy.integrity().filter((line) => line !== 'ok');
     } finally {
       await copy.close();
     }
   } catch (error) {
     // A truncated or overwritten file fails as it is opened.
-    problems = [error instanceof Error ? error.message : String(error)];
+    damage = [error instanceof Error ? error.message : String(error)];
   }
-  if (problems.length > 0) throw new Refused(`${file} is damaged (${problems.slice(0, 3).join('; ')}): restore from another backup`);
+  if (damage.length > 0) throw new Refused(`${file} is damaged (${damage.slice(0, 3).join('; ')}): restore from another backup`);
   // A store a restore (or copy) finished into holds data now, like any other: only an unfinished one is taken up again.
   if (await Copy.finishedInto(target)) throw new Refused(`${describe(target)} already holds data (a finished restore or copy); restore into an empty store`);
   let result: Copy.Result;
+  let problems: Books.Problem[] = [];
   try {
-    result = await Copy.copy({ from: { path: path.resolve(file) }, to: target, onProgress: options.onProgress, secrets: false });
+    result = await Copy.copy({
+      from: { path: path.resolve(file) },
+      to: target,
+      onProgress: options.onProgress,
+      // The backup's own books, before anything is written: the copy then makes the target equal to it, table by table.
+      vet: async (source) => {
+        problems = await Books.check(source);
+        const refused = refusal(problems, options, { file, left: `nothing was written to ${describe(target)}` });
+        if (refused) throw refused;
+      },
+      secrets: false,
+    });
   } catch (error) {
     if (error instanceof Copy.Refused) throw new Refused(error.message.replace('copy into an empty database', 'restore into an empty store'));
     if (error instanceof Copy.Stopped) throw new Failed(error.message);
@@ -198,7 +258,28 @@ export async function restore(file: string, target: Target, options: { onProgres
   if (!result.same) {
     throw new Failed(`the restored store differs from the backup in ${result.tables.filter((t) => !t.same).map((t) => t.table).join(', ')}: it was written while it was restored; restore again into a new, empty store`);
   }
-  return { from: path.resolve(file), to: result.to, format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: result.resumed };
+  return { from: path.resolve(file), to: result.to, format, seconds: (performance.now() - started) / 1000, rows: await rowsIn(target), resumed: result.resumed, problems };
+}
+
+/** What the current PostgreSQL schema holds, each as the kind and name a DROP takes: to tell what a pg_restore made. */
+async function schemaObjects(sql: Sql): Promise<{ kind: string; name: string }[]> {
+  return sql.all<{ kind: string; name: string }>(
+    `SELECT CASE c.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END AS kind, quote_ident(c.relname) AS name
+     FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p', 'S', 'v', 'm')
+     UNION ALL
+     SELECT 'FUNCTION' AS kind, CAST(p.oid::regprocedure AS TEXT) AS name FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace`,
+  );
+}
+
+/** Drops, in one transaction, what the schema holds beyond `before`: the tables a refused pg_restore made, and their functions. */
+async function dropRestored(sql: Sql, before: Set<string>): Promise<void> {
+  const made = (await schemaObjects(sql)).filter((o) => !before.has(`${o.kind} ${o.name}`));
+  await sql.transaction(async (tx) => {
+    for (const kind of ['MATERIALIZED VIEW', 'VIEW', 'TABLE', 'SEQUENCE', 'FUNCTION']) {
+      const names = made.filter((o) => o.kind === kind).map((o) => o.name);
+      if (names.length > 0) await tx.run(`DROP ${kind} IF EXISTS ${names.join(', ')} CASCADE`);
+    }
+  });
 }
 
 function describe(target: Target): string {

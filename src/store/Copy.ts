@@ -130,6 +130,11 @@ export type Options = {
    * with none, and makes new ones on first use.
    */
   secrets?: boolean;
+  /**
+   * Asked about the source once it is known to be a store of this version, before anything is written to the target:
+   * a throw refuses the copy (a restore checks the backup's books here).
+   */
+  vet?: (source: Sql) => Promise<void>;
 };
 
 /**
@@ -184,6 +189,7 @@ export async function copy(options: Options): Promise<Result> {
     await checkSource(from, source.tables);
     const sourceId = await identity(from, options.from);
     await checkTarget(options.to, sourceId);
+    await options.vet?.(from);
     target = (await Engines.open(options.to)).engine;
     const to = target;
     const mark = await check(from, to, sourceId);

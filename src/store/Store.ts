@@ -5,6 +5,7 @@ import * as Sqlite from './engines/Sqlite.js';
 import * as Postgres from './engines/Postgres.js';
 import type { Dialect, Sql } from './Sql.js';
 import * as Accounts from './Accounts.js';
+import * as Books from './Books.js';
 import * as Channels from './Channels.js';
 import * as Charges from './Charges.js';
 import * as Chunks from './Chunks.js';
@@ -43,6 +44,8 @@ export type Store = {
   /** Which engine holds the data; callers never branch on it but to report it. */
   readonly engine: Dialect;
   accounts: Bound<typeof Accounts>;
+  /** Whether balances, payments, credits and the ledger agree (read only). */
+  books: Bound<typeof Books>;
   channels: Bound<typeof Channels>;
   charges: Bound<typeof Charges>;
   chunks: Bound<typeof Chunks>;
@@ -107,6 +110,7 @@ function over(sql: Sql, urgent: Sql = sql): Store {
   const store: Omit<Store, 'urgent'> & { urgent?: Store } = {
     engine: sql.dialect,
     accounts: bind(Accounts, sql),
+    books: bind(Books, sql),
     channels: bind(Channels, sql),
     charges: bind(Charges, sql),
     chunks: bind(Chunks, sql),

@@ -4,12 +4,31 @@ import { Unavailable } from '../../store/Store.js';
 import type { Config } from '../../config/Config.js';
 import { type Command, jsonOption, required } from '../Command.js';
 import type { Output } from '../Output.js';
+import type { Problem } from '../../store/Books.js';
 
 /** The configured store: DATABASE_URL, or the SQLite file. */
 const storeOf = (config: Config): Target => (config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
 
+/** Problems a restore lists: the first ones, and how many more. */
+const shown = 20;
+
+function listed(problems: Problem[]): string[] {
+  const lines = problems.slice(0, shown).map((p) => `  ${p.message}`);
+  if (problems.length > shown) lines.push(`  … and ${problems.length - shown} more`);
+  return lines;
+}
+
 /** What stopped a backup or a restore, as `--json` prints it, and as a line otherwise; exit 1 either way. */
 function failed(out: Output, json: boolean, error: unknown): number {
+  if (error instanceof Backup.Discrepant) {
+    if (json) out.json({ error: 'discrepancies', message: error.message, count: error.problems.length, problems: error.problems });
+    else {
+      out.error(error.message);
+      for (const line of listed(error.problems)) out.status(line);
+      out.status('Restore into a new, empty store from another backup; or, once you know why they differ (see Backups in the README), restore this one anyway with --accept-discrepancies.');
+    }
+    return 1;
+  }
   const refused = error instanceof Backup.Refused;
   if (!refused && !(error instanceof Backup.Failed) && !(error instanceof Unavailable)) throw error;
   const message = error instanceof Unavailable ? error.detail : error.message;
@@ -51,15 +70,16 @@ export const backup: Command = {
 export const restore: Command = {
   name: 'restore',
   summary:
-    'Restore a backup into the configured store, which must be empty (a store that holds anything is refused, exit 1). A SQLite backup restores into SQLite or PostgreSQL, checked table by table; a pg_dump into PostgreSQL. A restore stopped part-way resumes when run again.',
-  usage: 'restore --from FILE [--json]',
-  options: { from: { type: 'string' }, ...jsonOption },
+    'Restore a backup into the configured store, which must be empty (a store that holds anything is refused, exit 1). A SQLite backup restores into SQLite or PostgreSQL, checked table by table; a pg_dump into PostgreSQL. A restore stopped part-way resumes when run again. Balances must equal their ledger sums and payments agree with the ledger and credits, or the restore is refused (exit 1, the store left empty) unless --accept-discrepancies.',
+  usage: 'restore --from FILE [--accept-discrepancies] [--json]',
+  options: { from: { type: 'string' }, 'accept-discrepancies': { type: 'boolean' }, ...jsonOption },
   async run({ config, out }, { values }) {
     const file = required(values, 'from');
     let bar: ReturnType<Output['progress']> | undefined;
     let phase: string | undefined;
     try {
       const result = await Backup.restore(file, storeOf(config), {
+        acceptDiscrepancies: values['accept-discrepancies'] === true,
         onProgress: values.json
           ? undefined
           : (progress) => {
@@ -76,6 +96,11 @@ export const restore: Command = {
       else {
         out.line(`restored ${result.from} into ${result.to} in ${result.seconds.toFixed(1)} s${result.resumed ? ' (resumed)' : ''}`);
         out.line(`  holds ${held(result.rows)}`);
+      }
+      // Said on stderr even with --json: a restore that was let through must not pass unnoticed.
+      if (result.problems.length > 0) {
+        out.warn(`THE RESTORED BOOKS DO NOT ADD UP: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}, restored anyway (--accept-discrepancies):`);
+        for (const line of listed(result.problems)) out.warn(line);
       }
       return 0;
     } catch (error) {
