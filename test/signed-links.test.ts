@@ -62,6 +62,23 @@ describe('SignedLinks', () => {
     expect(await links.verify({ ...item, expires: e, sig: [sig, sig] })).toBe('invalid');
   });
 
+  test('error: an expiry later than the link lifetime from now, plus the minute it is rounded up by, is invalid even when signed with the key', async () => {
+    const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const links = SignedLinks.create({ secret, ttlSeconds: 3600, now: () => now });
+    // Links signed with the same key for longer lives: what a holder of the key could forge.
+    const lasting = async (ttlSeconds: number) => {
+      const signed = await SignedLinks.create({ secret, ttlSeconds, now: () => now }).sign(item);
+      return links.verify({ ...item, expires: String(signed.expires), sig: signed.sig });
+    };
+    expect(await lasting(3600)).toBe('valid');
+    // The latest this signer gives: the lifetime and a whole minute of rounding.
+    expect(await lasting(3660)).toBe('valid');
+    expect(await lasting(3661)).toBe('invalid');
+    expect(await lasting(10 * 365 * 86_400)).toBe('invalid');
+    // The largest expiry a request can spell is refused before anything else.
+    expect(await links.verify({ ...item, expires: '999999999999', sig: 'A'.repeat(43) })).toBe('invalid');
+  });
+
   test('error: a short CITATION_LINK_SECRET or a TTL out of bounds is refused, without echoing the secret', () => {
     const short = 'x'.repeat(31);
     expect(() => Config.load({ CITATION_LINK_SECRET: short })).toThrow(/CITATION_LINK_SECRET: must be at least 32 characters/);
@@ -251,6 +268,11 @@ describe('opening a signed link', () => {
     }
     // The cited chunks are display hints, not part of what is signed.
     expect((await get(`/sunniva-bratt/i/${itemId}?expires=${expires}&sig=${sig}`)).status).toBe(200);
+    // A link made with the key itself but for a far-future expiry (a year) opens nothing either.
+    const forged = await SignedLinks.create({ secret, ttlSeconds: 365 * 86_400, now: () => now }).sign({ slug: 'sunniva-bratt', itemId: itemId! });
+    const res = await get(`/sunniva-bratt/i/${itemId}?chunks=${chunkId}&expires=${forged.expires}&sig=${forged.sig}`);
+    expect(res.status).toBe(404);
+    expect(withoutId(await res.json())).toEqual(refusal);
   });
 
   test('error: an expired link is 404 saying it expired; a caller who may read the item still opens it', async () => {

@@ -10,7 +10,10 @@ export type LinkedItem = { slug: string; itemId: string };
 export type SignedLinks = {
   /** The query parameters that open the item until the link expires (unix seconds). */
   sign(item: LinkedItem): Promise<{ expires: number; sig: string }>;
-  /** Whether `expires` and `sig`, as a request sent them, open the item; anything malformed is `invalid`. */
+  /**
+   * Whether `expires` and `sig`, as a request sent them, open the item; anything malformed is `invalid`, and so is an
+   * expiry later than this signer could have given now (the link lifetime from now, rounded up as `sign` rounds).
+   */
   verify(link: LinkedItem & { expires: unknown; sig: unknown }): Promise<Verdict>;
 };
 
@@ -19,7 +22,9 @@ const grain = 60;
 
 /**
  * Links signed with HMAC-SHA256 over the slug, the item id and the expiry. `secret` is read at the first signature or
- * verification (a kept key is made only when needed); `now` is the clock in milliseconds, for tests.
+ * verification (a kept key is made only when needed); `now` is the clock in milliseconds, for tests. A link whose
+ * expiry lies beyond the lifetime from now is refused whatever its signature: one signed with a leaked key cannot be
+ * made to last longer than a link this service gives.
  */
 export function create(options: { secret: string | (() => Promise<string>); ttlSeconds: number; now?: () => number }): SignedLinks {
   const now = options.now ?? Date.now;
@@ -41,6 +46,8 @@ export function create(options: { secret: string | (() => Promise<string>); ttlS
     },
     async verify({ expires, sig, ...item }) {
       if (typeof expires !== 'string' || typeof sig !== 'string' || !/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{1,100}$/.test(sig)) return 'invalid';
+      // `sign` gives at most the lifetime plus one grain from now (it rounds up to a whole grain).
+      if (Number(expires) * 1000 > now() + (options.ttlSeconds + grain) * 1000) return 'invalid';
       const given = Buffer.from(sig, 'base64url');
       const expected = await mac(item, Number(expires));
       // Only the signature's one spelling: base64url decoding ignores stray bits in the last character.
