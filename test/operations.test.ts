@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,7 @@ import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
 import * as Sandbox from '../src/sandbox/Sandbox.js';
 import * as Stores from '../src/store/Store.js';
+import * as MetricsRoute from '../src/transport/http/MetricsRoute.js';
 import { expressPath, routes } from '../src/transport/http/Rest.js';
 import { tempoFetch, x402Fetch } from './support/Chains.js';
 import * as Cli from './support/Cli.js';
@@ -481,7 +483,62 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** A GET sent with the headers given, Host included (fetch may not set Host): what a page behind a rebinding sends. */
+function getWith(url: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    request.on('error', reject);
+  });
+}
+
 describe('METRICS_PORT', () => {
+  test('error: a foreign Host or a foreign browser Origin is 403 with the Error body (DNS rebinding); loopback names are served, and ALLOWED_HOSTS adds names', async () => {
+    const served = await MetricsRoute.listen(Metrics.create(), { port: 0, allowed: Config.load({}).allowed });
+    const port = new URL(served.url).port;
+    try {
+      for (const host of [`attacker.example:${port}`, 'attacker.example', `192.168.1.20:${port}`]) {
+        const refused = await getWith(served.url, { host });
+        expect(refused.status, host).toBe(403);
+        expect(refused.headers['content-type']).toMatch(/^application\/json/);
+        expect(JSON.parse(refused.body)).toEqual({ error: 'forbidden_host', message: expect.stringContaining('DNS-rebinding protection') });
+        expect(refused.body).not.toContain('profile_edge_');
+      }
+      for (const origin of ['http://attacker.example', `http://localhost:${Number(port) + 1}`, 'null']) {
+        const refused = await getWith(served.url, { host: `127.0.0.1:${port}`, origin });
+        expect(refused.status, origin).toBe(403);
+        expect(JSON.parse(refused.body)).toEqual({ error: 'forbidden_origin', message: expect.stringContaining('DNS-rebinding protection') });
+      }
+      // A wrong path is refused by the checks first, then is the same 404 as before.
+      expect((await getWith(`http://127.0.0.1:${port}/api/profiles`, { host: 'attacker.example' })).status).toBe(403);
+      expect(JSON.parse((await getWith(`http://127.0.0.1:${port}/api/profiles`, { host: `127.0.0.1:${port}` })).body)).toEqual({ error: 'not_found', message: 'Only GET /metrics is served here.' });
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost', `[::1]:${port}`]) {
+        const served200 = await getWith(served.url, { host });
+        expect(served200.status, host).toBe(200);
+        expect(served200.body).toMatch(/^# HELP profile_edge_/m);
+      }
+      // Its own origin, as a page served from this port would send it; no CORS headers for anyone.
+      const own = await getWith(served.url, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` });
+      expect(own.status).toBe(200);
+      expect(own.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await new Promise((resolve) => served.server.close(resolve));
+    }
+    const named = await MetricsRoute.listen(Metrics.create(), { port: 0, allowed: Config.load({ ALLOWED_HOSTS: 'metrics.internal' }).allowed });
+    try {
+      const port = new URL(named.url).port;
+      expect((await getWith(named.url, { host: `metrics.internal:${port}` })).status).toBe(200);
+      expect((await getWith(named.url, { host: `localhost:${port}` })).status).toBe(200);
+      expect((await getWith(named.url, { host: `attacker.example:${port}` })).status).toBe(403);
+    } finally {
+      await new Promise((resolve) => named.server.close(resolve));
+    }
+  });
+
   test('behavior: serves /metrics on a port of its own, on loopback, and not on the main port', async () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'profile-edge-metrics-port-'));
     const metricsPort = await freePort();
@@ -505,6 +562,8 @@ describe('METRICS_PORT', () => {
       expect(own.status).toBe(200);
       expect(await own.text()).toMatch(/^# HELP profile_edge_/m);
       expect((await fetch(`http://127.0.0.1:${metricsPort}/api/profiles`)).status).toBe(404);
+      // It keeps the main port's DNS-rebinding checks.
+      expect((await getWith(`http://127.0.0.1:${metricsPort}/metrics`, { host: `attacker.example:${metricsPort}` })).status).toBe(403);
       // Bound to loopback: another address of this machine is refused.
       const other = Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
       if (other) await expect(fetch(`http://${other.address}:${metricsPort}/metrics`)).rejects.toThrow();

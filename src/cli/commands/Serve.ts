@@ -109,7 +109,7 @@ export const serve: Command = {
     // Metrics on a port of their own, on loopback only: for a scraper beside the server.
     const metricsServer = config.metrics.port === undefined
       ? undefined
-      : await MetricsRoute.listen(services.metrics, config.metrics.port).catch(async (error: NodeJS.ErrnoException) => {
+      : await MetricsRoute.listen(services.metrics, { port: config.metrics.port, allowed: config.allowed }).catch(async (error: NodeJS.ErrnoException) => {
           // Nothing is left half-started: the main port closes before the command fails.
           await HttpServer.close(server);
           throw new UsageError(`cannot serve metrics on 127.0.0.1:${config.metrics.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (choose another METRICS_PORT)' : error.message}`);

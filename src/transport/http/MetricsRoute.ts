@@ -1,10 +1,12 @@
 import crypto from 'node:crypto';
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
-import { ServiceError } from '../../errors/ServiceError.js';
+import type { Config } from '../../config/Config.js';
+import { ServiceError, toErrorBody } from '../../errors/ServiceError.js';
 import type { Metrics } from '../../health/Metrics.js';
 import { sendError } from './Http.js';
+import * as RequestGuard from './RequestGuard.js';
 
 /** Compares a presented token with the configured one in constant time (over their digests, whatever their lengths). */
 function sameToken(presented: string, expected: string): boolean {
@@ -25,28 +27,39 @@ export function handler(metrics: Metrics, token: string): (req: Request, res: Re
   };
 }
 
+/** The loopback address the metrics port listens on. */
+const loopback = '127.0.0.1';
+
+/** Writes a ServiceError as the contract's Error body, on a bare Node response. */
+function refuse(res: ServerResponse, error: ServiceError): void {
+  res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end(JSON.stringify(toErrorBody(error)));
+}
+
 /**
  * `/metrics` on a port of its own (METRICS_PORT), bound to loopback: for a scraper on the same machine (or a sidecar),
- * with nothing else of the service reachable there. Anything but GET /metrics is 404.
+ * with nothing else of the service reachable there. Anything but GET /metrics is 404. It takes no token, so it keeps
+ * the main port's DNS-rebinding checks: loopback Host names only (unless ALLOWED_HOSTS adds some), and no browser
+ * Origin but the ones allowed; a page rebound to 127.0.0.1 cannot read revenue. No CORS: no page reads it.
  */
-export async function listen(metrics: Metrics, port: number): Promise<{ server: Server; url: string }> {
+export async function listen(metrics: Metrics, options: { port: number; allowed: Config['allowed'] }): Promise<{ server: Server; url: string }> {
+  const { port } = options;
+  const rules = RequestGuard.rules(options.allowed, loopback);
   const server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: 'not_found', message: 'Only GET /metrics is served here.' }));
-      return;
-    }
+    const refused = RequestGuard.refusal(rules, { host: req.headers.host, origin: req.headers.origin, http10: req.httpVersionMajor === 1 && req.httpVersionMinor === 0 });
+    if (refused) return refuse(res, refused);
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') return refuse(res, new ServiceError('not_found', 'Only GET /metrics is served here.'));
     metrics.render().then(
       ({ contentType, body }) => res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(body),
-      () => res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: 'internal_error', message: 'The metrics could not be read.' })),
+      () => refuse(res, new ServiceError('internal_error', 'The metrics could not be read.')),
     );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port, loopback, () => {
       server.off('error', reject);
       resolve();
     });
   });
   const address = server.address();
-  return { server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/metrics` };
+  return { server, url: `http://${loopback}:${typeof address === 'object' && address ? address.port : port}/metrics` };
 }

@@ -9,7 +9,7 @@ export function isLoopback(hostname: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127(?:\.\d{1,3}){3}$/.test(name);
 }
 
-type Rules = { origins: '*' | AllowedOrigin[] | 'none'; hosts: '*' | AllowedHost[] | 'loopback' };
+export type Rules = { origins: '*' | AllowedOrigin[] | 'none'; hosts: '*' | AllowedHost[] | 'loopback' };
 
 /** The rules in force: configured lists, else no cross-origin caller at all, and loopback Host names when listening on loopback. */
 export function rules(allowed: Config['allowed'], listenHost: string): Rules {
@@ -64,32 +64,37 @@ const corsOptions: cors.CorsOptions = {
   maxAge: 600,
 };
 
+/** What a request shows the checks: its Host and Origin headers, and whether it is HTTP/1.0 (which may omit Host). */
+export type Shown = { host: string | undefined; origin: string | undefined; http10: boolean };
+
 /**
- * DNS-rebinding protection for every endpoint: a request whose `Origin` is not allowed, or whose `Host` is not (when
- * Host names are checked), is refused with 403 before its body is read. Requests without `Origin` (curl, server-side
- * agents, MCP hosts outside a browser) pass the origin check. Browser origins are allowed only as ALLOWED_ORIGINS
- * lists them (none by default), and get CORS headers, preflights included, so a web app there can call the service.
+ * Why a request is refused by the DNS-rebinding checks, or undefined when it may be served: a `Host` that is not
+ * allowed (when Host names are checked), then an `Origin` that is not. Requests without `Origin` (curl, server-side
+ * agents, MCP hosts outside a browser) pass the origin check. For every port the service listens on.
+ */
+export function refusal(active: Rules, request: Shown): ServiceError | undefined {
+  const { host, origin } = request;
+  const noHost = host === undefined || host === '';
+  // HTTP/1.0 may omit Host (no browser does, so it cannot be a rebinding); HTTP/1.1 must send one.
+  if (noHost && !request.http10) return new ServiceError('invalid_request', 'HTTP/1.1 requests need a Host header.');
+  if (!noHost && !hostAllowed(active.hosts, host)) {
+    return new ServiceError('forbidden_host', `Host "${host.slice(0, 200)}" is not served here (DNS-rebinding protection); an operator can allow it with ALLOWED_HOSTS.`);
+  }
+  if (origin !== undefined && !originAllowed(active, origin, host)) {
+    return new ServiceError('forbidden_origin', `Origin "${origin.slice(0, 200)}" is not allowed (DNS-rebinding protection); an operator can allow it with ALLOWED_ORIGINS.`);
+  }
+  return undefined;
+}
+
+/**
+ * DNS-rebinding protection for every endpoint: a request the checks refuse (`refusal`) is answered 403 before its body
+ * is read. Browser origins are allowed only as ALLOWED_ORIGINS lists them (none by default), and get CORS headers,
+ * preflights included, so a web app there can call the service.
  */
 export function create(allowed: Config['allowed'], listenHost: string): RequestHandler[] {
   const active = rules(allowed, listenHost);
   const guard = (req: Request, _res: Response, next: NextFunction): void => {
-    const host = req.get('host');
-    const noHost = host === undefined || host === '';
-    // HTTP/1.0 may omit Host (no browser does, so it cannot be a rebinding); HTTP/1.1 must send one.
-    if (noHost && !(req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
-      next(new ServiceError('invalid_request', 'HTTP/1.1 requests need a Host header.'));
-      return;
-    }
-    if (!noHost && !hostAllowed(active.hosts, host)) {
-      next(new ServiceError('forbidden_host', `Host "${host.slice(0, 200)}" is not served here (DNS-rebinding protection); an operator can allow it with ALLOWED_HOSTS.`));
-      return;
-    }
-    const origin = req.get('origin');
-    if (origin !== undefined && !originAllowed(active, origin, host)) {
-      next(new ServiceError('forbidden_origin', `Origin "${origin.slice(0, 200)}" is not allowed (DNS-rebinding protection); an operator can allow it with ALLOWED_ORIGINS.`));
-      return;
-    }
-    next();
+    next(refusal(active, { host: req.get('host'), origin: req.get('origin'), http10: req.httpVersionMajor === 1 && req.httpVersionMinor === 0 }));
   };
   return [guard, cors(corsOptions)];
 }
