@@ -297,6 +297,42 @@ describe('profile-edge mcp (stdio)', () => {
     expect(answers[4].error.message).toMatch(/^invalid initialize request: params/);
   });
 
+  test('error: a malformed request whose id can be read is answered with that id, as over HTTP, and the lines after it are served', async () => {
+    const malformed: [string, string | number | null][] = [
+      ['{"jsonrpc":"2.0","id":11,"method":"tools/list","params":"not an object"}', 11],
+      ['{"jsonrpc":"2.0","id":"req-12","method":"ping","params":[1,2]}', 'req-12'],
+      ['{"jsonrpc":"2.0","id":13,"method":"profile_quote","params":42}', 13],
+      ['{"jsonrpc":"1.0","id":14,"method":"ping"}', 14],
+      ['{"jsonrpc":"2.0","id":15,"method":5}', 15],
+      ['{"jsonrpc":"2.0","id":16}', 16],
+      ['{"id":17,"method":"tools/list","params":"x"}', 17],
+      // An id JSON-RPC does not allow cannot be answered with: null, as the spec says.
+      ['{"jsonrpc":"2.0","id":{"n":1},"method":"ping","params":"x"}', null],
+      ['{"jsonrpc":"2.0","id":true,"method":"ping","params":"x"}', null],
+    ];
+    const run = spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp'], {
+      env: { PATH: process.env.PATH ?? '', ...served.environment.env },
+      cwd: served.environment.directory,
+      encoding: 'utf8',
+      input: `${[...malformed.map(([line]) => line), '{"jsonrpc":"2.0","id":99,"method":"ping"}'].join('\n')}\n`,
+    });
+    const answers = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(answers.map((a) => a.id)).toEqual([...malformed.map(([, id]) => id), 99]);
+    for (const [n, [line]] of malformed.entries()) {
+      expect(answers[n].error, line).toMatchObject({ code: -32600, data: { error: 'invalid_request', status: 400 } });
+      expect(answers[n].error.message, line).toBe(answers[n].error.data.message);
+    }
+    expect(answers[0].error.message).toMatch(/^The line is not a JSON-RPC 2\.0 request, notification or response \(.*params/);
+    expect(answers.at(-1)).toEqual({ jsonrpc: '2.0', id: 99, result: {} });
+    // Over HTTP the same messages are answered with the same ids and codes.
+    for (const [n, [line]] of malformed.entries()) {
+      if (line.includes('"profile_quote"')) continue; // HTTP's direct calls refuse non-object params as the tool's input (-32602)
+      const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: line });
+      const body = (await response.json()) as any;
+      expect([body.id, body.error?.code, body.error?.data?.error], line).toEqual([answers[n].id, answers[n].error.code, answers[n].error.data.error]);
+    }
+  });
+
   const startStdio = (slug: string, env: Record<string, string> = {}) =>
     spawnSync(Transports.cli.command, [...Transports.cli.args, 'mcp', '--profile', slug], {
       env: { PATH: process.env.PATH ?? '', ...served.environment.env, ...env },

@@ -10,10 +10,9 @@ import type { Admission } from '../../../tools/Tools.js';
 import * as Call from '../Call.js';
 import * as McpServer from '../mcp/McpServer.js';
 import * as Messages from '../mcp/Messages.js';
+import { idOf, type JsonRpcId } from '../mcp/Messages.js';
 import * as McpWire from '../mcp/McpWire.js';
 import { connectionOf, presentedOf, sendError } from './Http.js';
-
-type JsonRpcId = string | number | null;
 
 const bindingOf = (req: Request) => binding(req.params.slug === undefined ? undefined : String(req.params.slug));
 
@@ -57,12 +56,6 @@ function directCall(body: Record<string, unknown>): { name: string; args: unknow
   return undefined;
 }
 
-/** The id of a single JSON-RPC request body, or null (a batch, a notification, no body). */
-function idOf(body: unknown): JsonRpcId {
-  const id = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
-}
-
 /** A body that is JSON but no JSON-RPC message: the envelope's code (-32600), with the stable code. */
 function invalidMessage(res: Response, id: JsonRpcId, message: string): void {
   unreadable(res, new ServiceError('invalid_request', message), id);
@@ -80,13 +73,6 @@ export function unreadable(res: Response, error: ServiceError, id: JsonRpcId = n
 function fromMcpClient(req: Request, body: unknown): boolean {
   return (req.get('accept') ?? '').includes('text/event-stream') && body !== null && typeof body === 'object' && !Array.isArray(body) && 'id' in body && 'method' in body;
 }
-
-/** The first few schema issues, readable. */
-const describe = (issues: { path: PropertyKey[]; message: string }[]) =>
-  issues
-    .slice(0, 3)
-    .map((i) => `${i.path.map(String).join('.') || 'message'}: ${i.message}`)
-    .join('; ');
 
 /**
  * Hands MCP messages to the SDK's stateless Streamable HTTP transport and relays its JSON answer; `answerId` is the id
@@ -182,8 +168,7 @@ export function rpc(services: Services) {
       const parsed = JSONRPCMessageSchema.safeParse(message);
       if (!parsed.success) {
         const where = Array.isArray(body) ? `batch entry ${index}: ` : '';
-        const id = (message as { id?: unknown } | null)?.id;
-        invalidMessage(res, typeof id === 'string' || typeof id === 'number' ? id : null, `${where}not a JSON-RPC 2.0 request, notification or response (${describe(parsed.error.issues)})`);
+        invalidMessage(res, idOf(message), `${where}not a JSON-RPC 2.0 request, notification or response (${Messages.describeIssues(parsed.error.issues)})`);
         return;
       }
       // The transport answers a batch once each id has one response: a repeated id would run a request unanswered.

@@ -23,6 +23,35 @@ export function normalizeError(message: JSONRPCMessage): JSONRPCMessage {
   return { ...message, error: { code, message: fallback.message, data: body } };
 }
 
+/** A JSON-RPC id as a response carries it: the request's own, or null when it cannot be read. */
+export type JsonRpcId = string | number | null;
+
+/** The id of a single JSON-RPC message as it came (however malformed the rest), or null (a batch, a notification, no id). */
+export function idOf(body: unknown): JsonRpcId {
+  const id = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+type Issue = { path: PropertyKey[]; message: string; code?: string; errors?: Issue[][] };
+
+/**
+ * The first few schema issues of a message that is no JSON-RPC message, readable. A message fits none of the shapes
+ * of a union (request, notification, response, error): it is described by the shape it came closest to, the one with
+ * the fewest issues, so a request whose params are no object reads "params: …" rather than "Invalid input".
+ */
+export function describeIssues(issues: readonly Issue[]): string {
+  const closest = (issue: Issue): Issue[] => {
+    if (issue.code !== 'invalid_union' || !issue.errors?.length) return [issue];
+    const branch = issue.errors.reduce((best, next) => (next.length < best.length ? next : best));
+    return branch.flatMap((i) => closest({ ...i, path: [...issue.path, ...i.path] }));
+  };
+  return issues
+    .flatMap(closest)
+    .slice(0, 3)
+    .map((i) => `${i.path.map(String).join('.') || 'message'}: ${i.message}`)
+    .join('; ');
+}
+
 /** Anything with zod's `safeParse` (the SDK's schemas are zod 4, ours zod 3). */
 type Checkable = { safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } };
 

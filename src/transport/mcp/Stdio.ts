@@ -1,5 +1,6 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import path from 'node:path';
 import { projectRoot } from '../../config/Config.js';
@@ -8,6 +9,7 @@ import type { Presented } from '../../auth/Caller.js';
 import type { Services } from '../../Services.js';
 import type { Binding } from '../../contract/Binding.js';
 import * as McpServer from './McpServer.js';
+import * as Messages from './Messages.js';
 import * as RequestContext from '../../log/RequestContext.js';
 import * as RequestLog from '../../log/RequestLog.js';
 
@@ -17,18 +19,83 @@ export function presentedBy(services: Services): Presented {
   return { apiKey, bearerToken, origin: 'stdio', names: { apiKey: 'PROFILE_EDGE_API_KEY', bearerToken: 'PROFILE_EDGE_BEARER_TOKEN' } };
 }
 
+/** The longest line read, as the SDK's stdio transport allows: past it the line is dropped and the transport closes. */
+const maxLineBytes = 10 * 1024 * 1024;
+
 /**
- * The SDK's stdio transport, except that a message counts as sent once stdout has written it (its write callback),
- * not once it was queued: a paid answer stands only when it went out, and a host that closed the pipe gets none.
+ * MCP over stdin and stdout, one JSON-RPC message per line, as the SDK's stdio transport reads and writes it, with two
+ * differences. A line that is no JSON-RPC message is answered here, with the request's own id whenever it can be read
+ * (as over HTTP): the SDK's reader drops the line before anyone can read its id. And a message counts as sent once
+ * stdout has written it (its write callback), not once it was queued: a paid answer stands only when it went out, and a
+ * host that closed the pipe gets none.
  */
-class FlushingStdioTransport extends StdioServerTransport {
+class LineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
   /** Writes the request's log line once its response is sent. */
   onResponse: ((message: JSONRPCMessage) => void) | undefined;
+  private buffer: Buffer | undefined;
 
-  override send(message: JSONRPCMessage): Promise<void> {
+  private readonly ondata = (chunk: Buffer): void => {
+    this.buffer = this.buffer ? Buffer.concat([this.buffer, chunk]) : chunk;
+    if (this.buffer.length > maxLineBytes) {
+      this.buffer = undefined;
+      this.onerror?.(new Error(`a line longer than ${maxLineBytes} bytes was sent; closing`));
+      void this.close();
+      return;
+    }
+    for (let end = this.buffer.indexOf('\n'); end !== -1; end = this.buffer?.indexOf('\n') ?? -1) {
+      const line = this.buffer.toString('utf8', 0, end).replace(/\r$/, '');
+      this.buffer = this.buffer.subarray(end + 1);
+      this.read(line);
+    }
+  };
+
+  private readonly onstdinError = (error: Error): void => this.onerror?.(error);
+
+  /** One line: handed on as a message, or answered as the envelope error it is. */
+  private read(line: string): void {
+    let body: unknown;
+    try {
+      body = JSON.parse(line);
+    } catch {
+      void this.refuse(null, new ServiceError('invalid_json', 'The line is not valid JSON.'));
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(body);
+    if (parsed.success) {
+      this.onmessage?.(parsed.data);
+      return;
+    }
+    const why = Array.isArray(body)
+      ? 'The line is a batch: send one JSON-RPC message per line.'
+      : `The line is not a JSON-RPC 2.0 request, notification or response (${Messages.describeIssues(parsed.error.issues)}).`;
+    void this.refuse(Messages.idOf(body), new ServiceError('invalid_request', why));
+  }
+
+  private refuse(id: Messages.JsonRpcId, error: ServiceError): Promise<void> {
+    return this.send({ jsonrpc: '2.0', id, error: toJsonRpcError(error, 'envelope') } as unknown as JSONRPCMessage).catch((failed: unknown) => this.onerror?.(failed as Error));
+  }
+
+  async start(): Promise<void> {
+    process.stdin.on('data', this.ondata);
+    process.stdin.on('error', this.onstdinError);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       process.stdout.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
     }).finally(() => this.onResponse?.(message));
+  }
+
+  async close(): Promise<void> {
+    process.stdin.off('data', this.ondata);
+    process.stdin.off('error', this.onstdinError);
+    // Only a stdin nobody else reads is paused, so the process can end.
+    if (process.stdin.listenerCount('data') === 0) process.stdin.pause();
+    this.buffer = undefined;
+    this.onclose?.();
   }
 }
 
@@ -46,7 +113,7 @@ function statusOf(message: JSONRPCMessage): number {
 export async function serve(services: Services, binding: Binding): Promise<void> {
   // A local host has no server to fetch SKILL.md from: it is named by where it is on this machine.
   const endpoint = McpServer.create({ services, binding, presented: presentedBy(services), instructions: McpServer.instructions(path.join(projectRoot, 'SKILL.md')) });
-  const transport = new FlushingStdioTransport();
+  const transport = new LineTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
@@ -68,16 +135,6 @@ export async function serve(services: Services, binding: Binding): Promise<void>
     if (!context) return;
     inFlight.delete(message.id);
     RequestLog.write(services.logger, context, { status: statusOf(message), questions: services.config.log.questions });
-  };
-  // A line that is not JSON, or not a JSON-RPC message, is answered (id null) instead of leaving the client waiting.
-  const onerror = transport.onerror;
-  transport.onerror = (error) => {
-    const unreadable = error instanceof SyntaxError ? 'invalid_json' : error.name === 'ZodError' || 'issues' in error ? 'invalid_request' : undefined;
-    if (unreadable) {
-      const refusal = toJsonRpcError(new ServiceError(unreadable, unreadable === 'invalid_json' ? 'The line is not valid JSON.' : 'The line is not a JSON-RPC 2.0 message (one object per line; no batches).'), 'envelope');
-      void transport.send({ jsonrpc: '2.0', id: null, error: refusal } as unknown as JSONRPCMessage);
-    }
-    onerror?.(error);
   };
   services.logger.info('mcp stdio ready', { binding: binding.kind === 'profile' ? binding.slug : 'global' });
   await closed;
