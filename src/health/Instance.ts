@@ -149,9 +149,13 @@ function onThread(input: {
     async stop() {
       clearInterval(beating);
       await fallback?.stop();
+      // Held open until the thread has ended: a process with nothing else left to do waits for it here.
+      worker.ref();
       worker.postMessage('stop');
-      const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), threadStopMs).unref());
-      if ((await Promise.race([ended, timer])) === 'late') await worker.terminate();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), threadStopMs)));
+      if ((await Promise.race([ended, late])) === 'late') await worker.terminate();
+      clearTimeout(timer);
     },
   };
 }

@@ -298,7 +298,8 @@ const bindingLifetimeMs = 2 * 86_400_000;
  * looked up on its chain, by the hash kept before its transfer left: landed, it becomes a credit for the wallet;
  * failed, or never sent and expired, it is released; still able to land, it is left for the next pass. Then the
  * credentials this server never settled (released, or answered by a credit), once they can no longer land, are looked
- * up: one that someone else sent moved the wallet's money with no answer of its own, and becomes a credit.
+ * up: one that someone else sent moved the wallet's money with no answer of its own, and becomes a credit. A pass for
+ * `instances` just claimed does only the first: it is the one in a hurry, and the periodic pass does the rest.
  *
  * Every step moves a payment only from the state it was read in, in the transaction that releases or credits it: a
  * process taken for gone that is in fact still finishing the payment (it captured it meanwhile) keeps it. Returns how
@@ -364,6 +365,7 @@ export async function reconcile(
       return credit(row, 'reconciled: the transfer landed, but its outcome was lost and no answer went out', landed?.txHash ?? row.txHash ?? row.spendKey);
     });
   }
+  if (options.instances !== undefined) return tally;
   for (const row of await store.payments.lapsed(now - landingMarginMs)) {
     await step(row, async () => {
       // A credit's id stands where a transaction hash would: only a hash this server broadcast is looked up.
