@@ -1,7 +1,8 @@
 /**
  * Paid-query throughput of 1, 2 and 3 `profile-edge serve` processes on one PostgreSQL store (the query benchmark's
  * synthetic store of SciFact sentences, built by bench/query-run.ts and kept), behind a round-robin client: answered
- * queries per second, p50 and p95, and each instance's resident memory, side by side.
+ * queries per second, p50 and p95, each instance's resident memory, and the longest any instance's lease went
+ * unrenewed under the load (against INSTANCE_LEASE_SECONDS), side by side.
  *
  *   npm run bench:instances -- [--size 100000] [--instances 1,2,3] [--seconds 20] [--concurrency 16] [--rounds 1]
  *
@@ -19,6 +20,7 @@ import * as Config from '../src/config/Config.js';
 import { projectRoot } from '../src/config/Config.js';
 import * as Beir from '../src/eval/Beir.js';
 import * as Services from '../src/Services.js';
+import * as Stores from '../src/store/Store.js';
 
 const { values } = parseArgs({
   options: {
@@ -113,6 +115,24 @@ function postgresCpuSeconds(): number {
   return total;
 }
 
+/** The longest any instance's lease went unrenewed (ms) while `work` ran, sampled every 250 ms. */
+async function leaseSilence(work: Promise<unknown>): Promise<number> {
+  const { store } = await Stores.open({ url: databaseUrl });
+  let worst = 0;
+  let running = true;
+  void work.finally(() => (running = false));
+  try {
+    while (running) {
+      const now = Date.now();
+      for (const instance of await store.instances.list()) worst = Math.max(worst, now - instance.seenAt);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await store.close();
+  }
+  return worst;
+}
+
 /** `concurrency` callers asking in turn across the instances for `ms`; the latency of each answered query. */
 async function load(instances: Instance[], ms: number): Promise<{ latencies: number[]; failed: number }> {
   const latencies: number[] = [];
@@ -149,7 +169,9 @@ for (let round = 1; round <= rounds; round++) {
       // Warm: each instance's first questions read the term model and fill its caches.
       await load(instances, 3_000);
       const before = { instances: instances.map((i) => cpuSeconds(i.child.pid!)), postgres: postgresCpuSeconds(), client: process.cpuUsage() };
-      const { latencies, failed } = await load(instances, seconds * 1000);
+      const loading = load(instances, seconds * 1000);
+      const silence = await leaseSilence(loading);
+      const { latencies, failed } = await loading;
       // Where the cores went while it ran: cores busy on average, per party.
       const busy = (used: number) => Number((used / seconds).toFixed(2));
       const cores = {
@@ -166,11 +188,12 @@ for (let round = 1; round <= rounds; round++) {
         'p95 ms': Number(Beir.percentile(latencies, 95).toFixed(1)),
         failed,
         'RSS MiB each': memory.join(', '),
+        'lease silence max ms': silence,
         'cores: instances': cores.instances,
         'cores: PostgreSQL': cores.postgres,
         'cores: client': cores.client,
       };
-      console.log(JSON.stringify({ instances: count, round, answeredPerSecond: perSecond, latencies: latencies.length, failed, memory, cores }));
+      console.log(JSON.stringify({ instances: count, round, answeredPerSecond: perSecond, latencies: latencies.length, failed, memory, cores, leaseSilenceMs: silence }));
     } finally {
       for (const { child } of instances) child.kill('SIGTERM');
       await Promise.all(instances.map(({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)))));

@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import * as Config from '../src/config/Config.js';
-import * as Instance from '../src/health/Instance.js';
 import * as OnchainPayment from '../src/payments/OnchainPayment.js';
 import * as Rails from '../src/payments/Rails.js';
 import type * as Stores from '../src/store/Store.js';
@@ -160,15 +159,18 @@ describe.each(Engines.engines)('reconciliation racing a live instance on %s', (e
     expect((await live.payments.get(id))!).toMatchObject({ state: 'answered', settleBy: null });
   });
 
-  test('behavior: a live instance\'s own settlement whose outcome was lost is looked up once past its deadline, never before', async () => {
+  test('behavior: a settlement whose outcome was lost is looked up once past its deadline by its own instance, or by any once its instance is gone; never before, and never another live instance\'s', async () => {
     const { id } = await reserve('i_own');
-    await live.payments.advance(id, ['verified'], 'settling', { settleBy: Date.now() + 60_000 });
-    const own = (now: number) => live.payments.unfinished({ cutoff: now - OnchainPayment.reconcileAfterMs, own: { instance: 'i_own', settledBy: now } });
-    expect((await own(Date.now())).map((p) => p.id)).not.toContain(id);
-    expect((await own(Date.now() + 61_000)).map((p) => p.id)).toContain(id);
-    // Another instance's pass leaves it alone: it is a live instance's.
     await live.instances.renew({ id: 'i_own', name: 'own', now: Date.now() });
-    expect((await reconciler.payments.unfinished({ cutoff: Date.now() + Instance.leaseMs })).map((p) => p.id)).not.toContain(id);
+    await live.payments.advance(id, ['verified'], 'settling', { settleBy: Date.now() + 60_000 });
+    const pass = (store: Stores.Store, now: number, own?: string) => store.payments.unfinished({ cutoff: now - OnchainPayment.reconcileAfterMs, settledBy: now, own }).then((rows) => rows.map((p) => p.id));
+    expect(await pass(live, Date.now(), 'i_own')).not.toContain(id);
+    expect(await pass(live, Date.now() + 61_000, 'i_own')).toContain(id);
+    // Another instance's pass leaves it alone while its instance lives, however late it is.
+    expect(await pass(reconciler, Date.now() + 61_000, 'i_other')).not.toContain(id);
+    // Its instance gone (its lease claimed, its other payments settled), any pass takes it once past its deadline.
     await live.instances.leave('i_own');
+    expect(await pass(reconciler, Date.now(), 'i_other')).not.toContain(id);
+    expect(await pass(reconciler, Date.now() + 61_000, 'i_other')).toContain(id);
   });
 });

@@ -222,6 +222,7 @@ function hold(input: {
         // kept before the transfer leaves (or the authorization it spends), until it can no longer land.
         if (!(await store.payments.advance(id, ['verified'], 'settling'))) throw resolvedElsewhere();
         let settlement;
+        settlingHere.add(id);
         try {
           settlement = await rail.settle(verified, terms, {
             sending: async (txHash) => {
@@ -247,11 +248,13 @@ function hold(input: {
             `The ${rail.rail} payment was sent for settlement but its outcome is not known yet (${error instanceof Error ? error.message : 'no answer'}). If it went through, it becomes a credit for ${verified.wallet} within about ${Math.round(reconcileAfterMs / 60_000)} minutes of its expiry, which your next query signed by that wallet spends. Do not pay again for this question before then.`,
             { cause: error },
           );
+        } finally {
+          settlingHere.delete(id);
         }
         breaker?.succeeded();
         receipt = rail.receipt(settlement, terms);
         if (!(await store.payments.advance(id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) }))) {
-          // Looked up on chain by reconciliation meanwhile (this settlement outlived its deadline): it is a credit now.
+          // Looked up on chain by another process's reconciliation meanwhile (this one was taken for gone): a credit now.
           throw new ServiceError('service_unavailable', `The ${rail.rail} payment settled (${settlement.txHash}) after its deadline and was already kept as a credit for ${verified.wallet}: your next query signed by that wallet spends it.`);
         }
       }
@@ -260,9 +263,7 @@ function hold(input: {
       return receipt;
     },
     async capture(tx) {
-      if (!(await tx.payments.advance(id, ['settled'], 'answered'))) {
-        throw new ServiceError('service_unavailable', 'This payment was already turned into a credit while the answer was prepared; the next payment its wallet signs spends it.');
-      }
+      if (!(await tx.payments.advance(id, ['settled'], 'answered'))) throw resolvedElsewhere();
       // The operator's ledger shows the revenue beside the creators' earnings for the same query.
       await tx.ledger.append({
         kind: creditId ? 'onchain_credit_spent' : 'onchain_payment',
@@ -288,13 +289,19 @@ function hold(input: {
   };
 }
 
+/**
+ * The payments this process is settling right now (its rail's call under way): its own reconciliation pass leaves
+ * them to the call, however late a slow chain makes it. One that outlived its call (no answer) is looked up.
+ */
+const settlingHere = new Set<string>();
+
 /** How long a credential's binding is kept: longer than any challenge lives (a day at most), so than any authorization. */
 const bindingLifetimeMs = 2 * 86_400_000;
 
 /**
  * Settles what a crash or a lost answer left part-way, for payments untouched for `olderThanMs` whose process is not
- * serving, for every payment of `instances` (processes whose lease ran out), and for the `own` process's settlements
- * past their deadline: a credential verified but never settled is released (no money moved); one that was settling is
+ * serving, for every payment of `instances` (processes whose lease ran out), and for settlements past their deadline
+ * that no other live process holds (the `own` process's, a gone one's): a credential verified but never settled is released (no money moved); one that was settling is
  * looked up on its chain, by the hash kept before its transfer left: landed, it becomes a credit for the wallet;
  * failed, or never sent and expired, it is released; still able to land, it is left for the next pass. Then the
  * credentials this server never settled (released, or answered by a credit), once they can no longer land, are looked
@@ -346,8 +353,8 @@ export async function reconcile(
       options.onFailed(row, error);
     }
   };
-  const own = options.own === undefined ? undefined : { instance: options.own, settledBy: now };
-  for (const row of await store.payments.unfinished({ cutoff, instances: options.instances, own })) {
+  for (const row of await store.payments.unfinished({ cutoff, instances: options.instances, own: options.own, settledBy: now })) {
+    if (settlingHere.has(row.id)) continue;
     await step(row, async () => {
       if (row.state === 'verified') return release(row, 'reconciled: verified, never settled (the query stopped mid-way)');
       if (row.state === 'settled') {

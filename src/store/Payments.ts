@@ -119,24 +119,25 @@ export async function byQuery(sql: Sql, queryId: string): Promise<PaymentRow | u
 }
 
 /**
- * Payments left part-way (verified, settling or settled, never answered nor released) by a process that is not
- * serving: untouched since before `cutoff` and taken by a process that is gone or by none (a live instance's payment
- * in flight is its own, however long it takes), or taken by one of `instances` (whose lease ran out) at any time.
- * With `own`, also that instance's own settlements past their deadline (`settle_by` before `settledBy`): nothing of
- * this process is still waiting on them, and the chain can tell how they ended.
+ * Payments left part-way (verified, settling or settled, never answered nor released) that no live process is
+ * finishing: untouched since before `cutoff` and taken by a process that is gone or by none (a live instance's payment
+ * in flight is its own, however long it takes); taken by one of `instances` (whose lease ran out) at any time; and
+ * settlements past their deadline (`settle_by` before `settledBy`) taken by the `own` instance, by a process that is
+ * gone, or by none: nothing still waits on them, and the chain can tell how they ended.
  */
 export async function unfinished(
   sql: Sql,
-  options: { cutoff: number; instances?: readonly string[] | undefined; own?: { instance: string; settledBy: number } | undefined },
+  options: { cutoff: number; settledBy?: number | undefined; instances?: readonly string[] | undefined; own?: string | undefined },
 ): Promise<PaymentRow[]> {
   const instances = options.instances ?? [];
   const claimed = instances.length > 0 ? ` OR instance_id IN (${instances.map(() => '?').join(', ')})` : '';
-  const own = options.own ? ` OR (instance_id = ? AND state = 'settling' AND settle_by < ?)` : '';
+  const free = '(instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = p.instance_id))';
   return sql.all<PaymentRow>(
     `SELECT ${columns} FROM payments p WHERE state IN ('verified', 'settling', 'settled')
-       AND ((updated_at < ? AND (instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = p.instance_id)))${claimed}${own})
+       AND ((updated_at < ? AND ${free})${claimed}
+         OR (state = 'settling' AND settle_by < ? AND (instance_id = ? OR ${free})))
      ORDER BY created_at, id`,
-    [options.cutoff, ...instances, ...(options.own ? [options.own.instance, options.own.settledBy] : [])],
+    [options.cutoff, ...instances, options.settledBy ?? 0, options.own ?? null],
   );
 }
 

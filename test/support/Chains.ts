@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createClient, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { tempoModerato } from 'viem/chains';
+import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client';
 import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
@@ -81,4 +82,15 @@ export async function credentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x
   const client = new x402HTTPClient(x402Payer(sandbox, key, scheme));
   const required = client.getPaymentRequiredResponse((name) => unpaid.headers.get(name));
   return client.encodePaymentSignatureHeader(await client.createPaymentPayload(required));
+}
+
+/**
+ * A rail's credential for a challenge an MCP server listed in `data.challenges`, made by that rail's real client, as
+ * it goes in `_meta["org.paymentauth/credential"]`: tempo's as the mppx credential object, x402's as its payload.
+ */
+export async function mcpCredentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x402_base', challenge: unknown, key: `0x${string}`): Promise<unknown> {
+  if (rail === 'x402_base') return x402Payer(sandbox, key).createPaymentPayload(challenge as never);
+  const client = MppxClient.create({ methods: [tempoClient.charge({ account: privateKeyToAccount(key), getClient: tempoGetClient(sandbox) })], polyfill: false });
+  const unpaid = new Response(null, { status: 402, headers: { 'WWW-Authenticate': Challenge.serialize(challenge as never) } });
+  return Credential.deserialize(await client.createCredential(unpaid));
 }
