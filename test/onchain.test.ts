@@ -534,11 +534,13 @@ describe('reconciling payments a crash cut off', () => {
   test('behavior: settling payments from before transfers were kept: landed ones become credits, unused ones are released, unknown ones are credited', async () => {
     const { sandbox, environment } = served;
     const { store } = environment.services;
-    // A real x402 payment, answered, then set back to where a crash mid-settle would have left it.
+    // A real x402 payment, answered, then written again as a crash mid-settle would have left it (the database keeps an
+    // answered payment answered: the row is replaced, not moved back).
     const res = await post(x402Fetch(sandbox, sandbox.payer.key), '/api/ask/query', { question, rail: 'x402_base' });
     const { queryId } = await json(res);
     const landed = (await store.payments.byQuery(queryId))!;
-    await environment.peek.run(`UPDATE payments SET state = 'settling', settle_by = NULL WHERE id = ?`, landed.id);
+    await environment.peek.run('DELETE FROM payments WHERE id = ?', landed.id);
+    await insert({ id: landed.id, rail: 'x402_base', spendKey: landed.spendKey, state: 'settling' });
     await insert({ id: 'never-landed', rail: 'x402_base', spendKey: `${sandbox.payer.address.toLowerCase()}:0x${'11'.repeat(32)}`, state: 'settling' });
     await insert({ id: 'signed-unknown', rail: 'tempo', spendKey: `signed:0x${'22'.repeat(32)}`, state: 'settling' });
     await insert({ id: 'only-verified', rail: 'tempo', spendKey: `signed:0x${'33'.repeat(32)}`, state: 'verified' });
@@ -600,7 +602,10 @@ describe('reconciling payments a crash cut off', () => {
     expect((await OnchainPayment.reconcile(store, environment.services.rails, { olderThanMs: 600_000, now: Date.now() })).credited).toBe(0);
     const later = { olderThanMs: 600_000, now: row.settleBy! + 61_000 };
     expect((await OnchainPayment.reconcile(store, environment.services.rails, later)).credited).toBe(1);
-    expect(await store.payments.openCredit('x402_base', payer.address)).toMatchObject({ paymentId: row.id });
+    // The transfer is a payment of its own, credited; the answered payment holds no credit.
+    expect(await store.payments.openCredit('x402_base', payer.address)).toMatchObject({ paymentId: `${row.id}:sent` });
+    expect(await store.payments.get(`${row.id}:sent`)).toMatchObject({ state: 'credited', wallet: payer.address.toLowerCase() });
+    expect(await store.payments.get(row.id)).toMatchObject({ state: 'answered', settleBy: null });
     expect((await OnchainPayment.reconcile(store, environment.services.rails, later)).credited).toBe(0);
   });
 
