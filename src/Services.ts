@@ -38,6 +38,8 @@ export type Services = {
   instance: Instance.Instance;
   /** Work requests started that outlives their responses (payments captured once the answer left): shutdown waits for it. */
   pending: Pending.Pending;
+  /** The on-chain payments whose settlement this process is waiting on: its own reconciliation leaves them to the call. */
+  settling: Set<string>;
   /** True once the process is shutting down: `/ready` says so, and the load balancer sends requests elsewhere. */
   draining: boolean;
   /** Whether the lexical index is loaded (the first question would not wait for it). */
@@ -115,13 +117,21 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   const rails = Rails.fromConfig(config, store);
   const tally = Tally.create({ store, logger });
   const leaseMs = config.instanceLeaseSeconds * 1000;
-  const instance = Instance.create({ store, logger, leaseMs, target, claimGone: () => Reconciliation.settleGone({ store, rails, logger, metrics }, { leaseMs }) });
+  const settling = new Set<string>();
+  const instance: Instance.Instance = Instance.create({
+    store,
+    logger,
+    leaseMs,
+    target,
+    claimGone: () => Reconciliation.settleGone({ store, rails, logger, metrics }, { leaseMs, own: instance.id() }),
+  });
   return {
     config,
     store,
     database,
     instance,
     pending: Pending.create(),
+    settling,
     draining: false,
     indexLoaded: () => indexLoaded,
     logger,

@@ -129,6 +129,19 @@ describe.each(Engines.engines)('instances on %s', (engine) => {
     await instance.stop();
   });
 
+  test('behavior: a process that stood still past its own lease never claims itself when it goes on', async () => {
+    const now = Date.now();
+    await a.instances.renew({ id: 'i_self_stale', name: 'self', now: now - Instance.leaseMs - 5_000 });
+    const accountId = await buyer(10);
+    await AccountPayment.hold({ store: a, config, accountId, mode: 'credits', queryId: 'q_self_stale', memo: 'mine', instance: 'i_self_stale' });
+    await Reconciliation.settleGone({ store: a, rails: Rails.fromConfig(config, a), logger }, { now, own: 'i_self_stale' });
+    expect((await a.instances.list()).map((i) => i.id)).toContain('i_self_stale');
+    expect(await balance(accountId)).toBe(0);
+    // Another process does claim it, and gives its charge back.
+    await Reconciliation.settleGone({ store: b, rails: Rails.fromConfig(config, b), logger }, { now, own: 'i_another' });
+    expect(await balance(accountId)).toBe(10);
+  });
+
   /** Holds this thread for `ms` without yielding: a saturated event loop, as a burst or a long synchronous step makes. */
   const hold = (ms: number) => {
     const until = Date.now() + ms;

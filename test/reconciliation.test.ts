@@ -159,6 +159,50 @@ describe.each(Engines.engines)('reconciliation racing a live instance on %s', (e
     expect((await live.payments.get(id))!).toMatchObject({ state: 'answered', settleBy: null });
   });
 
+  test('behavior: a transfer the payer broadcast is recorded settled with its hash at once: a pass that claims its instance credits it, never releases it as if nothing moved', async () => {
+    const id = `pay_${(n += 1)}`;
+    const txHash = `0x${'56'.repeat(32)}`;
+    expect(await live.payments.reserve({ id, spendKey: txHash, transfer: txHash, rail: 'tempo', wallet: '0xfeed', queryId: `q_${id}`, requestDigest: 'd', amountMillicents: 5_000, instanceId: 'i_pushed' })).toBe(true);
+    expect(await live.payments.get(id)).toMatchObject({ state: 'settled', txHash });
+    expect(await reconcileRacing('i_pushed', async () => undefined)).toEqual({ released: 0, credited: 1, pending: 0 });
+    expect(await creditsOf(id)).toBe(1);
+  });
+
+  test('behavior: a claimed instance that comes back keeps what it took after the claim: the pass settles what it held when claimed', async () => {
+    const held = await reserve('i_back');
+    const claimedAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Back (it was only frozen) and registered again under its id, it takes a new payment.
+    const fresh = await reserve('i_back');
+    const rows = await reconciler.payments.unfinished({ cutoff: 0, instances: ['i_back'], claimedAt });
+    expect(rows.map((p) => p.id)).toEqual([held.id]);
+    void fresh;
+  });
+
+  test('behavior: an instance\'s own payment left verified for longer than any request runs (its release failed) is released by its own pass; one it is settling is left to the call', async () => {
+    const { id } = await reserve('i_self');
+    await live.instances.renew({ id: 'i_self', name: 'self', now: Date.now() });
+    const later = Date.now() + OnchainPayment.reconcileAfterMs + 1_000;
+    const rails = Rails.fromConfig(config, live);
+    const state = async () => (await live.payments.get(id))!.state;
+    // Another live instance's pass never takes it; its own does, once it is old.
+    await OnchainPayment.reconcile(reconciler, rails, { olderThanMs: OnchainPayment.reconcileAfterMs, now: later, own: 'i_other' });
+    expect(await state()).toBe('verified');
+    await OnchainPayment.reconcile(live, rails, { olderThanMs: OnchainPayment.reconcileAfterMs, now: Date.now(), own: 'i_self' });
+    expect(await state()).toBe('verified');
+    await OnchainPayment.reconcile(live, rails, { olderThanMs: OnchainPayment.reconcileAfterMs, now: later, own: 'i_self' });
+    expect(await state()).toBe('released');
+    // A settlement past its deadline whose rail call this process still waits on is the call's.
+    const settling = await reserve('i_self');
+    await live.payments.advance(settling.id, ['verified'], 'settling', { settleBy: Date.now() - 120_000 });
+    await OnchainPayment.reconcile(live, rails, { olderThanMs: OnchainPayment.reconcileAfterMs, own: 'i_self', settling: new Set([settling.id]) });
+    expect((await live.payments.get(settling.id))!.state).toBe('settling');
+    // Its call over with no answer, the pass looks it up (no rail configured here: settling from before transfers were
+    // kept cannot be told, so it waits).
+    expect((await live.payments.unfinished({ cutoff: 0, own: 'i_self', settledBy: Date.now() })).map((p) => p.id)).toContain(settling.id);
+    await live.instances.leave('i_self');
+  });
+
   test('behavior: a settlement whose outcome was lost is looked up once past its deadline by its own instance, or by any once its instance is gone; never before, and never another live instance\'s', async () => {
     const { id } = await reserve('i_own');
     await live.instances.renew({ id: 'i_own', name: 'own', now: Date.now() });

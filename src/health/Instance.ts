@@ -141,12 +141,15 @@ function onThread(input: {
   const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on('message', input.heard);
   let fallback: LeaseKeeper.Keeper | undefined;
+  let stopping = false;
   worker.on('error', (error) => {
+    if (stopping) return input.logger.warn('the instance lease thread failed while stopping', { instance: input.id, error });
     input.logger.error('the instance lease thread failed: the lease is renewed by the serving thread from here on', { instance: input.id, error });
     fallback ??= input.here(input.id);
   });
   return {
     async stop() {
+      stopping = true;
       clearInterval(beating);
       await fallback?.stop();
       // Held open until the thread has ended: a process with nothing else left to do waits for it here.

@@ -28,9 +28,16 @@ export function keep(input: {
   const { id, name, now, tell } = input;
   let last = now();
   let running: Promise<void> | undefined;
+  let stalled = false;
   const renew = async (): Promise<void> => {
     const stalledMs = input.alive();
-    if (stalledMs !== undefined) return tell({ kind: 'stalled', stalledMs });
+    if (stalledMs !== undefined) {
+      // Told once when it begins, not at every tick of a stall.
+      if (!stalled) tell({ kind: 'stalled', stalledMs });
+      stalled = true;
+      return;
+    }
+    stalled = false;
     try {
       const held = await (await input.store()).instances.renew({ id, name, now: now() });
       const at = now();
@@ -43,6 +50,8 @@ export function keep(input: {
   const timer = setInterval(() => {
     running ??= renew().finally(() => (running = undefined));
   }, input.everyMs);
+  // Renewing never holds a process open by itself: one with nothing else to do stops, and its lease runs out.
+  timer.unref();
   return {
     async stop() {
       clearInterval(timer);

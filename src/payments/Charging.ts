@@ -39,17 +39,18 @@ export const orphanAfterMs = 10 * 60_000;
 /**
  * Reverses balance charges a crash (or a query that never finished) left behind: a `query_charge` with neither a
  * `query_answered` nor a `query_reversal` row, made since answers were marked, and either older than `orphanAfterMs`
- * and taken by no process still serving, or taken by one of `instances` (processes whose lease ran out, claimed by the
- * caller). A live instance's charge is never touched. The reversal gives back what the row took (not today's price)
+ * and taken by no process still serving, or taken by one of `instances` up to `claimedAt` (processes whose lease ran
+ * out, claimed by the caller: one that comes back charges anew under its id). A live instance's charge is never touched. The reversal gives back what the row took (not today's price)
  * and says why. Returns how many were reversed.
  */
-export async function reconcile(store: Store, options: { now?: number | undefined; instances?: readonly string[] } = {}): Promise<number> {
+export async function reconcile(store: Store, options: { now?: number | undefined; instances?: readonly string[]; claimedAt?: number } = {}): Promise<number> {
   const since = Number((await store.meta.get('answer_markers_since')) ?? Number.POSITIVE_INFINITY);
   const before = (options.now ?? Date.now()) - orphanAfterMs;
   return store.charges.reverseOrphans({
     since,
     before,
     instances: options.instances,
+    claimedAt: options.claimedAt,
     why: (o) =>
       options.instances
         ? `reconciled: charged ${new Date(o.createdAt).toISOString()} by an instance that stopped before answering (its lease ran out)`

@@ -53,6 +53,8 @@ export function payment(input: {
   credential: InboundCredential | undefined;
   /** The serving process taking the payment, when it holds a lease (see Instance). */
   instance: string | undefined;
+  /** The payments whose settlement this process is waiting on: its own reconciliation leaves them to the call. */
+  settling?: Set<string> | undefined;
   /** The rail's outside party's breaker. */
   breaker?: Breaker | undefined;
 }): Payment {
@@ -127,10 +129,9 @@ export function payment(input: {
           instanceId: input.instance,
         });
         if (!reserved) throw await refuse('This payment credential was already used: each pays for one answer.');
+        // A transfer the payer broadcast themselves has moved, and was recorded settled: from here on, however the
+        // query ends, it is an answer or a credit.
         metrics?.payment(rail.rail, 'verified');
-        // A transfer the payer broadcast themselves has moved: from here on, however the query ends, it is an answer
-        // or a credit.
-        if (verified.paid) await store.payments.advance(verified.challengeId, ['verified'], 'settled', { txHash: verified.paid.txHash });
         if (!relevant) {
           // The payer moved the money themselves, and there is nothing to sell: the wallet keeps it as a credit.
           const creditId = await store.payments.creditWallet(verified.challengeId, { from: ['settled'], reason: 'no relevant content after the payer broadcast the payment' });
@@ -145,7 +146,7 @@ export function payment(input: {
         // A transfer the wallet signed but nobody sent yet can be left unsent: its oldest credit pays instead.
         const credit = verified.paid ? undefined : await store.payments.openCredit(rail.rail, verified.wallet);
         const usesCredit = credit !== undefined && (await store.payments.consumeCredit(credit.id, verified.challengeId));
-        return hold({ store, config, logger, metrics, breaker, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined });
+        return hold({ store, config, logger, metrics, breaker, rail, terms, verified, queryId, creditId: usesCredit ? credit.id : undefined, settling: input.settling });
       };
       try {
         return await redeem();
@@ -164,7 +165,6 @@ export function payment(input: {
     if (!(await store.payments.reserve({ id, spendKey: txHash, transfer: txHash, rail: input.rail, wallet, queryId, requestDigest: terms.digest, amountMillicents: terms.amountMillicents }))) {
       return `The payment credential was refused (${error.message}), and its transfer ${txHash} was already used.`;
     }
-    await store.payments.advance(id, ['verified'], 'settled', { txHash });
     const creditId = await store.payments.creditWallet(id, { from: ['settled'], reason: `transfer sent for a credential that was refused: ${error.message}` });
     if (creditId === undefined) return `The payment credential was refused (${error.message}); its transfer ${txHash} is being accounted for by another request.`;
     metrics?.payment(input.rail, 'credited');
@@ -190,6 +190,14 @@ const claimLifetimeMs = 2 * 60_000;
 /** How old an unfinished payment must be before reconciliation resolves it (as for balance charges). */
 export const reconcileAfterMs = Charging.orphanAfterMs;
 
+/**
+ * Within how many minutes of its transfer's expiry a settlement whose outcome was lost is looked up and settled: the
+ * chain is taken to have refused it a margin after the expiry, and the next reconciliation pass looks.
+ */
+function lookedUpWithinMinutes(config: Config): number {
+  return Math.ceil((landingMarginMs + config.reconcileIntervalSeconds * 1000) / 60_000);
+}
+
 /** USD micro-dollars (the ledger's unit) in one millicent. */
 const microsPerMillicent = 10;
 
@@ -204,6 +212,7 @@ function hold(input: {
   verified: Verified;
   queryId: string;
   creditId: string | undefined;
+  settling: Set<string> | undefined;
 }): Hold {
   const { store, config, rail, terms, verified, creditId, metrics, breaker } = input;
   const id = verified.challengeId;
@@ -222,7 +231,7 @@ function hold(input: {
         // kept before the transfer leaves (or the authorization it spends), until it can no longer land.
         if (!(await store.payments.advance(id, ['verified'], 'settling'))) throw resolvedElsewhere();
         let settlement;
-        settlingHere.add(id);
+        input.settling?.add(id);
         try {
           settlement = await rail.settle(verified, terms, {
             sending: async (txHash) => {
@@ -245,17 +254,21 @@ function hold(input: {
           input.logger.error('settlement outcome unknown: left for reconciliation', { queryId: input.queryId, rail: rail.rail, wallet: verified.wallet, error });
           throw new ServiceError(
             'service_unavailable',
-            `The ${rail.rail} payment was sent for settlement but its outcome is not known yet (${error instanceof Error ? error.message : 'no answer'}). If it went through, it becomes a credit for ${verified.wallet} within about ${Math.round(reconcileAfterMs / 60_000)} minutes of its expiry, which your next query signed by that wallet spends. Do not pay again for this question before then.`,
+            `The ${rail.rail} payment was sent for settlement but its outcome is not known yet (${error instanceof Error ? error.message : 'no answer'}). If it went through, it becomes a credit for ${verified.wallet} within about ${lookedUpWithinMinutes(config)} minutes of its expiry, which your next query signed by that wallet spends. Do not pay again for this question before then.`,
             { cause: error },
           );
         } finally {
-          settlingHere.delete(id);
+          input.settling?.delete(id);
         }
         breaker?.succeeded();
         receipt = rail.receipt(settlement, terms);
         if (!(await store.payments.advance(id, ['settling'], 'settled', { txHash: settlement.txHash, receipt: JSON.stringify(receipt.receipt) }))) {
-          // Looked up on chain by another process's reconciliation meanwhile (this one was taken for gone): a credit now.
-          throw new ServiceError('service_unavailable', `The ${rail.rail} payment settled (${settlement.txHash}) after its deadline and was already kept as a credit for ${verified.wallet}: your next query signed by that wallet spends it.`);
+          // Resolved by another process's reconciliation meanwhile (this one was taken for gone): the money that moved
+          // is a credit, now or once its transfer is looked up again.
+          throw new ServiceError(
+            'service_unavailable',
+            `The ${rail.rail} payment settled (${settlement.txHash}), but reconciliation had already resolved it while the answer was prepared (the instance serving it was taken for stopped): it is kept as a credit for ${verified.wallet} within about ${lookedUpWithinMinutes(config)} minutes, which your next query signed by that wallet spends. Ask again then.`,
+          );
         }
       }
       metrics?.payment(rail.rail, 'settled');
@@ -289,12 +302,6 @@ function hold(input: {
   };
 }
 
-/**
- * The payments this process is settling right now (its rail's call under way): its own reconciliation pass leaves
- * them to the call, however late a slow chain makes it. One that outlived its call (no answer) is looked up.
- */
-const settlingHere = new Set<string>();
-
 /** How long a credential's binding is kept: longer than any challenge lives (a day at most), so than any authorization. */
 const bindingLifetimeMs = 2 * 86_400_000;
 
@@ -319,8 +326,13 @@ export async function reconcile(
     olderThanMs: number;
     now?: number | undefined;
     instances?: readonly string[] | undefined;
-    /** This serving process: its own settlements past their deadline are looked up too. */
+    /** When `instances` were claimed: what they took since is theirs again (they came back). */
+    claimedAt?: number | undefined;
+    /** This serving process: its own settlements past their deadline are looked up too, and its own payments verified
+     * and left for `olderThanMs` (a release that failed) are released. */
     own?: string | undefined;
+    /** The payments whose settlement this process is waiting on: left to the call, however late a slow chain makes it. */
+    settling?: ReadonlySet<string> | undefined;
     /** Told of each payment reconciliation released or credited. */
     onResolved?: ((rail: Rail, state: 'released' | 'credited') => void) | undefined;
     /** Told of a payment whose step failed: the pass goes on with the next, and the next pass tries it again. */
@@ -353,8 +365,10 @@ export async function reconcile(
       options.onFailed(row, error);
     }
   };
-  for (const row of await store.payments.unfinished({ cutoff, instances: options.instances, own: options.own, settledBy: now })) {
-    if (settlingHere.has(row.id)) continue;
+  // A claimed instance's payments as they were when it was claimed: one it took since, having come back (it was only
+  // frozen), is its own again.
+  for (const row of await store.payments.unfinished({ cutoff, instances: options.instances, claimedAt: options.claimedAt, own: options.own, settledBy: now })) {
+    if (options.settling?.has(row.id)) continue;
     await step(row, async () => {
       if (row.state === 'verified') return release(row, 'reconciled: verified, never settled (the query stopped mid-way)');
       if (row.state === 'settled') {

@@ -47,6 +47,8 @@ export async function payerFor(input: {
   credential: InboundCredential | undefined;
   /** The serving process taking the payment, when it holds a lease (see Instance). */
   instance: string | undefined;
+  /** The payments whose settlement this process is waiting on: its own reconciliation leaves them to the call. */
+  settling?: Set<string> | undefined;
 }): Promise<Payment> {
   const { store, config, caller, profile, request } = input;
   const accountId = await accountOf(store, caller, profile);

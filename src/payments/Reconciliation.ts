@@ -6,7 +6,14 @@ import * as Charging from './Charging.js';
 import * as OnchainPayment from './OnchainPayment.js';
 import type { Rails } from './Rails.js';
 
-type Dependencies = { store: Store; rails: Rails; logger: Logger; metrics?: Metrics | undefined };
+type Dependencies = {
+  store: Store;
+  rails: Rails;
+  logger: Logger;
+  metrics?: Metrics | undefined;
+  /** The payments whose settlement this process is waiting on: left to the call. */
+  settling?: ReadonlySet<string> | undefined;
+};
 
 /**
  * Settles what stopped queries left part-way, and says so in the log: charges never answered are given back (see
@@ -15,7 +22,10 @@ type Dependencies = { store: Store; rails: Rails; logger: Logger; metrics?: Metr
  * what they left is settled whatever its age; anything else only once it is old and its process is not serving. `own`
  * is this process's instance: its own settlements whose outcome was lost are looked up once past their deadline.
  */
-export async function reconcile(input: Dependencies, options: { instances?: readonly string[]; now?: number; own?: string | undefined } = {}): Promise<void> {
+export async function reconcile(
+  input: Dependencies,
+  options: { instances?: readonly string[]; claimedAt?: number; now?: number; own?: string | undefined } = {},
+): Promise<void> {
   const { store, logger } = input;
   try {
     const reversed = options.instances ? 0 : await Charging.reconcile(store, { now: options.now });
@@ -23,7 +33,9 @@ export async function reconcile(input: Dependencies, options: { instances?: read
     const { released, credited, pending } = await OnchainPayment.reconcile(store, input.rails, {
       olderThanMs: OnchainPayment.reconcileAfterMs,
       instances: options.instances,
+      claimedAt: options.claimedAt,
       own: options.own,
+      settling: input.settling,
       now: options.now,
       onFailed: (payment, error) => logger.error('reconciling a payment failed: the next pass tries it again', { payment: payment.id, state: payment.state, error }),
       onResolved: (rail, state) => {
@@ -58,15 +70,18 @@ export function periodically(input: Dependencies & { instance: Instance.Instance
  * transaction that claims them (two processes claiming at once settle each once), then their payments. Quick when
  * none ran out: one statement.
  */
-export async function settleGone(input: Dependencies, options: { now?: number; leaseMs?: number } = {}): Promise<void> {
+export async function settleGone(input: Dependencies, options: { now?: number; leaseMs?: number; own?: string | undefined } = {}): Promise<void> {
   const { store, logger } = input;
   const now = options.now ?? Date.now();
+  // What the claimed instances took until now is theirs to settle; one that comes back takes anew under its id.
+  const claimedAt = Date.now();
   const claimed = await store.transaction(async (tx) => {
-    const instances = await tx.instances.expire(now - (options.leaseMs ?? Instance.leaseMs));
-    const reversed = instances.length > 0 ? await Charging.reconcile(tx, { now, instances }) : 0;
+    // Never this process itself: its lease may have lapsed while it stood still, and it is plainly running now.
+    const instances = await tx.instances.expire(now - (options.leaseMs ?? Instance.leaseMs), { except: options.own });
+    const reversed = instances.length > 0 ? await Charging.reconcile(tx, { now, instances, claimedAt }) : 0;
     return { instances, reversed };
   });
   if (claimed.instances.length === 0) return;
   logger.warn('instances gone (their lease ran out): what they left part-way is settled', { instances: claimed.instances, reversedCharges: claimed.reversed });
-  await reconcile(input, { instances: claimed.instances, now });
+  await reconcile(input, { instances: claimed.instances, claimedAt, now });
 }

@@ -79,15 +79,16 @@ export type Orphan = { accountId: string; unlocksDelta: number; creditsDelta: nu
 /**
  * Reverses the charges that have neither an answer nor a reversal and whose process is not serving: made in [since,
  * before) by a process that is gone or by none (a charge of a live instance is its own to answer or give back, however
- * long it takes), or taken by one of `instances` whatever their age (processes whose lease ran out, claimed by the
- * caller in this transaction). Each gets the memo `why` gives it. One transaction, under a store-wide lock on
+ * long it takes), or taken by one of `instances` whatever their age, up to `claimedAt` (processes whose lease ran out,
+ * claimed by the caller in this transaction: one that comes back charges anew under the same id). Each gets the memo
+ * `why` gives it. One transaction, under a store-wide lock on
  * PostgreSQL: two processes reconciling at once reverse each charge once. Returns how many were reversed.
  */
-export async function reverseOrphans(sql: Sql, input: { since: number; before: number; instances?: readonly string[]; why: (orphan: Orphan) => string }): Promise<number> {
+export async function reverseOrphans(sql: Sql, input: { since: number; before: number; instances?: readonly string[]; claimedAt?: number; why: (orphan: Orphan) => string }): Promise<number> {
   const instances = input.instances ?? [];
   return sql.transaction(async (tx) => {
     if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?) AS locked', [0x6f727068]); // "orph"
-    const claimed = instances.length > 0 ? ` OR c.instance_id IN (${instances.map(() => '?').join(', ')})` : '';
+    const claimed = instances.length > 0 ? ` OR (c.instance_id IN (${instances.map(() => '?').join(', ')}) AND c.created_at <= ?)` : '';
     const orphans = await tx.all<Orphan>(
       `SELECT c.account_id AS accountId, c.unlocks_delta AS unlocksDelta, c.credits_delta AS creditsDelta, c.query_id AS queryId, c.created_at AS createdAt
        FROM ledger c
@@ -95,7 +96,7 @@ export async function reverseOrphans(sql: Sql, input: { since: number; before: n
          AND ((c.created_at >= ? AND c.created_at < ? AND (c.instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = c.instance_id)))${claimed})
          AND NOT EXISTS (SELECT 1 FROM ledger o WHERE o.query_id = c.query_id AND o.kind IN ('query_answered', 'query_reversal'))
        ORDER BY c.id`,
-      [input.since, input.before, ...instances],
+      [input.since, input.before, ...(instances.length > 0 ? [...instances, input.claimedAt ?? Number.MAX_SAFE_INTEGER] : [])],
     );
     let reversed = 0;
     for (const o of orphans) {

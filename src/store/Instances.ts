@@ -26,12 +26,12 @@ export async function leave(sql: Sql, id: string): Promise<void> {
 }
 
 /**
- * Claims the processes last seen before `before`: their rows are removed and their ids returned, to the one caller
- * whose statement removed them (two processes claiming at once claim each once). Run it in the transaction that
- * settles what they left, so the claim and the settling land together.
+ * Claims the processes last seen before `before`, `except` the caller's own: their rows are removed and their ids
+ * returned, to the one caller whose statement removed them (two processes claiming at once claim each once). Run it in
+ * the transaction that settles what they left, so the claim and the settling land together.
  */
-export async function expire(sql: Sql, before: number): Promise<string[]> {
-  return (await sql.all<{ id: string }>('DELETE FROM instances WHERE seen_at < ? RETURNING id', [before])).map((r) => r.id);
+export async function expire(sql: Sql, before: number, options: { except?: string | undefined } = {}): Promise<string[]> {
+  return (await sql.all<{ id: string }>('DELETE FROM instances WHERE seen_at < ? AND id <> ? RETURNING id', [before, options.except ?? ''])).map((r) => r.id);
 }
 
 /** The processes registered now, oldest first. */

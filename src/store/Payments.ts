@@ -35,7 +35,8 @@ const columns = `id, spend_key AS spendKey, rail, wallet, query_id AS queryId, r
  * Records a verified credential as spent, before anything else happens to it. False when its challenge or its transfer
  * was spent already, or when the transfer it carries (`transfer`: a transaction already on chain) is one another
  * payment accounts for, this server's own broadcasts included: the one place a replay, a parallel copy, or a
- * transfer presented twice is turned away.
+ * transfer presented twice is turned away. A payment whose transfer is already on chain is recorded settled, with it,
+ * in the same statement: no moment exists in which it could pass for one whose money never moved.
  */
 export async function reserve(
   sql: Sql,
@@ -61,11 +62,28 @@ export async function reserve(
     // transfer take turns, so two cannot both see it unclaimed. SQLite's write lock already does.
     if (transfer !== null && tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(hashtext(?)) AS locked', [transfer]);
     const changed = await tx.run(
-      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, settle_by, created_at, updated_at, instance_id)
-       SELECT ?, ?, ?, ?, ?, ?, ?, 'verified', ?, ?, ?, ?
+      `INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amount_millicents, state, tx_hash, settle_by, created_at, updated_at, instance_id)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
        WHERE CAST(? AS TEXT) IS NULL OR NOT EXISTS (SELECT 1 FROM payments WHERE lower(tx_hash) = ? OR spend_key = ?)
        ON CONFLICT DO NOTHING`,
-      [row.id, row.spendKey, row.rail, row.wallet.toLowerCase(), row.queryId, row.requestDigest, row.amountMillicents, row.settleBy ?? null, now, now, row.instanceId ?? null, transfer, transfer, transfer],
+      [
+        row.id,
+        row.spendKey,
+        row.rail,
+        row.wallet.toLowerCase(),
+        row.queryId,
+        row.requestDigest,
+        row.amountMillicents,
+        transfer === null ? 'verified' : 'settled',
+        row.transfer ?? null,
+        row.settleBy ?? null,
+        now,
+        now,
+        row.instanceId ?? null,
+        transfer,
+        transfer,
+        transfer,
+      ],
     );
     return changed === 1;
   });
@@ -120,24 +138,34 @@ export async function byQuery(sql: Sql, queryId: string): Promise<PaymentRow | u
 
 /**
  * Payments left part-way (verified, settling or settled, never answered nor released) that no live process is
- * finishing: untouched since before `cutoff` and taken by a process that is gone or by none (a live instance's payment
- * in flight is its own, however long it takes); taken by one of `instances` (whose lease ran out) at any time; and
- * settlements past their deadline (`settle_by` before `settledBy`) taken by the `own` instance, by a process that is
- * gone, or by none: nothing still waits on them, and the chain can tell how they ended.
+ * finishing:
+ * - untouched since before `cutoff` and taken by a process that is gone or by none (a live instance's payment in
+ *   flight is its own, however long it takes), or by the `own` instance while only verified (its release failed: no
+ *   request runs that long, and no answer went out before a payment was settled);
+ * - taken by one of `instances` (whose lease ran out) and untouched since `claimedAt`, when they were claimed;
+ * - settlements past their deadline (`settle_by` before `settledBy`) taken by the `own` instance, by a process that is
+ *   gone, or by none: nothing still waits on them, and the chain can tell how they ended.
  */
 export async function unfinished(
   sql: Sql,
-  options: { cutoff: number; settledBy?: number | undefined; instances?: readonly string[] | undefined; own?: string | undefined },
+  options: {
+    cutoff: number;
+    settledBy?: number | undefined;
+    instances?: readonly string[] | undefined;
+    claimedAt?: number | undefined;
+    own?: string | undefined;
+  },
 ): Promise<PaymentRow[]> {
   const instances = options.instances ?? [];
-  const claimed = instances.length > 0 ? ` OR instance_id IN (${instances.map(() => '?').join(', ')})` : '';
+  const claimed = instances.length > 0 ? ` OR (instance_id IN (${instances.map(() => '?').join(', ')}) AND updated_at <= ?)` : '';
   const free = '(instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = p.instance_id))';
+  const own = options.own ?? null;
   return sql.all<PaymentRow>(
     `SELECT ${columns} FROM payments p WHERE state IN ('verified', 'settling', 'settled')
-       AND ((updated_at < ? AND ${free})${claimed}
+       AND ((updated_at < ? AND (${free} OR (state = 'verified' AND instance_id = ?)))${claimed}
          OR (state = 'settling' AND settle_by < ? AND (instance_id = ? OR ${free})))
      ORDER BY created_at, id`,
-    [options.cutoff, ...instances, options.settledBy ?? 0, options.own ?? null],
+    [options.cutoff, own, ...(instances.length > 0 ? [...instances, options.claimedAt ?? Number.MAX_SAFE_INTEGER] : []), options.settledBy ?? 0, own],
   );
 }
 

@@ -215,7 +215,8 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
     async landed({ spendKey, txHash, settleBy }, { now }) {
       // A pushed transfer is known by its hash; a signed one by the hash kept just before it was broadcast.
       const hash = /^0x[0-9a-f]{64}$/.test(spendKey) ? spendKey : txHash;
-      if (hash === null) return settleBy === null ? undefined : null;
+      // No hash kept yet: a settlement may be about to keep one and send it, until it can no longer land.
+      if (hash === null) return settleBy !== null && now > settleBy + landingMarginMs ? null : undefined;
       const found = (await getClient({}).request({ method: 'eth_getTransactionReceipt', params: [hash as `0x${string}`] })) as { status?: string } | null;
       if (found) return found.status === '0x1' ? { txHash: hash, receipt: {} } : null;
       // Not mined: it may still be, until its validBefore has passed.

@@ -404,4 +404,5 @@ INSERT INTO payments (id, spend_key, rail, wallet, query_id, request_digest, amo
   FROM wallet_credits c JOIN payments p ON p.id = c.payment_id WHERE p.state = 'answered' AND p.credit_id IS NOT NULL;
 UPDATE wallet_credits SET payment_id = payment_id || ':sent'
   WHERE payment_id IN (SELECT id FROM payments WHERE state = 'answered' AND credit_id IS NOT NULL);
+UPDATE payments SET settle_by = NULL WHERE state = 'answered' AND credit_id IS NOT NULL AND id || ':sent' IN (SELECT id FROM payments);
 `;
