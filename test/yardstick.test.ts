@@ -42,6 +42,12 @@ describe('the yardstick as written', () => {
   test('behavior: the scorer reads facts and passages past case, dashes, voice tags and citation markers', () => {
     expect(Yardstick.statesFacts('Start at Seventy-two percent [1].', [['seventy two percent']])).toBe(true);
     expect(Yardstick.statesFacts('Start at 68 percent [1].', [['72 percent', '72%']])).toBe(false);
+    // A fact denied is not stated, and an answer that states and denies it contradicts itself.
+    expect(Yardstick.statesFacts("Don't switch it off overnight [1].", [['switch it off']])).toBe(false);
+    expect(Yardstick.statesFacts('Never retard it below four degrees [1].', [['four degrees']])).toBe(false);
+    expect(Yardstick.statesFacts('Switch it off at night [1]. Actually, do not switch it off at all [2].', [['switch it off']])).toBe(false);
+    expect(Yardstick.statesFacts('Switch it off at night, not in the day [1].', [['switch it off']])).toBe(true);
+    expect(Yardstick.statesFacts("It's not hard: switch it off at night [1].", [['switch it off']])).toBe(true);
     expect(Yardstick.holds('<v Mara>I retard mine at four degrees</v> for twelve hours.', 'I retard mine at four degrees for twelve hours.')).toBe(true);
     // A quote a chunk boundary cuts still counts for the chunk that holds half of it.
     expect(Yardstick.holds('...and so on. Seventy-five minus sixty-three is twelve.', 'Seventy-five minus sixty-three is twelve. Use water at twelve degrees please.')).toBe(true);
@@ -61,9 +67,16 @@ describe('the offline answerer on the yardstick', () => {
 
   test('behavior: answers stay at or above the measured floor: the key fact stated with the right passage cited, and unanswerable questions refused before payment', () => {
     const right = result.answerable.right / result.answerable.asked;
-    const refused = result.unanswerable.refused / result.unanswerable.asked;
-    expect(right, JSON.stringify({ ...result, outcomes: undefined })).toBeGreaterThanOrEqual(0.4);
-    expect(refused).toBeGreaterThanOrEqual(0.52);
+    const refused = result.unanswerable.refusedBeforePayment / result.unanswerable.asked;
+    expect(right, JSON.stringify({ ...result, outcomes: undefined })).toBeGreaterThanOrEqual(0.37);
+    expect(refused).toBeGreaterThanOrEqual(0.5);
+  });
+
+  test('behavior: the held-out experts are asked and reported apart', () => {
+    const heldOut = questions.filter((q) => q.heldOut);
+    expect(new Set(heldOut.map((q) => q.id.split('-')[0]))).toEqual(new Set(['henrik', 'ailsa', 'margit']));
+    expect(heldOut.length).toBeGreaterThanOrEqual(60);
+    expect(result.outcomes.filter((o) => o.heldOut)).toHaveLength(heldOut.length);
   });
 
   test('behavior: confidence means something: high is right at least 90% of the time, low rarely', () => {

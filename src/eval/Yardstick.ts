@@ -53,14 +53,27 @@ export function normalize(text: string): string {
     .trim();
 }
 
-/** Every question file of a yardstick directory, in file order. */
-export function loadQuestions(directory = defaultDirectory): Question[] {
+/** A question as the yardstick asks it: held out when its expert was written apart from the answerer. */
+export type Asked = Question & { heldOut: boolean };
+
+/**
+ * The experts whose questions are held out (`held-out.json`, slugs): written apart from the answerer by someone who
+ * read neither it nor the other questions, never fit on, reported apart.
+ */
+export function heldOutExperts(directory = defaultDirectory): Set<string> {
+  const file = path.join(directory, 'held-out.json');
+  return new Set(fs.existsSync(file) ? z.array(z.string()).parse(JSON.parse(fs.readFileSync(file, 'utf8'))) : []);
+}
+
+/** Every question file of a yardstick directory, in file order; a file named for a held-out expert is held out. */
+export function loadQuestions(directory = defaultDirectory): Asked[] {
   const folder = path.join(directory, 'questions');
-  const questions: Question[] = [];
+  const heldOut = heldOutExperts(directory);
+  const questions: Asked[] = [];
   for (const file of fs.readdirSync(folder).filter((f) => f.endsWith('.json')).sort()) {
     const parsed = z.array(Question).safeParse(JSON.parse(fs.readFileSync(path.join(folder, file), 'utf8')));
     if (!parsed.success) throw new Error(`${file}: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    questions.push(...parsed.data);
+    questions.push(...parsed.data.map((q) => ({ ...q, heldOut: heldOut.has(file.replace(/\.json$/, '')) })));
   }
   const ids = new Set<string>();
   for (const q of questions) {
@@ -112,7 +125,7 @@ type Answer = {
   answer: string;
   citations: { itemId: string; text: string }[];
   confidence: 'high' | 'medium' | 'low';
-  retrieval: { noRelevantContent: boolean };
+  retrieval: { noRelevantContent: boolean; diagnostics: { outcome: string } };
 };
 
 /** How one question went. */
@@ -126,6 +139,10 @@ export type Outcome = {
   cited: boolean;
   /** Answered nothing and charged nothing. */
   refused: boolean;
+  /** Refused by the preflight, before any payment was asked for (not charged, then given back). */
+  refusedBeforePayment: boolean;
+  /** Written apart from the answerer: never fit on, reported apart. */
+  heldOut: boolean;
   /** Right as the yardstick judges it: correct with the right passage cited, or refused when unanswerable. */
   right: boolean;
   confidence: 'high' | 'medium' | 'low';
@@ -137,16 +154,37 @@ type Level = { answers: number; right: number };
 export type YardstickResult = {
   questions: number;
   answerable: { asked: number; correct: number; cited: number; right: number };
-  unanswerable: { asked: number; refused: number };
+  /** Refused at all (nothing charged in the end), and refused before any payment was asked for. */
+  unanswerable: { asked: number; refused: number; refusedBeforePayment: number };
   confidence: Record<'high' | 'medium' | 'low', Level>;
   kinds: Record<string, { asked: number; right: number }>;
   outcomes: Outcome[];
 };
 
-/** Does the answer state one string of every fact group? */
+/**
+ * Words that deny what follows them within its clause ("don't switch it off" does not state "switch it off"; "never
+ * retard it below four degrees" does not state "four degrees"; "it's not hard: switch it off" does).
+ */
+const negation = /(?:\b(?:not|no|never|without|nor|neither)|n't)\s+(?:[^\s,.;:!?]+\s+){0,3}$/;
+
+/** Where `fact` is stated in `said`: each occurrence, denied or not. */
+function occurrences(said: string, fact: string): { denied: boolean }[] {
+  const out: { denied: boolean }[] = [];
+  for (let at = said.indexOf(fact); at !== -1; at = said.indexOf(fact, at + 1)) out.push({ denied: negation.test(said.slice(Math.max(0, at - 40), at)) });
+  return out;
+}
+
+/**
+ * Does the answer state one string of every fact group, and not deny it in the same answer? An occurrence right after
+ * a negation ("don't switch it off" for "switch it off") does not state the fact, and an answer that both states and
+ * denies a fact contradicts itself: neither counts as stating it.
+ */
 export function statesFacts(answer: string, facts: string[][]): boolean {
   const said = normalize(answer.replace(/\s*\[\d+\]/g, ''));
-  return facts.every((group) => group.some((fact) => said.includes(normalize(fact))));
+  return facts.every((group) => {
+    const found = group.flatMap((fact) => occurrences(said, normalize(fact)));
+    return found.some((o) => !o.denied) && !found.some((o) => o.denied);
+  });
 }
 
 /** Does a cited chunk hold the passage? A quote a chunk boundary cuts counts when either half is in the chunk. */
@@ -161,7 +199,7 @@ export function holds(chunkText: string, quote: string): boolean {
 }
 
 /** Asks every question through `profile_query` (synthesized, paid from credits) and scores the answers. */
-export async function evaluate(store: YardstickStore, questions: Question[], options: { onProgress?: (done: number, total: number) => void } = {}): Promise<YardstickResult> {
+export async function evaluate(store: YardstickStore, questions: Asked[], options: { onProgress?: (done: number, total: number) => void } = {}): Promise<YardstickResult> {
   const kept = store.services.store;
   const account = await kept.accounts.create({ name: `yardstick-${Date.now()}` });
   // The caller may read every expert, private channels included, as a member would.
@@ -179,6 +217,8 @@ export async function evaluate(store: YardstickStore, questions: Question[], opt
       binding: atProfile ? { kind: 'profile', slug: atProfile } : { kind: 'global' },
     })) as Answer;
     const refused = r.citations.length === 0;
+    // After the hold, a reader that finds no statement abstains and the charge is given back ('low_confidence').
+    const refusedBeforePayment = refused && r.retrieval.noRelevantContent && r.retrieval.diagnostics.outcome !== 'low_confidence';
     const citedPassage = (p: { file: string; quote: string }) => {
       const itemId = store.itemOf.get(p.file);
       return r.citations.some((c) => c.itemId === itemId && holds(c.text, p.quote));
@@ -193,7 +233,9 @@ export async function evaluate(store: YardstickStore, questions: Question[], opt
       correct,
       cited,
       refused,
-      right: q.answerable ? correct && cited : refused,
+      refusedBeforePayment,
+      heldOut: q.heldOut,
+      right: q.answerable ? correct && cited : refusedBeforePayment,
       confidence: r.confidence,
       answer: r.answer,
     });
@@ -225,7 +267,7 @@ export function summarize(outcomes: Outcome[]): YardstickResult {
       cited: answerable.filter((o) => o.cited).length,
       right: answerable.filter((o) => o.right).length,
     },
-    unanswerable: { asked: unanswerable.length, refused: unanswerable.filter((o) => o.refused).length },
+    unanswerable: { asked: unanswerable.length, refused: unanswerable.filter((o) => o.refused).length, refusedBeforePayment: unanswerable.filter((o) => o.refusedBeforePayment).length },
     confidence,
     kinds,
     outcomes,

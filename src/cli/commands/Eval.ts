@@ -163,25 +163,31 @@ async function answers(context: CommandContext, values: Values): Promise<void> {
     out.json({ yardstick: { ...yardstick, outcomes: yardstick.outcomes.filter((o) => !o.right).map(({ id, kind, correct, cited, refused, confidence }) => ({ id, kind, correct, cited, refused, confidence })) }, ...(scifact && { scifact }) });
     return;
   }
-  const y = yardstick;
-  const row = (label: string, ours: string, theirs: string) => out.line(`${label.padEnd(50)}${ours.padEnd(24)}${scifact ? theirs : ''}`.trimEnd());
-  row('', 'yardstick', 'SciFact (train)');
-  row('questions', `${y.questions}`, scifact ? `${scifact.claims} claims` : '');
-  row('answered correctly, right passage cited', `${pct(ratio(y.answerable.right, y.answerable.asked))} of ${y.answerable.asked}`, '');
-  row('  key fact stated', pct(ratio(y.answerable.correct, y.answerable.asked)), '');
-  row('  cites the right passage / relevant document', pct(ratio(y.answerable.cited, y.answerable.asked)), scifact ? `${pct(scifact.answerRecall)} (answer recall)` : '');
-  row('citation precision (by document)', '', scifact ? pct(scifact.citationPrecision) : '');
-  row('answer sentences overlapping a rationale', '', scifact ? pct(scifact.rationaleOverlap) : '');
-  row('unanswerable refused before payment', `${pct(ratio(y.unanswerable.refused, y.unanswerable.asked))} of ${y.unanswerable.asked}`, scifact ? `${pct(scifact.abstention.offTopic.rate)} off-topic, ${pct(scifact.abstention.removedEvidence.rate)} evidence removed` : '');
+  // The held-out experts apart from the rest: a change fit on the rest is judged by them.
+  const parts = [
+    { label: 'yardstick', y: yardstick },
+    { label: 'held out', y: Yardstick.summarize(yardstick.outcomes.filter((o) => o.heldOut)) },
+    { label: 'the rest', y: Yardstick.summarize(yardstick.outcomes.filter((o) => !o.heldOut)) },
+  ];
+  const row = (label: string, ours: (y: Yardstick.YardstickResult) => string, theirs: string) =>
+    out.line(`${label.padEnd(46)}${parts.map((p) => ours(p.y).padEnd(18)).join('')}${scifact ? theirs : ''}`.trimEnd());
+  out.line(`${''.padEnd(46)}${parts.map((p) => p.label.padEnd(18)).join('')}${scifact ? 'SciFact (train)' : ''}`.trimEnd());
+  row('questions', (y) => `${y.questions}`, scifact ? `${scifact.claims} claims` : '');
+  row('answered correctly, right passage cited', (y) => `${pct(ratio(y.answerable.right, y.answerable.asked))} of ${y.answerable.asked}`, '');
+  row('  key fact stated, none denied', (y) => pct(ratio(y.answerable.correct, y.answerable.asked)), '');
+  row('  cites the right passage / relevant document', (y) => pct(ratio(y.answerable.cited, y.answerable.asked)), scifact ? `${pct(scifact.answerRecall)} (answer recall)` : '');
+  row('citation precision (by document)', () => '', scifact ? pct(scifact.citationPrecision) : '');
+  row('answer sentences overlapping a rationale', () => '', scifact ? pct(scifact.rationaleOverlap) : '');
+  row('unanswerable refused before payment', (y) => `${pct(ratio(y.unanswerable.refusedBeforePayment, y.unanswerable.asked))} of ${y.unanswerable.asked}`, scifact ? `${pct(scifact.abstention.offTopic.rate)} off-topic, ${pct(scifact.abstention.removedEvidence.rate)} evidence removed` : '');
+  row('  refused only after the charge (given back)', (y) => pct(ratio(y.unanswerable.refused - y.unanswerable.refusedBeforePayment, y.unanswerable.asked)), '');
   for (const level of ['high', 'medium', 'low'] as const) {
-    const ours = y.confidence[level];
     const theirs = scifact?.confidence[level];
     const share = (answers: number, right: number, what: string) => (answers === 0 ? 'none given' : `${answers}, ${pct(ratio(right, answers))}${what}`);
-    row(`confidence ${level}: answers, share right`, share(ours.answers, ours.right, ''), theirs ? share(theirs.answers, theirs.citesRelevant, ' cite relevant') : '');
+    row(`confidence ${level}: answers, share right`, (y) => share(y.confidence[level].answers, y.confidence[level].right, ''), theirs ? share(theirs.answers, theirs.citesRelevant, ' cite relevant') : '');
   }
-  out.line(`yardstick by kind: ${Object.entries(y.kinds).map(([kind, k]) => `${kind} ${k.right}/${k.asked}`).join(', ')}`);
-  const wrong = y.outcomes.filter((o) => !o.right);
-  if (wrong.length > 0) out.line(`yardstick misses: ${wrong.map((o) => o.id).join(', ')}`);
+  for (const p of parts.slice(1)) out.line(`${p.label} by kind: ${Object.entries(p.y.kinds).map(([kind, k]) => `${kind} ${k.right}/${k.asked}`).join(', ')}`);
+  const wrong = yardstick.outcomes.filter((o) => !o.right);
+  if (wrong.length > 0) out.line(`yardstick misses: ${wrong.map((o) => `${o.id}${o.heldOut ? '*' : ''}`).join(', ')} (* held out)`);
 }
 
 const metricsLine = (r: Evaluate.EvalResult) =>

@@ -1,3 +1,4 @@
+import * as Numbers from '../Numbers.js';
 import * as Text from '../Text.js';
 
 /** Something the question insists on: a quoted phrase, a name, or a number. Found only if all its stems are. */
@@ -287,6 +288,15 @@ function gluedNumbers(stems: string[]): Set<string> {
   return numbers;
 }
 
+const spelled = new WeakMap<string[], Set<string>>();
+
+/** The numbers a chunk states in any form ("twenty-seven" as well as "27"), by value. */
+function statedNumbers(stems: string[]): Set<string> {
+  let found = spelled.get(stems);
+  if (!found) spelled.set(stems, (found = Numbers.keysOfStems(stems)));
+  return found;
+}
+
 /** True when an anchor names a profile: a name or phrase whose every stem names it ("Owen", "Owen Halvorsen"). */
 export function namesProfile(anchor: Anchor, profileStems: ReadonlySet<string>): boolean {
   return anchor.kind !== 'number' && anchor.stems.every((s) => profileStems.has(s));
@@ -294,12 +304,16 @@ export function namesProfile(anchor: Anchor, profileStems: ReadonlySet<string>):
 
 /**
  * True when a chunk contains the anchor: every stem for names and numbers (a number also where a unit is written
- * against it), in sequence for phrases. An anchor that names the chunk's own profile is present in all its content.
+ * against it, or where it is written in words: "27" is in "twenty-seven degrees"), in sequence for phrases. An anchor that names the chunk's own profile is present in all its content.
  */
 export function matches(anchor: Anchor, chunk: Chunk): boolean {
   if (chunk.profileStems && namesProfile(anchor, chunk.profileStems)) return true;
   if (anchor.kind === 'name') return anchor.stems.every((s) => chunk.stemSet.has(s));
-  if (anchor.kind === 'number') return anchor.stems.every((s) => chunk.stemSet.has(s) || gluedNumbers(chunk.stems).has(s));
+  if (anchor.kind === 'number') {
+    if (anchor.stems.every((s) => chunk.stemSet.has(s) || gluedNumbers(chunk.stems).has(s))) return true;
+    const asked = Numbers.keys(anchor.text);
+    return asked.size > 0 && [...asked].every((k) => statedNumbers(chunk.stems).has(k));
+  }
   outer: for (let i = 0; i + anchor.stems.length <= chunk.stems.length; i++) {
     for (let j = 0; j < anchor.stems.length; j++) if (chunk.stems[i + j] !== anchor.stems[j]) continue outer;
     return true;
