@@ -115,7 +115,7 @@ const Environment = z.object({
   ANTHROPIC_MODEL: z.string().trim().min(1).default('claude-sonnet-4-5'),
   ANTHROPIC_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   ANTHROPIC_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
-  EMBEDDER: z.enum(['none', 'openai', 'transformers']).default('none'),
+  EMBEDDER: z.enum(['none', 'openai', 'transformers', 'use-lite']).default('none'),
   EMBEDDING_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
   EMBEDDING_API_KEY: optionalText,
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
@@ -277,7 +277,8 @@ export type Config = {
   embedding:
     | { provider: 'none' }
     | ({ provider: 'openai'; baseUrl: string; apiKey: string | undefined; model: string; dimensions: number | undefined } & EmbeddingUsage)
-    | ({ provider: 'transformers'; modelDir: string; pooling: Pooling | undefined; precision: 'fp32' | 'q8' } & EmbeddingUsage);
+    | ({ provider: 'transformers'; modelDir: string; pooling: Pooling | undefined; precision: 'fp32' | 'q8' } & EmbeddingUsage)
+    | ({ provider: 'use-lite'; precision: 'fp32' | 'q8' } & EmbeddingUsage);
   /** How connectors fetch from the web (see src/sources/Fetcher.ts). */
   fetch: { allowPrivate: boolean; timeoutMs: number; maxBytes: number; concurrency: number };
   /** Syncing channels with their sources: on a schedule inside `serve`, every so many minutes per channel kind. */
@@ -358,9 +359,11 @@ function rejectRetired(e: z.infer<typeof Environment>): void {
 }
 
 function embeddingUsage(e: z.infer<typeof Environment>): EmbeddingUsage {
-  // The endpoint pools and picks its own precision: saying otherwise here would be silently ignored.
-  for (const name of ['EMBEDDING_POOLING', 'EMBEDDING_PRECISION'] as const) {
-    if (e.EMBEDDER !== 'transformers' && e[name] !== undefined) throw new ConfigError(`invalid configuration:\n  ${name}: applies to EMBEDDER=transformers only (an endpoint pools and quantizes on its side)`);
+  // The endpoint pools and picks its own precision, USE-lite pools as it was trained: saying otherwise here would be
+  // silently ignored.
+  if (e.EMBEDDER !== 'transformers' && e.EMBEDDING_POOLING !== undefined) throw new ConfigError('invalid configuration:\n  EMBEDDING_POOLING: applies to EMBEDDER=transformers only (an endpoint pools on its side)');
+  if (e.EMBEDDER !== 'transformers' && e.EMBEDDER !== 'use-lite' && e.EMBEDDING_PRECISION !== undefined) {
+    throw new ConfigError('invalid configuration:\n  EMBEDDING_PRECISION: applies to EMBEDDER=transformers and EMBEDDER=use-lite only (an endpoint quantizes on its side)');
   }
   return {
     preset: e.EMBEDDING_PRESET,
@@ -458,7 +461,9 @@ export function load(env: Record<string, string | undefined> = process.env): Con
               precision: e.EMBEDDING_PRECISION ?? 'fp32',
               ...embeddingUsage(e),
             }
-          : { provider: 'none' },
+          : e.EMBEDDER === 'use-lite'
+            ? { provider: 'use-lite', precision: e.EMBEDDING_PRECISION ?? 'fp32', ...embeddingUsage(e) }
+            : { provider: 'none' },
     fetch: { allowPrivate: e.FETCH_ALLOW_PRIVATE, timeoutMs: e.FETCH_TIMEOUT_MS, maxBytes: e.FETCH_MAX_BYTES, concurrency: e.FETCH_CONCURRENCY },
     sync: { schedule: e.SYNC_SCHEDULE ?? e.ENVIRONMENT !== 'test', intervalMinutes: { ...defaultSyncIntervals, ...e.SYNC_INTERVAL_MINUTES } },
     notion: {

@@ -114,7 +114,7 @@ export async function warm(store: Store): Promise<number> {
 }
 
 /** The cosine similarity of two vectors of one dimension. */
-function cosine(a: Float32Array, b: Float32Array): number {
+export function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
   let na = 0;
   let nb = 0;
