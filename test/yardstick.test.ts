@@ -44,7 +44,9 @@ describe('the yardstick as written', () => {
     expect(Yardstick.statesFacts('Start at 68 percent [1].', [['72 percent', '72%']])).toBe(false);
     // A fact denied is not stated, and an answer that states and denies it contradicts itself.
     expect(Yardstick.statesFacts("Don't switch it off overnight [1].", [['switch it off']])).toBe(false);
-    expect(Yardstick.statesFacts('Never retard it below four degrees [1].', [['four degrees']])).toBe(false);
+    expect(Yardstick.statesFacts('Never stir it in anger [1].', [['stir it']])).toBe(false);
+    // A quantity after a negation is a bound, and stated: "never more than six weeks".
+    expect(Yardstick.statesFacts('We never hold more than six weeks of stock [1].', [['six weeks']])).toBe(true);
     expect(Yardstick.statesFacts('Switch it off at night [1]. Actually, do not switch it off at all [2].', [['switch it off']])).toBe(false);
     expect(Yardstick.statesFacts('Switch it off at night, not in the day [1].', [['switch it off']])).toBe(true);
     expect(Yardstick.statesFacts("It's not hard: switch it off at night [1].", [['switch it off']])).toBe(true);

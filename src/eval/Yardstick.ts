@@ -16,6 +16,7 @@ import * as Stores from '../store/Store.js';
 import * as Keys from '../auth/Keys.js';
 import * as Items from '../store/Items.js';
 import * as Tools from '../../tools/Tools.js';
+import * as Numbers from '../retrieval/Numbers.js';
 
 export const defaultDirectory = path.join(projectRoot, 'data', 'yardstick');
 
@@ -167,10 +168,14 @@ export type YardstickResult = {
  */
 const negation = /(?:\b(?:not|no|never|without|nor|neither)|n't)\s+(?:[^\s,.;:!?]+\s+){0,3}$/;
 
-/** Where `fact` is stated in `said`: each occurrence, denied or not. */
+/**
+ * Where `fact` is stated in `said`: each occurrence, denied or not. A quantity is never denied by a negation before it:
+ * "never more than six weeks" and "not below four degrees" state the bound.
+ */
 function occurrences(said: string, fact: string): { denied: boolean }[] {
   const out: { denied: boolean }[] = [];
-  for (let at = said.indexOf(fact); at !== -1; at = said.indexOf(fact, at + 1)) out.push({ denied: negation.test(said.slice(Math.max(0, at - 40), at)) });
+  const quantity = Numbers.inText(fact).length > 0;
+  for (let at = said.indexOf(fact); at !== -1; at = said.indexOf(fact, at + 1)) out.push({ denied: !quantity && negation.test(said.slice(Math.max(0, at - 40), at)) });
   return out;
 }
 
