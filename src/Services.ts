@@ -4,6 +4,7 @@ import type { Logger } from './log/Logger.js';
 import * as Log from './log/Logger.js';
 import * as RateLimiter from './payments/RateLimiter.js';
 import * as Rails from './payments/Rails.js';
+import * as Meaning from './answer/Meaning.js';
 import * as Synthesizers from './answer/Synthesizers.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
 import * as LexicalIndex from './retrieval/index/LexicalIndex.js';
@@ -60,6 +61,8 @@ export type Services = {
    */
   lexicalIndex(): Promise<LexicalIndex.LexicalIndex>;
   synthesizer: Synthesizer;
+  /** How close in meaning texts are to a question, for the offline reader: the local sentence encoder's cosine. */
+  similarity: Meaning.Similarity | undefined;
   /** Signs the links of paid answers to private content, and verifies them when a citation page is opened. */
   citationLinks: SignedLinks.SignedLinks;
   /** The corpus term model (soft term matching), reloaded when a rebuild lands; undefined until one is built. */
@@ -101,6 +104,8 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   const served = config.metrics.token !== undefined || config.metrics.port !== undefined;
   const metrics = Metrics.create({ process: served, sources: { breakers, channels: () => store.channels.syncable() } });
   const embedder = Embedders.create(config.embedding);
+  // The reader's encoder: the retrieval embedder itself when it is USE-lite, so one model is loaded, not two.
+  const readerEncoder = config.reader.encoder === 'none' ? undefined : embedder?.id === 'use-lite' ? embedder : Embedders.create({ provider: 'use-lite' });
   // What fails after the store opened closes it: nothing half-started is left holding connections.
   const index = await store.vectors.info().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
@@ -172,6 +177,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
       return lexicalIndex;
     },
     synthesizer: Synthesizers.fromConfig(config, { logger, breaker: breakers.synthesizer, metrics }),
+    similarity: readerEncoder ? Meaning.create({ encoder: readerEncoder, logger }) : undefined,
     citationLinks: SignedLinks.create({ secret: async () => config.citationLinks.secret ?? keptLinkSecret(store), ttlSeconds: config.citationLinks.ttlSeconds }),
     embedder,
     vectors,

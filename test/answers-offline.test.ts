@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import * as Asked from '../src/answer/Asked.js';
 import * as Extractive from '../src/answer/Extractive.js';
+import * as Meaning from '../src/answer/Meaning.js';
+import * as Measures from '../src/answer/Measures.js';
+import * as Log from '../src/log/Logger.js';
 import * as Rationale from '../src/answer/Rationale.js';
 import * as Features from '../src/retrieval/ranking/Features.js';
 import type { Evidence } from '../src/retrieval/Evidence.js';
@@ -411,5 +414,78 @@ describe('what a question asks for', () => {
     'Green wood bowls take about eight weeks to dry.',
   ])('behavior: a claim ("%s") asks for nothing: no kind of fact, no time, no change', (claim) => {
     expect(Asked.read(claim)).toEqual({ wants: 'any', present: false, change: false, interrogative: false });
+  });
+});
+
+describe('a figure of the measure asked for', () => {
+  test('behavior: "how warm" is answered by the statement giving degrees, in a source about the subject, though it shares none of the question\'s words', async () => {
+    const r = await synthesize('How warm should a sourdough starter be?', [
+      {
+        item: 'levain-video',
+        title: 'Building a sourdough starter from scratch',
+        score: 0.6,
+        text: [
+          'Today we are building a sourdough starter from scratch, and it takes about a week.',
+          'Day one: fifty grams of wholemeal rye and fifty grams of water in a clean jar.',
+          'Now, the most important variable in this whole process is the room, more than the flour.',
+          'Keep the jar somewhere between twenty-four and twenty-six degrees Celsius.',
+          'Below about twenty, everything slows down dramatically.',
+        ].join('\n'),
+      },
+      {
+        item: 'discard-post',
+        title: 'Why I stopped throwing away discard',
+        score: 0.2,
+        text: 'The amount of starter discard you produce is proportional to how much sourdough starter you keep. These days my mother starter is just 20 grams living in the fridge, and it stays there for thirty-six hours between feeds.',
+      },
+    ]);
+    expect(said(r.answer)).toContain('Keep the jar somewhere between twenty-four and twenty-six degrees Celsius.');
+  });
+
+  test.each([
+    ['How warm should a sourdough starter be?', 'temperature', 'Keep it between twenty-four and twenty-six degrees.', 'That is thirty-six hours in the fridge.'],
+    ['How long should the dough sit in the fridge?', 'duration', 'Retard it for twelve to sixteen hours.', 'Keep the fridge at four degrees.'],
+    ['How often should I feed my starter?', 'frequency', 'Feed it once a week from the fridge.', 'Feed it 20 grams of flour.'],
+    ['How much does a loaf cost to make?', 'money', 'The country loaf costs about £1.10 in ingredients.', 'It weighs 900 grams.'],
+    ['What percentage hydration should a beginner use?', 'share', 'Start at seventy-two percent.', 'Start with 500 grams of flour.'],
+  ] as const)('behavior: %s asks for a %s: the statement giving one gives it, the one giving another figure does not', (question, measure, giving, other) => {
+    expect(Measures.asked(question)).toBe(measure);
+    expect(Measures.gives(giving, measure)).toBe(true);
+    expect(Measures.gives(other, measure)).toBe(false);
+  });
+
+  test('behavior: a question asking no measure asks for none', () => {
+    expect(Measures.asked('What is anchor sleep?')).toBeUndefined();
+    expect(Measures.asked('Should I use rye in my starter?')).toBeUndefined();
+  });
+});
+
+describe('closeness in meaning', () => {
+  const sources: Source[] = [
+    { item: 'a', text: 'Mara: Press the dough flat and fold the edges in towards the middle, then roll it up tight.', score: 0.5 },
+    { item: 'b', text: 'Mara: Folding laundry is my least favourite chore, and I put it off all week.', score: 0.5 },
+  ];
+  const read = (similarity: Meaning.Similarity | undefined) => {
+    const list = sources.map(evidence);
+    const question = 'What should I fold first?';
+    const terms = questionOf(question);
+    const { scorer } = Rationale.assess({ ranked: list, question: terms });
+    return Extractive.create().synthesize({ question, evidence: list, terms, sentences: scorer, similarity });
+  };
+
+  test('behavior: the statement the encoder reads as closer in meaning is preferred when words do not tell them apart', async () => {
+    const closer: Meaning.Similarity = async (_q, texts) => texts.map((t) => (t.includes('dough') ? 0.8 : 0.1));
+    expect(said((await read(closer)).answer)).toContain('Press the dough flat');
+    const other: Meaning.Similarity = async (_q, texts) => texts.map((t) => (t.includes('laundry') ? 0.8 : 0.1));
+    expect(said((await read(other)).answer)).toContain('Folding laundry');
+  });
+
+  test('behavior: an encoder that fails leaves the answer to the words, once logged', async () => {
+    const lines: string[] = [];
+    const failing = Meaning.create({ encoder: { id: 'broken', embed: async () => Promise.reject(new Error('no runtime')) }, logger: Log.create({ level: 'warn', write: (line) => lines.push(line) }) });
+    expect(await failing('q', ['a'])).toEqual([]);
+    expect(await failing('q', ['a'])).toEqual([]);
+    expect(lines.filter((l) => l.includes('sentence encoder failed'))).toHaveLength(1);
+    expect((await read(failing)).citations.length).toBeGreaterThan(0);
   });
 });

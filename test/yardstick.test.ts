@@ -70,7 +70,7 @@ describe('the offline answerer on the yardstick', () => {
   test('behavior: answers stay at or above the measured floor: the key fact stated with the right passage cited, and unanswerable questions refused before payment', () => {
     const right = result.answerable.right / result.answerable.asked;
     const refused = result.unanswerable.refusedBeforePayment / result.unanswerable.asked;
-    expect(right, JSON.stringify({ ...result, outcomes: undefined })).toBeGreaterThanOrEqual(0.37);
+    expect(right, JSON.stringify({ ...result, outcomes: undefined })).toBeGreaterThanOrEqual(0.44);
     expect(refused).toBeGreaterThanOrEqual(0.5);
   });
 

@@ -162,7 +162,7 @@ async function answer(
     };
   }
   const synthesizing = performance.now();
-  const synthesis = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences, experts: run.experts });
+  const synthesis = await services.synthesizer.synthesize({ question: input.input.question, evidence: returned, terms: run.question, mode: run.mode, sentences: input.preflight.sentences, experts: run.experts, similarity: services.similarity });
   services.metrics.stage('synthesis', (performance.now() - synthesizing) / 1000);
   const { answer: text, citations, notes = [] } = synthesis;
   // Written without the model (it failed, or is skipped for a while): the diagnostics say so beside what retrieval lacked.

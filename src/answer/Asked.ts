@@ -5,6 +5,7 @@
  */
 
 import * as Text from '../retrieval/Text.js';
+import * as Measures from './Measures.js';
 
 /** The kind of statement that answers a question. */
 export type Wanted = 'figure' | 'rule' | 'verdict' | 'steps' | 'any';
@@ -17,6 +18,8 @@ export type Asked = {
   change: boolean;
   /** The question is put as a question (not a claim or a topic). */
   interrogative: boolean;
+  /** What a figure question measures ("how warm": a temperature), when its wording says. */
+  measure: Measures.Measure | undefined;
 };
 
 const figure =
@@ -40,5 +43,5 @@ export function read(question: string): Asked {
     else if (rule.test(q)) wants = 'rule';
     else if (verdict.test(q)) wants = 'verdict';
   }
-  return { wants, present: interrogative && present.test(q), change: interrogative && change.test(q), interrogative };
+  return { wants, present: interrogative && present.test(q), change: interrogative && change.test(q), interrogative, measure: interrogative ? Measures.asked(q) : undefined };
 }

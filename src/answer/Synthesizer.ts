@@ -16,6 +16,8 @@ export type SynthesisInput = {
   mode?: QueryMode | undefined;
   /** The experts (profile ids) the question is asked of, each to be heard: named in it, or a scope of their handles. */
   experts?: string[] | undefined;
+  /** How close in meaning each text is to the question (cosine of a sentence encoder), when one is at hand. */
+  similarity?: ((question: string, texts: string[]) => Promise<number[]>) | undefined;
 };
 
 /**

@@ -116,6 +116,7 @@ const Environment = z.object({
   ANTHROPIC_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   ANTHROPIC_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   EMBEDDER: z.enum(['none', 'openai', 'transformers', 'use-lite']).default('none'),
+  READER_ENCODER: z.enum(['use-lite', 'none']).default('use-lite'),
   EMBEDDING_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
   EMBEDDING_API_KEY: optionalText,
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
@@ -265,6 +266,11 @@ export type Config = {
    * Signed links to private content in paid answers: the key they are signed with (undefined: one generated on first
    * use and kept in the database) and how long a link opens its item. The secret is never logged.
    */
+  /**
+   * The sentence encoder the offline reader weighs statements by their meaning with: USE-lite, shipped in an npm
+   * package and run locally (none: by words alone).
+   */
+  reader: { encoder: 'use-lite' | 'none' };
   citationLinks: { secret: string | undefined; ttlSeconds: number };
   /**
    * Who writes synthesized answers: `extractive` (sentences of the evidence, offline, the default and the fallback) or
@@ -446,6 +452,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
     citationLinks: { secret: e.CITATION_LINK_SECRET, ttlSeconds: e.CITATION_LINK_TTL_SECONDS },
+    reader: { encoder: e.READER_ENCODER },
     synthesis:
       e.SYNTHESIZER === 'anthropic'
         ? { provider: 'anthropic', apiKey: requireAnthropicKey(e.ANTHROPIC_API_KEY), baseUrl: e.ANTHROPIC_BASE_URL, model: e.ANTHROPIC_MODEL, timeoutMs: e.ANTHROPIC_TIMEOUT_MS, maxRetries: e.ANTHROPIC_MAX_RETRIES }
