@@ -23,6 +23,9 @@ const system = [
   'Answer from what the experts state, not from questions put to them (a listener’s or a host’s question is not an answer), and not from scene-setting or asides.',
   'Views change: when the documents give an expert’s earlier view and a later one, answer with the latest and say its date; when the question asks what changed, give both, each with its date.',
   'When the question names several experts, answer for each of them from their own documents and name whose view is whose; never give one expert’s view as another’s.',
+  'When the question asks for a figure, give it in the measure asked (a temperature for "how warm", a frequency for "how often", a duration for "how long"), with its unit; numbers may be written in words or digits ("twenty-seven degrees" is 27 °C).',
+  'State the general rule before a special case, and leave out an expert’s retired view unless the question asks how the view changed; leave out filler and fragments on other subjects.',
+  'When the answer needs several passages (what changed, two experts, a summary, the steps), compose it from each of them, each cited.',
 ].join('\n');
 
 const modes: Record<QueryMode, string> = {
