@@ -208,7 +208,7 @@ describe('profile-edge CLI', () => {
     // Printed side by side for people.
     const table = await cli('eval', '--answers', '--yardstick', yardstick, '--dataset', dataset, '--evidence', evidence);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/yardstick\s+SciFact \(train\)/);
+    expect(table.stdout).toMatch(/yardstick\s+held out\s+the rest\s+SciFact \(train\)/);
     expect(table.stdout).toMatch(/answered correctly, right passage cited\s+100\.0% of 1/);
     expect(table.stdout).toMatch(/unanswerable refused before payment\s+100\.0% of 1/);
 
