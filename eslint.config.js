@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['.scratch/', 'node_modules/**', 'data/**', 'coverage/**'] },
+  { ignores: ['.scratch/', 'dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -22,7 +22,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    files: ['bin/**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly' } },
+    files: ['bin/**/*.mjs', 'test/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
 );

@@ -54,6 +54,8 @@ const onPostgres = { PROFILE_EDGE_TEST_ENGINE: 'postgres' };
 export default defineConfig({
   test: {
     testTimeout: 30_000,
+    // The processes tests spawn run the built JavaScript: built here first when the sources changed.
+    globalSetup: ['test/support/Build.ts'],
     hookTimeout: 60_000,
     pool: 'forks',
     // Two files at a time (vitest's default is one fewer than the cores: one, on CI's two), the payment files alone.

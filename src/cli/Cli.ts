@@ -3,8 +3,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import * as Config from '../config/Config.js';
 import { ServiceError } from '../errors/ServiceError.js';
-import * as Services from '../Services.js';
-import { Unavailable } from '../store/Store.js';
+import { lazy } from '../errors/Lazy.js';
+import type * as Services from '../Services.js';
+import { Unavailable } from '../store/Sql.js';
 import { type Command, type CommandContext, UsageError } from './Command.js';
 import * as Accounts from './commands/Accounts.js';
 import * as BackupCommands from './commands/Backup.js';
@@ -19,7 +20,10 @@ import * as StoreCommands from './commands/Store.js';
 import * as SyncCommands from './commands/Sync.js';
 import * as Output from './Output.js';
 
-/** Every command, in the order `help` lists them. */
+/**
+ * Every command, in the order `help` lists them. The command modules are light: each loads what it runs on (the
+ * services, a transport, the evaluation, the sandbox) when it runs, so `--help` or `keys create` never pays for a server.
+ */
 export const commands: Command[] = [
   Serve.serve,
   Serve.mcp,
@@ -59,6 +63,9 @@ export const commands: Command[] = [
   BackupCommands.restore,
   BackupCommands.secretsRotate,
 ];
+
+/** The services (store, search, rails, model), loaded by the first command that opens them. */
+const servicesModule = lazy('The service layer', () => import('../Services.js'));
 
 function help(out: Output.Output): void {
   out.line('usage: profile-edge <command> [options]\n');
@@ -102,7 +109,7 @@ export async function main(argv: string[], out: Output.Output = Output.create())
     if (positionals.length < min || positionals.length > max) {
       throw new UsageError(positionals.length < min ? 'missing arguments' : `unexpected argument "${positionals[max]}"`);
     }
-    const context: CommandContext = { config, out, services: () => (services ??= Services.create(config)) };
+    const context: CommandContext = { config, out, services: () => (services ??= servicesModule().then((S) => S.create(config))) };
     return (await command.run(context, { values, positionals })) ?? 0;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

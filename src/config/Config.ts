@@ -1,11 +1,10 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Rail } from '../contract/Quote.js';
+import { projectRoot } from '../Version.js';
 import { type Pooling, type PresetName, presetNames } from './EmbeddingPresets.js';
 
-/** The project root: where `data/` and `SKILL.md` live, whatever the working directory. */
-export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export { projectRoot };
 
 /** Where the database lives unless DATABASE_PATH says otherwise. */
 export const defaultDatabasePath = path.join(projectRoot, 'data', 'profile-edge.db');

@@ -135,7 +135,7 @@ function onThread(input: {
   const beating = setInterval(stamp, beatMs);
   beating.unref();
   const data: LeaseThread.Data = { target: input.target, id: input.id, name: input.name, everyMs: input.everyMs, stallMs: input.stallMs, beat };
-  const worker: Worker = Threads.start(new URL('./LeaseThread.ts', import.meta.url), data);
+  const worker: Worker = Threads.start(Threads.sibling(import.meta.url, 'LeaseThread'), data);
   // The process may end without stopping it (a command that exits): the thread never holds it open.
   worker.unref();
   const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

@@ -9,3 +9,8 @@ export function start(module: URL, data: Record<string, unknown>): Worker {
   if (!module.pathname.endsWith('.ts')) return new Worker(module, { workerData: data });
   return new Worker(new URL('./TypeScript.mjs', import.meta.url), { workerData: { ...data, module: module.href } });
 }
+
+/** The module `name` beside the one at `url`, as that one runs: `.ts` from the sources, `.js` from the build. */
+export function sibling(url: string, name: string): URL {
+  return new URL(`./${name}${url.slice(url.lastIndexOf('.'))}`, url);
+}

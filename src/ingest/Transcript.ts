@@ -1,7 +1,7 @@
 import * as Dom from './Dom.js';
 import { parseText } from 'media-captions';
 import { z } from 'zod';
-import { ServiceError } from '../errors/ServiceError.js';
+import { TranscriptError } from './TranscriptError.js';
 import { type Block, type Document, decodeEntities, squash } from './Document.js';
 
 export type TranscriptFormat = 'vtt' | 'srt' | 'json' | 'html';
@@ -247,14 +247,7 @@ export function fromHtmlTranscript(content: string): Document {
 /** Whether HTML is a Podcasting 2.0 transcript (speakers and times) rather than a page. */
 export const isHtmlTranscript = (content: string): boolean => /<cite[\s>]/i.test(content) && /<time[\s>]/i.test(content) && !/<article[\s>]/i.test(content);
 
-/** A transcript that cannot be read: the request's fault, never the service's, wherever it is raised. */
-export class TranscriptError extends ServiceError {
-  override name = 'TranscriptError';
-
-  constructor(message: string) {
-    super('invalid_request', message);
-  }
-}
+export { TranscriptError };
 
 /** Any transcript format, by name. */
 export async function fromTranscript(content: string, format: TranscriptFormat): Promise<Document> {

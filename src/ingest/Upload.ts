@@ -10,26 +10,20 @@ import * as Charset from './Charset.js';
 import * as Chunker from './Chunker.js';
 import type { Document } from './Document.js';
 import { fromPlainText } from './Document.js';
-import * as Html from './Html.js';
-import { fromMarkdown } from './Markdown.js';
 import * as Pdf from './Pdf.js';
-import * as Transcript from './Transcript.js';
+import { TranscriptError } from './TranscriptError.js';
 import * as Values from './Values.js';
+import { type Format, formats } from './Formats.js';
+import { lazy } from '../errors/Lazy.js';
 
-/** The file formats an upload accepts, by extension. */
-export const formats = {
-  '.md': 'markdown',
-  '.markdown': 'markdown',
-  '.txt': 'text',
-  '.vtt': 'vtt',
-  '.srt': 'srt',
-  '.json': 'json',
-  '.html': 'html',
-  '.htm': 'html',
-  '.pdf': 'pdf',
-} as const;
+export { formats, type Format };
 
-export type Format = (typeof formats)[keyof typeof formats];
+/** The readers of each format, loaded by the first file of that format. */
+const readers = {
+  markdown: lazy('The Markdown reader (marked)', () => import('./Markdown.js')),
+  transcript: lazy('The transcript reader (media-captions)', () => import('./Transcript.js')),
+  html: lazy('The HTML reader (linkedom, Readability)', () => import('./Html.js')),
+};
 
 /** What an operator may say about an uploaded file; anything left out is derived from the file. */
 export type UploadMetadata = {
@@ -67,21 +61,26 @@ export function formatOf(file: string): Format {
  * page, whose main text Readability finds, or a Podcasting 2.0 transcript; JSON is the Podcasting 2.0 transcript
  * format; PDF pages keep their numbers. A file that does not parse as its format is a clear 400.
  */
-/** A file's document, as an upload reads it (its format from its extension's kind); throws invalid_request when unreadable. */
+/**
+ * A file's document, as an upload reads it (its format from its extension's kind); throws invalid_request when
+ * unreadable. Each format's reader (marked, linkedom and Readability, the caption parser, pdf.js) loads with the first
+ * file that needs it (pdf.js, by Pdf itself).
+ */
 export async function parse(bytes: Buffer, format: Format, name: string, warn: (note: string) => void): Promise<Parsed> {
   const text = () => Charset.decode(bytes, undefined, warn);
   try {
     switch (format) {
       case 'markdown':
-        return fromMarkdown(text());
+        return (await readers.markdown()).fromMarkdown(text());
       case 'text':
         return fromPlainText(text());
       case 'vtt':
       case 'srt':
       case 'json':
-        return await Transcript.fromTranscript(text(), format);
+        return await (await readers.transcript()).fromTranscript(text(), format);
       case 'html': {
         const html = text();
+        const [Transcript, Html] = await Promise.all([readers.transcript(), readers.html()]);
         if (Transcript.isHtmlTranscript(html)) return Transcript.fromHtmlTranscript(html);
         // The page's own byline and publication date (meta tags, JSON-LD), as Readability finds them.
         const page = Html.articleFromPage(html);
@@ -92,7 +91,7 @@ export async function parse(bytes: Buffer, format: Format, name: string, warn: (
         return await Pdf.fromPdf(bytes);
     }
   } catch (error) {
-    if (error instanceof Transcript.TranscriptError || error instanceof Pdf.PdfError) throw new ServiceError('invalid_request', `cannot read "${name}": ${error.message}`);
+    if (error instanceof TranscriptError || error instanceof Pdf.PdfError) throw new ServiceError('invalid_request', `cannot read "${name}": ${error.message}`);
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type PinoPretty from 'pino-pretty';
 import * as RequestContext from './RequestContext.js';
 
 /**
@@ -25,12 +26,15 @@ function clean(fields: Record<string, unknown>): Record<string, unknown> {
 
 export type Format = 'json' | 'pretty' | 'auto';
 
+/** The pretty printer, loaded only for a terminal: JSON lines (servers, pipes, tests) never need it. */
+const pretty = (): typeof PinoPretty => createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+
 export function create(options: { level: Level | 'silent'; write?: (line: string) => void; format?: Format }): Logger {
   const prettyLines = options.write === undefined && (options.format === 'pretty' || (options.format !== 'json' && process.stderr.isTTY === true));
   const destination = options.write
     ? { write: (line: string) => options.write!(line.trimEnd()) }
     : prettyLines
-      ? pretty({ destination: 2, sync: true, messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      ? pretty()({ destination: 2, sync: true, messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
       : pino.destination({ dest: 2, sync: true });
   const log = pino(
     {

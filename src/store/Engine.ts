@@ -1,9 +1,12 @@
-import * as Postgres from './engines/Postgres.js';
+import { lazy } from '../errors/Lazy.js';
 import * as Sqlite from './engines/Sqlite.js';
 import { migrate } from './Migrations.js';
 import type { Engine } from './Sql.js';
 
 export type { Availability, Engine } from './Sql.js';
+
+/** PostgreSQL's engine (and node-postgres), loaded by the first PostgreSQL target: SQLite, the default, never needs it. */
+export const postgres = lazy('The PostgreSQL engine (pg)', () => import('./engines/Postgres.js'));
 
 /** Where the data lives: a SQLite file (or `:memory:`), or a PostgreSQL URL. */
 export type Target = { path: string } | { url: string };
@@ -32,6 +35,6 @@ export async function open(target: Target, options: { before?: (engine: Engine) 
  * not be one, without changing it. `connections` caps a PostgreSQL pool (SQLite is one connection).
  */
 export async function connect(target: Target, options: { readOnly?: boolean; connections?: number } = {}): Promise<{ engine: Engine; created: boolean }> {
-  if ('url' in target) return { engine: await Postgres.open(target.url, { readOnly: options.readOnly, max: options.connections }), created: false };
+  if ('url' in target) return { engine: await (await postgres()).open(target.url, { readOnly: options.readOnly, max: options.connections }), created: false };
   return Sqlite.open(target.path, { readOnly: options.readOnly });
 }

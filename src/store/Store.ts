@@ -2,7 +2,6 @@ import type { Database } from 'better-sqlite3';
 import * as Engines from './Engine.js';
 import type { Availability, Engine, Target } from './Engine.js';
 import * as Sqlite from './engines/Sqlite.js';
-import * as Postgres from './engines/Postgres.js';
 import type { Dialect, Sql } from './Sql.js';
 import * as Accounts from './Accounts.js';
 import * as Books from './Books.js';
@@ -194,7 +193,7 @@ export async function attach(target: Target): Promise<OpenStore> {
 
 /** A new, empty PostgreSQL database beside the one `url` names, dropped by `drop`: a store for one job. */
 export function temporaryDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
-  return Postgres.temporaryDatabase(url);
+  return Engines.postgres().then((Postgres) => Postgres.temporaryDatabase(url));
 }
 
 const overConnections = new WeakMap<Database, OpenStore>();

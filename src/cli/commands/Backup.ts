@@ -1,10 +1,13 @@
-import * as Backup from '../../store/Backup.js';
+import { lazy } from '../../errors/Lazy.js';
+import type * as BackupModule from '../../store/Backup.js';
 import type { Target } from '../../store/Store.js';
-import { Unavailable } from '../../store/Store.js';
+import { Unavailable } from '../../store/Sql.js';
 import type { Config } from '../../config/Config.js';
 import { type Command, jsonOption, required } from '../Command.js';
 import type { Output } from '../Output.js';
 import type { Problem } from '../../store/Books.js';
+
+const loadBackup = lazy('Backup and restore', () => import('../../store/Backup.js'));
 
 /** The configured store: DATABASE_URL, or the SQLite file. */
 const storeOf = (config: Config): Target => (config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path });
@@ -19,7 +22,7 @@ function listed(problems: Problem[]): string[] {
 }
 
 /** What stopped a backup or a restore, as `--json` prints it, and as a line otherwise; exit 1 either way. */
-function failed(out: Output, json: boolean, error: unknown): number {
+function failed(out: Output, json: boolean, error: unknown, Backup: typeof BackupModule): number {
   if (error instanceof Backup.Discrepant) {
     if (json) out.json({ error: 'discrepancies', message: error.message, count: error.problems.length, problems: error.problems });
     else {
@@ -50,6 +53,7 @@ export const backup: Command = {
   options: { to: { type: 'string' }, ...jsonOption },
   async run({ config, out }, { values }) {
     const file = required(values, 'to');
+    const Backup = await loadBackup();
     try {
       const result = await Backup.backup(storeOf(config), file);
       if (values.json) out.json(result);
@@ -62,7 +66,7 @@ export const backup: Command = {
       }
       return 0;
     } catch (error) {
-      return failed(out, Boolean(values.json), error);
+      return failed(out, Boolean(values.json), error, Backup);
     }
   },
 };
@@ -75,6 +79,7 @@ export const restore: Command = {
   options: { from: { type: 'string' }, 'accept-discrepancies': { type: 'boolean' }, ...jsonOption },
   async run({ config, out }, { values }) {
     const file = required(values, 'from');
+    const Backup = await loadBackup();
     let bar: ReturnType<Output['progress']> | undefined;
     let phase: string | undefined;
     try {
@@ -105,7 +110,7 @@ export const restore: Command = {
       return 0;
     } catch (error) {
       bar?.stop();
-      return failed(out, Boolean(values.json), error);
+      return failed(out, Boolean(values.json), error, Backup);
     }
   },
 };

@@ -1,10 +1,13 @@
+import { lazy } from '../../errors/Lazy.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AccessLevel, ChannelKind, ChannelStatus } from '../../contract/Channel.js';
-import * as Demo from '../../demo/Demo.js';
-import * as Upload from '../../ingest/Upload.js';
+import { formats } from '../../ingest/Formats.js';
 import { dateMs, httpUrl as asHttpUrl } from '../../ingest/Values.js';
 import { type Command, UsageError, type Values, jsonOption, number, oneOf, required, text } from '../Command.js';
+
+const loadDemo = lazy('The demo dataset loader', () => import('../../demo/Demo.js'));
+const loadUpload = lazy('The upload reader', () => import('../../ingest/Upload.js'));
 
 /** An http(s) URL option, checked. */
 function httpUrl(value: string, option: string): string {
@@ -159,7 +162,7 @@ export const channelsList: Command = {
 
 export const upload: Command = {
   name: 'upload',
-  summary: `Upload files (${Object.keys(Upload.formats).join(' ')}) into a channel; unchanged files change nothing.`,
+  summary: `Upload files (${Object.keys(formats).join(' ')}) into a channel; unchanged files change nothing.`,
   usage: 'upload --channel ID FILE... [--title T] [--source-url URL] [--published-at DATE] [--author NAME] [--external-id ID]',
   options: {
     channel: { type: 'string' },
@@ -172,7 +175,7 @@ export const upload: Command = {
   },
   positionals: { min: 1, max: 10_000 },
   async run({ services, config, out }, { values, positionals }) {
-    const { store } = await services();
+    const [{ store }, Upload] = await Promise.all([services(), loadUpload()]);
     const channel = await store.channels.get(required(values, 'channel'));
     const perFile = ['title', 'source-url', 'external-id'].filter((k) => values[k] !== undefined);
     if (positionals.length > 1 && perFile.length > 0) throw new UsageError(`--${perFile[0]} applies to one file; upload files one at a time to set it`);
@@ -250,6 +253,7 @@ export const demoLoad: Command = {
   usage: 'demo load [--dir DIRECTORY]',
   options: { dir: { type: 'string' }, ...jsonOption },
   async run({ services, config, out }, { values }) {
+    const Demo = await loadDemo();
     const directory = text(values, 'dir') ?? Demo.defaultDirectory;
     const manifest = await Demo.readManifest(directory);
     const total = manifest.profiles.reduce((n, p) => n + p.channels.reduce((m, c) => m + c.items.length, 0), 0);

@@ -1,19 +1,32 @@
+import { lazy } from '../../errors/Lazy.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as Answers from '../../eval/Answers.js';
-import * as Beir from '../../eval/Beir.js';
+import type * as Answers from '../../eval/Answers.js';
 import type { Config } from '../../config/Config.js';
-import * as Evaluate from '../../eval/Evaluate.js';
-import * as FitFusion from '../../eval/FitFusion.js';
-import * as Yardstick from '../../eval/Yardstick.js';
-import * as Embedders from '../../retrieval/embedders/Embedders.js';
-import * as Fusion from '../../retrieval/ranking/Fusion.js';
+import type * as Evaluate from '../../eval/Evaluate.js';
+import type * as Yardstick from '../../eval/Yardstick.js';
+import type * as Embedders from '../../retrieval/embedders/Embedders.js';
 import { type Command, type CommandContext, UsageError, type Values, number, required, text } from '../Command.js';
 import type { Output } from '../Output.js';
+
+/** What evaluation runs on, loaded by the commands that evaluate (never by the others, nor by `--help`). */
+const loadModules = lazy('The evaluation', async () => {
+  const [Answers, Beir, Evaluate, FitFusion, Yardstick, Embedders, Fusion] = await Promise.all([
+    import('../../eval/Answers.js'),
+    import('../../eval/Beir.js'),
+    import('../../eval/Evaluate.js'),
+    import('../../eval/FitFusion.js'),
+    import('../../eval/Yardstick.js'),
+    import('../../retrieval/embedders/Embedders.js'),
+    import('../../retrieval/ranking/Fusion.js'),
+  ]);
+  return { Answers, Beir, Evaluate, FitFusion, Yardstick, Embedders, Fusion };
+});
 
 /** Loads a dataset into a temporary store, with a progress bar for each stage; embedded too when an embedder is given. */
 /** A dataset and a temporary store of it, beside the operator's database (a file, or a temporary PostgreSQL database). */
 async function load(out: Output, directory: string, qrels: string | undefined, embedder: ReturnType<typeof Embedders.create>, database: Config['database']) {
+  const { Beir, Evaluate } = await loadModules();
   const dataset = await Beir.load(directory, qrels);
   const ingest = out.progress(dataset.corpus.length, 'ingest');
   let embedding: ReturnType<Output['progress']> | undefined;
@@ -62,6 +75,7 @@ export const evaluate: Command = {
     const { out } = context;
     if (values.answers) return answers(context, values);
     const directory = required(values, 'dataset');
+    const { Embedders, Evaluate } = await loadModules();
     const embedder = Embedders.create(context.config.embedding);
     const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder, context.config.database);
     try {
@@ -103,6 +117,7 @@ const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
 
 /** SciFact's answer metrics, when a dataset with rationale evidence is given. */
 async function scifactAnswers(context: CommandContext, values: Values): Promise<Answers.AnswerResult | undefined> {
+  const { Answers } = await loadModules();
   const directory = text(values, 'dataset');
   if (directory === undefined) return undefined;
   const { out } = context;
@@ -130,6 +145,7 @@ async function scifactAnswers(context: CommandContext, values: Values): Promise<
 
 /** The yardstick's answer metrics: the judged expert questions. */
 async function yardstickAnswers(context: CommandContext, values: Values): Promise<Yardstick.YardstickResult> {
+  const { Yardstick } = await loadModules();
   const { out } = context;
   const directory = text(values, 'yardstick') ?? Yardstick.defaultDirectory;
   if (!fs.existsSync(path.join(directory, 'manifest.json')) || !fs.existsSync(path.join(directory, 'questions'))) {
@@ -156,6 +172,7 @@ async function yardstickAnswers(context: CommandContext, values: Values): Promis
 /** Answer quality on both sets, side by side: the yardstick of expert questions and, when given, SciFact. */
 async function answers(context: CommandContext, values: Values): Promise<void> {
   const { out } = context;
+  const { Yardstick } = await loadModules();
   if (text(values, 'dataset') !== undefined && !text(values, 'evidence')) throw new UsageError('--answers needs --evidence FILE (rationale sentences per claim and document) to score a --dataset');
   const yardstick = await yardstickAnswers(context, values);
   const scifact = await scifactAnswers(context, values);
@@ -193,7 +210,7 @@ async function answers(context: CommandContext, values: Values): Promise<void> {
 const metricsLine = (r: Evaluate.EvalResult) =>
   `nDCG@10 ${r.ndcg10.toFixed(4)}  Recall@10 ${r.recall10.toFixed(4)}  Recall@100 ${r.recall100.toFixed(4)}  MRR@10 ${r.mrr10.toFixed(4)}  latency p50 ${r.latencyMs.p50.toFixed(1)} ms, p95 ${r.latencyMs.p95.toFixed(1)} ms`;
 
-const fittedWeight = async (store: Evaluate.EvalStore) => Fusion.weightOf((await store.vectors!.search.fusion()).model);
+const fittedWeight = async (store: Evaluate.EvalStore) => (await loadModules()).Fusion.weightOf((await store.vectors!.search.fusion()).model);
 
 export const fit: Command = {
   name: 'fit',
@@ -203,6 +220,7 @@ export const fit: Command = {
   async run(context, { values }) {
     const { out } = context;
     const directory = required(values, 'dataset');
+    const { Embedders, FitFusion } = await loadModules();
     const embedder = Embedders.create(context.config.embedding);
     if (!embedder) throw new UsageError('no embedder is configured (EMBEDDER=none): the lexical reranker ships fitted; set EMBEDDER to fit vector fusion for it');
     const { dataset, store } = await load(out, directory, text(values, 'qrels'), embedder, context.config.database);

@@ -1,7 +1,9 @@
-import * as Jobs from '../../health/Jobs.js';
-import * as TermModel from '../../retrieval/terms/TermModel.js';
-import * as VectorBuild from '../../retrieval/vectors/VectorBuild.js';
+import { lazy } from '../../errors/Lazy.js';
 import { type Command, number } from '../Command.js';
+
+const loadJobs = lazy('The job leases', () => import('../../health/Jobs.js'));
+const loadTermModel = lazy('The term model', () => import('../../retrieval/terms/TermModel.js'));
+const loadVectorBuild = lazy('The vector index build', () => import('../../retrieval/vectors/VectorBuild.js'));
 
 export const reindex: Command = {
   name: 'reindex',
@@ -9,7 +11,7 @@ export const reindex: Command = {
   usage: 'reindex [--batch N] [--no-terms]',
   options: { batch: { type: 'string' }, 'no-terms': { type: 'boolean' } },
   async run({ services: open, out }, { values }) {
-    const services = await open();
+    const [services, Jobs, TermModel, VectorBuild] = await Promise.all([open(), loadJobs(), loadTermModel(), loadVectorBuild()]);
     const { embedder } = services;
     if (!values['no-terms']) {
       const started = performance.now();

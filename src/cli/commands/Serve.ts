@@ -1,17 +1,22 @@
+import { lazy } from '../../errors/Lazy.js';
 import fs from 'node:fs';
 import { defaultDatabasePath } from '../../config/Config.js';
-import * as Demo from '../../demo/Demo.js';
-import * as Reconciliation from '../../payments/Reconciliation.js';
-import * as Jobs from '../../health/Jobs.js';
-import * as TermModel from '../../retrieval/terms/TermModel.js';
-import { type Services, syncDependencies } from '../../Services.js';
-import * as Access from '../../auth/Access.js';
-import * as Caller from '../../auth/Caller.js';
-import * as Scheduler from '../../sources/Scheduler.js';
-import * as HttpServer from '../../transport/http/Server.js';
-import * as Stdio from '../../transport/mcp/Stdio.js';
-import * as MetricsRoute from '../../transport/http/MetricsRoute.js';
+import type { Services } from '../../Services.js';
+import type * as Caller from '../../auth/Caller.js';
+import type * as HttpServer from '../../transport/http/Server.js';
 import { type Command, UsageError, number, text, untilSignal } from '../Command.js';
+
+const loadDemo = lazy('The demo dataset loader', () => import('../../demo/Demo.js'));
+const loadReconciliation = lazy('Payment reconciliation', () => import('../../payments/Reconciliation.js'));
+const loadJobs = lazy('The job leases', () => import('../../health/Jobs.js'));
+const loadTermModel = lazy('The term model', () => import('../../retrieval/terms/TermModel.js'));
+const loadAccess = lazy('Access control', () => import('../../auth/Access.js'));
+const loadCaller = lazy('The caller check', () => import('../../auth/Caller.js'));
+const loadScheduler = lazy('The sync scheduler', () => import('../../sources/Scheduler.js'));
+const loadHttpServer = lazy('The HTTP server', () => import('../../transport/http/Server.js'));
+const loadStdio = lazy('The stdio MCP server', () => import('../../transport/mcp/Stdio.js'));
+const loadMetricsRoute = lazy('The metrics server', () => import('../../transport/http/MetricsRoute.js'));
+const loadServices = lazy('The service layer', () => import('../../Services.js'));
 
 /**
  * A database URL as a terminal may show it: a password, if it has one (`user:password@`, or `?password=` and
@@ -60,6 +65,7 @@ const serveRebuildLimit = 2_000;
 function termModelRefresher(services: Services): (rebuildLimit: number) => Promise<void> {
   let reported: string | undefined;
   return async (rebuildLimit) => {
+    const [Jobs, TermModel] = await Promise.all([loadJobs(), loadTermModel()]);
     try {
       // One instance at a time, and a server never waits for another's: what it leaves out, the next refresh folds in.
       const refreshed = await Jobs.oneAtATime(services.store, 'term_model', () => TermModel.refresh(services.store, { rebuildLimit }), { skipIfHeld: true });
@@ -85,11 +91,19 @@ export const serve: Command = {
   async run({ config, services: open, out }, { values }) {
     const port = number(values, 'port', { min: 0, max: 65535, integer: true }) ?? config.port;
     const host = (text(values, 'host') ?? config.host).replace(/^\[(.*)\]$/, '$1');
-    const services = await open();
+    const [services, Reconciliation, TermModel, HttpServer, Scheduler, { syncDependencies }] = await Promise.all([
+      open(),
+      loadReconciliation(),
+      loadTermModel(),
+      loadHttpServer(),
+      loadScheduler(),
+      loadServices(),
+    ]);
     // Registered first: what this process charges from here on is its own, and processes that are gone are settled.
     await services.instance.start();
     await Reconciliation.reconcile(services);
     if (config.demoData) {
+      const Demo = await loadDemo();
       const loaded = await Demo.loadOnFirstStart(services, { chunkTargetTokens: config.chunkTargetTokens });
       if (loaded) services.logger.info('demo dataset loaded', { profiles: loaded.profiles, items: loaded.items, chunks: loaded.chunks });
     }
@@ -109,7 +123,7 @@ export const serve: Command = {
     // Metrics on a port of their own, on loopback only: for a scraper beside the server.
     const metricsServer = config.metrics.port === undefined
       ? undefined
-      : await MetricsRoute.listen(services.metrics, { port: config.metrics.port, allowed: config.allowed }).catch(async (error: NodeJS.ErrnoException) => {
+      : await (await loadMetricsRoute()).listen(services.metrics, { port: config.metrics.port, allowed: config.allowed }).catch(async (error: NodeJS.ErrnoException) => {
           // Nothing is left half-started: the main port closes before the command fails.
           await HttpServer.close(server);
           throw new UsageError(`cannot serve metrics on 127.0.0.1:${config.metrics.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (choose another METRICS_PORT)' : error.message}`);
@@ -149,6 +163,7 @@ const afterCutOffMs = 4_000;
  * so what it charged is given back), and the process exits within 30 s of the signal, leaving its lease.
  */
 async function drain(services: Services, server: Parameters<typeof HttpServer.close>[0], signal: string): Promise<void> {
+  const HttpServer = await loadHttpServer();
   services.draining = true;
   services.logger.info('shutting down: unready, taking no new requests, finishing those in flight', { signal });
   const started = Date.now();
@@ -166,6 +181,7 @@ async function drain(services: Services, server: Parameters<typeof HttpServer.cl
 }
 
 async function readable(services: Services, slug: string, caller: Caller.Caller): Promise<boolean> {
+  const Access = await loadAccess();
   const profile = await services.store.profiles.byHandle(slug);
   return profile !== undefined && (await Access.canRead(services.store, profile, caller));
 }
@@ -180,7 +196,7 @@ export const mcp: Command = {
     if (config.databasePath !== undefined && config.databasePath !== ':memory:' && !fs.existsSync(config.databasePath)) {
       throw new UsageError(`no database at ${config.databasePath}: set DATABASE_PATH to the one \`profile-edge serve\` uses (it creates and loads it on first start)`);
     }
-    const services = await open();
+    const [services, Reconciliation, Caller, Stdio] = await Promise.all([open(), loadReconciliation(), loadCaller(), loadStdio()]);
     // Registered first: what this process charges from here on is its own, and processes that are gone are settled.
     await services.instance.start();
     await Reconciliation.reconcile(services);

@@ -1,8 +1,12 @@
+import { lazy } from '../../errors/Lazy.js';
 import path from 'node:path';
-import * as Copy from '../../store/Copy.js';
-import { type Target, Unavailable } from '../../store/Store.js';
+import type * as CopyModule from '../../store/Copy.js';
+import type { Target } from '../../store/Store.js';
+import { Unavailable } from '../../store/Sql.js';
 import { type Command, jsonOption, number, required, UsageError, type Values } from '../Command.js';
 import type { Output, Progress } from '../Output.js';
+
+const loadCopy = lazy('The store copy', () => import('../../store/Copy.js'));
 
 /** A PostgreSQL URL as DATABASE_URL takes one (src/config/Config.ts). */
 const postgresUrl = /^postgres(ql)?:\/\/[^\s]+$/;
@@ -33,7 +37,7 @@ const remedy =
   "the source changed while it was copied, or the target was written since: drop the target and copy again, with the source's service stopped";
 
 /** What stopped a copy, as `--json` prints it (the service's error shape), with the exit status. */
-function failure(error: unknown): { error: string; message: string; exit: number } {
+function failure(error: unknown, Copy: typeof CopyModule): { error: string; message: string; exit: number } {
   if (error instanceof UsageError) return { error: 'invalid_usage', message: error.message, exit: 2 };
   if (error instanceof Copy.Refused) return { error: 'refused', message: error.message, exit: 2 };
   if (error instanceof Copy.Stopped) return { error: 'stopped', message: error.message, exit: 1 };
@@ -48,11 +52,12 @@ export const copy: Command = {
   usage: 'store copy --from <SQLite file | postgres://URL> --to <SQLite file | postgres://URL> [--batch N] [--json]',
   options: { from: { type: 'string' }, to: { type: 'string' }, batch: { type: 'string' }, ...jsonOption },
   async run({ out }, { values }) {
+    const Copy = await loadCopy();
     try {
-      return await copyAndCompare(out, values);
+      return await copyAndCompare(out, values, Copy);
     } catch (error) {
       if (values.json) {
-        const { exit, ...printed } = failure(error);
+        const { exit, ...printed } = failure(error, Copy);
         out.json(printed);
         return exit;
       }
@@ -72,13 +77,13 @@ export const copy: Command = {
 };
 
 /** Copies as the options say, prints the comparison, and returns the exit status. */
-async function copyAndCompare(out: Output, values: Values): Promise<number> {
+async function copyAndCompare(out: Output, values: Values, Copy: typeof CopyModule): Promise<number> {
   const from = place(values, 'from');
   const to = place(values, 'to');
   const batch = number(values, 'batch', { min: 1, max: 100_000, integer: true });
   // One bar while rows are copied, then one while both sides are compared.
-  let bar: { phase: Copy.Progress['phase']; progress: Progress } | undefined;
-  let result: Copy.Result;
+  let bar: { phase: CopyModule.Progress['phase']; progress: Progress } | undefined;
+  let result: CopyModule.Result;
   try {
     result = await Copy.copy({
       from,

@@ -1,19 +1,22 @@
+import { lazy } from '../../errors/Lazy.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ServiceError } from '../../errors/ServiceError.js';
-import * as Charset from '../../ingest/Charset.js';
-import * as Transcript from '../../ingest/Transcript.js';
-import * as Jobs from '../../health/Jobs.js';
-import * as TermModel from '../../retrieval/terms/TermModel.js';
-import * as Ids from '../../store/Ids.js';
-import * as Scheduler from '../../sources/Scheduler.js';
-import * as Subtext from '../../sources/Subtext.js';
-import * as Youtube from '../../sources/Youtube.js';
-import { syncDependencies } from '../../Services.js';
-import * as Sync from '../../sources/Sync.js';
+import type * as Sync from '../../sources/Sync.js';
 import type { SyncReport } from '../../sources/Sync.js';
 import { type Command, UsageError, jsonOption, required, text, untilSignal } from '../Command.js';
 import type { Output, Progress } from '../Output.js';
+
+const loadCharset = lazy('The charset reader', () => import('../../ingest/Charset.js'));
+const loadTranscript = lazy('The transcript reader', () => import('../../ingest/Transcript.js'));
+const loadJobs = lazy('The job leases', () => import('../../health/Jobs.js'));
+const loadTermModel = lazy('The term model', () => import('../../retrieval/terms/TermModel.js'));
+const loadIds = lazy('Ids', () => import('../../store/Ids.js'));
+const loadScheduler = lazy('The sync scheduler', () => import('../../sources/Scheduler.js'));
+const loadSubtext = lazy('The subtitle reader', () => import('../../sources/Subtext.js'));
+const loadYoutube = lazy('The YouTube connector', () => import('../../sources/Youtube.js'));
+const loadSync = lazy('The sync', () => import('../../sources/Sync.js'));
+const loadServices = lazy('The service layer', () => import('../../Services.js'));
 
 
 /** One line per channel: what the sync did, or why it did nothing. */
@@ -58,7 +61,7 @@ export const sync: Command = {
     const channelId = text(values, 'channel');
     const slug = text(values, 'profile');
     if (channelId !== undefined && slug !== undefined) throw new UsageError('give --channel or --profile, not both');
-    const services = await open();
+    const [services, { syncDependencies }, Scheduler] = await Promise.all([open(), loadServices(), loadScheduler()]);
     const { store } = services;
     const ids =
       channelId !== undefined
@@ -105,7 +108,7 @@ export const importExport: Command = {
   options: { channel: { type: 'string' }, video: { type: 'string' }, ...jsonOption },
   positionals: { min: 1, max: 10_000 },
   async run({ services: open, out }, { values, positionals }) {
-    const services = await open();
+    const [services, { syncDependencies }] = await Promise.all([open(), loadServices()]);
     const channel = await services.store.channels.get(required(values, 'channel'));
     let listing: Sync.Listing;
     if (channel.kind === 'subtext') {
@@ -132,6 +135,7 @@ export const importExport: Command = {
 
 /** A file's text, or a clear error naming it. */
 async function readText(file: string): Promise<string> {
+  const Charset = await loadCharset();
   try {
     return Charset.decode(await fs.readFile(file));
   } catch (error) {
@@ -141,7 +145,7 @@ async function readText(file: string): Promise<string> {
 }
 
 async function subtextListing(file: string): Promise<Sync.Listing> {
-  const content = await readText(file);
+  const [content, Subtext] = await Promise.all([readText(file), loadSubtext()]);
   try {
     const messages = Subtext.parseExport(content, Subtext.formatOf(file, undefined, content));
     if (messages.length === 0) throw new Subtext.ExportError('no messages in it');
@@ -158,6 +162,7 @@ async function subtextListing(file: string): Promise<Sync.Listing> {
  */
 async function captionListing(store: Sync.SyncDependencies['store'], channelId: string, files: string[], video: string | undefined): Promise<Sync.Listing> {
   if (video !== undefined && files.length > 1) throw new UsageError('--video names the video of one file');
+  const [Youtube, Transcript, Ids] = await Promise.all([loadYoutube(), loadTranscript(), loadIds()]);
   const known = new Map((await store.items.byChannel(channelId)).map((i) => [i.externalId, i]));
   const entries = await Promise.all(
     files.map(async (file) => {
@@ -196,6 +201,7 @@ async function syncWithProgress(
   out: Output,
   options: { listing?: Sync.Listing; signal?: AbortSignal; quiet?: boolean } = {},
 ): Promise<SyncReport> {
+  const Sync = await loadSync();
   let bar: Progress | undefined;
   const report = await Sync.syncChannel(deps, id, {
     listing: options.listing,
@@ -210,15 +216,21 @@ async function syncWithProgress(
   return report;
 }
 
+/** Public chunks up to which a sync rebuilds a due term model itself (well under a second); above, it folds in only. */
+const syncRebuildLimit = 2_000;
+
 /**
- * New text brings new words: they are folded into the term model, and when a rebuild is due (no model yet, a fifth
- * more public content, or channels made private or paused) it runs here, at any size: a build is bounded (under a
- * minute at a million chunks), and this process serves no one meanwhile.
+ * New text brings new words: they are folded into the term model, in time proportional to what the sync added, not to
+ * the store. A rebuild that is due (no model yet, a fifth more public content, channels made private or paused) runs
+ * here only on a small store; on a larger one it is left to `profile-edge reindex` (or a small server's refresh), and
+ * said. Another process refreshing the model at the same moment is waited for, and the wait is said.
  */
 async function refreshTermModel(store: Sync.SyncDependencies['store'], reports: SyncReport[], out: Output): Promise<void> {
   if (!reports.some(changed)) return;
-  const { action } = await Jobs.oneAtATime(store, 'term_model', () => TermModel.refresh(store, { rebuildLimit: Infinity, onProgress: (stage) => out.status(`term model: ${stage}`) }), {
+  const [Jobs, TermModel] = await Promise.all([loadJobs(), loadTermModel()]);
+  const { action, rebuildDue } = await Jobs.oneAtATime(store, 'term_model', () => TermModel.refresh(store, { rebuildLimit: syncRebuildLimit, onProgress: (stage) => out.status(`term model: ${stage}`) }), {
     onWait: (lease) => out.status(`term model: waiting for another process refreshing it (${Jobs.holderOf(lease)})`),
   });
   if (action === 'built') out.status('term model rebuilt');
+  if (rebuildDue !== undefined) out.status(`term model: new words folded in; a full rebuild is due (${rebuildDue}): run \`profile-edge reindex\` when convenient`);
 }

