@@ -65,8 +65,8 @@ const serveRebuildLimit = 2_000;
 function termModelRefresher(services: Services): (rebuildLimit: number) => Promise<void> {
   let reported: string | undefined;
   return async (rebuildLimit) => {
-    const [Jobs, TermModel] = await Promise.all([loadJobs(), loadTermModel()]);
     try {
+      const [Jobs, TermModel] = await Promise.all([loadJobs(), loadTermModel()]);
       // One instance at a time, and a server never waits for another's: what it leaves out, the next refresh folds in.
       const refreshed = await Jobs.oneAtATime(services.store, 'term_model', () => TermModel.refresh(services.store, { rebuildLimit }), { skipIfHeld: true });
       if (!refreshed) return services.logger.info('term model: another process is refreshing it; left to that one');
