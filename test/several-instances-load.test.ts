@@ -38,6 +38,10 @@ const env = () => ({
   LOG_LEVEL: 'warn',
   RECONCILE_INTERVAL_SECONDS: '5',
   PAYMENT_CHALLENGE_TTL_SECONDS: '60',
+  // The rails' breakers stay closed: the stand-in chains and facilitator share two cores with three instances and a
+  // burst of 200 signing clients, and a few of their answers come late. An open breaker would turn three late answers
+  // into half a minute of refusals that say nothing of the books this file audits (the breakers have tests of their own).
+  BREAKER_FAILURES: '100',
   ...sandbox.environment,
 });
 /** Every instance started, killed and restarted ones included, for what they logged. */
@@ -417,7 +421,9 @@ describe('three instances under paid load', () => {
     const unexpected = outcomes.filter(
       (o) => o.status !== 200 && !(o.who === 'capped' && o.status === 402 && o.body.error === 'insufficient_balance') && !metTaken(o) && !lost.includes(o),
     );
-    expect(unexpected.map((o) => `${o.who} ${o.via} ${o.status} ${JSON.stringify(o.body).slice(0, 200)}`)).toEqual([]);
+    // What the instances logged of their rails' failures: why a payment service was unavailable, when one was.
+    const railFailures = all.flatMap((s) => s.log().split('\n').filter((line) => /rail unavailable|failing: skipped/.test(line)).map((line) => line.slice(0, 600)));
+    expect(unexpected.map((o) => `${o.who} ${o.via} ${o.status} ${JSON.stringify(o.body).slice(0, 200)}`), railFailures.join('\n')).toEqual([]);
     const refusedForTaken = outcomes.filter((o) => o.status !== 200 && metTaken(o) && !lost.includes(o));
     expect(refusedForTaken.every((o) => [402, 503].includes(o.status)), JSON.stringify(refusedForTaken.map((o) => [o.status, o.body.error]))).toBe(true);
     expect(resent.length).toBeGreaterThan(0);

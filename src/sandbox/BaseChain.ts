@@ -59,8 +59,10 @@ export async function start(options: { chainId: number; port?: number; usdcName?
   await server.listen(options.port ?? 0, '127.0.0.1');
   const rpcUrl = `http://127.0.0.1:${server.address().port}`;
   const chain = defineChain({ id: chainId, name: 'local-base', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
-  const client = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50, cacheTime: 0 });
-  const deployer = createWalletClient({ account: privateKeyToAccount(deployerKey), chain, transport: http(rpcUrl), pollingInterval: 50, cacheTime: 0 });
+  // A local chain answers late under load, never not at all: a minute rather than viem's 10 s for a remote node.
+  const transport = http(rpcUrl, { timeout: 60_000 });
+  const client = createPublicClient({ chain, transport, pollingInterval: 50, cacheTime: 0 });
+  const deployer = createWalletClient({ account: privateKeyToAccount(deployerKey), chain, transport, pollingInterval: 50, cacheTime: 0 });
   const contracts = compile();
   const name = options.usdcName ?? 'USD Coin';
   const version = options.usdcVersion ?? '2';

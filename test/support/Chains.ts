@@ -39,8 +39,14 @@ export function useChains(overrides: Record<string, string> = {}, options: { fee
 }
 
 /** A viem client on the sandbox's Tempo node, as the mppx client takes it. */
+/**
+ * How long a test's client waits for a stand-in chain: the chains run in the test's own process, and under a burst of
+ * paid requests they answer late, not never (viem's default, 10 s, is for a remote node that may be gone).
+ */
+const rpcTimeoutMs = 60_000;
+
 export function tempoGetClient(sandbox: Sandbox.Sandbox) {
-  return ({ chainId }: { chainId?: number | undefined }) => createClient({ chain: { ...tempoModerato, id: chainId ?? sandbox.tempo.chainId }, transport: http(sandbox.tempo.url) });
+  return ({ chainId }: { chainId?: number | undefined }) => createClient({ chain: { ...tempoModerato, id: chainId ?? sandbox.tempo.chainId }, transport: http(sandbox.tempo.url, { timeout: rpcTimeoutMs }) });
 }
 
 /** The mppx client's fetch, paying tempo challenges from a wallet key. */
