@@ -35,6 +35,14 @@ export async function start(options: { rpcUrl: string; chainId: number; gasKey: 
   const facilitator = new x402Facilitator().register([`eip155:${options.chainId}`], new ExactEvmScheme(signer));
   let settled = 0;
   let verified = 0;
+  // Settlements go out one at a time: when one account's transactions reach ganache 7.9 out of nonce order, it can
+  // leave a nonce queued for good (ganache#4522), and every later settlement from that account then hangs.
+  let line: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const turn = line.then(work, work);
+    line = turn.catch(() => undefined);
+    return turn;
+  };
 
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -50,7 +58,7 @@ export async function start(options: { rpcUrl: string; chainId: number; gasKey: 
             verified += 1;
             return send(200, await facilitator.verify(paymentPayload, paymentRequirements));
           }
-          const result = await facilitator.settle(paymentPayload, paymentRequirements);
+          const result = await inTurn(() => facilitator.settle(paymentPayload, paymentRequirements));
           if (result.success) settled += 1;
           // A refusal is an answer (200); the raw message holds node details the resource server need not see.
           const { errorMessage: _detail, ...rest } = result;
