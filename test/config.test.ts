@@ -100,4 +100,15 @@ describe('Logger', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', message: 'shown', apiKey: '[redacted]', authorization: '[redacted]', path: '/a' });
   });
+
+  test('behavior: an error is written with its code and what caused it, so a failure says why', () => {
+    const lines: string[] = [];
+    const logger = Log.create({ level: 'info', write: (l) => lines.push(l) });
+    const socket = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    logger.error('settlement failed', { error: new Error('fetch failed', { cause: new Error('connect refused', { cause: socket }) }) });
+    const { error } = JSON.parse(lines[0]!) as { error: { message: string; cause: { message: string; cause: { message: string; code: string } } } };
+    expect(error.message).toBe('fetch failed');
+    expect(error.cause.message).toBe('connect refused');
+    expect(error.cause.cause).toMatchObject({ message: 'socket hang up', code: 'ECONNRESET' });
+  });
 });

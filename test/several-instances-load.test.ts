@@ -465,8 +465,13 @@ describe('three instances under paid load', () => {
       const settled = new Set(await peek.column<string>("SELECT query_id FROM payments WHERE rail = ? AND state = 'answered'", rail));
       for (const answer of answers.filter((o) => !settled.has(o.body.queryId as string))) {
         // An answer whose payment does not stand went out from an instance taken for gone, in the moment before its
-        // capture: its money is a credit (or never moved), never taken twice.
-        expect(metTaken(answer) || answer.targets.some((t) => t.pid === victim.pid), JSON.stringify(answer)).toBe(true);
+        // capture: its money is a credit (or never moved), never taken twice. The capture follows the delivery by as
+        // long as the database makes it wait, so the answer may reach its caller just before the claim: its instance
+        // then logged the capture refused because reconciliation had resolved the payment.
+        const refusedCapture = (o: Outcome) =>
+          all.some((s) => taken.some((w) => w.pid === s.pid) && o.targets.some((t) => t.pid === s.pid) && s.log().split('\n').some((line) => line.includes(o.body.queryId as string) && /could not be captured/.test(line) && /resolved by reconciliation/.test(line)));
+        const explained = metTaken(answer) || answer.targets.some((t) => t.pid === victim.pid) || refusedCapture(answer);
+        expect(explained, `${JSON.stringify(answer)}; taken for gone: ${JSON.stringify(taken)}; killed: ${victim.pid}`).toBe(true);
         expect(['credited', 'released']).toContain(await peek.value('SELECT state FROM payments WHERE query_id = ?', answer.body.queryId as string));
         free.onchain += 1;
       }

@@ -7,6 +7,7 @@ import * as TermModel from '../src/retrieval/terms/TermModel.js';
 import * as Text from '../src/retrieval/Text.js';
 import { ServiceError } from '../src/errors/ServiceError.js';
 import * as Migrations from '../src/store/Migrations.js';
+import { Unavailable } from '../src/store/Sql.js';
 import * as Stores from '../src/store/Store.js';
 import type { OpenStore } from '../src/store/Store.js';
 import * as Engines from './support/Engines.js';
@@ -267,6 +268,35 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     expect(new Set(claimed).size).toBe(1);
     await store.meta.set('shared_secret', 'z');
     expect(await store.meta.get('shared_secret')).toBe('z');
+  });
+
+  test.runIf(engine === 'postgres')('behavior: a transaction its process left standing (frozen mid-way) is ended by the server: its locks go, and nothing it wrote stands', async () => {
+    const url = (target.target as { url: string }).url;
+    const { open } = await import('../src/store/engines/Postgres.js');
+    const frozen = await open(url, { max: 1, idleInTransactionMs: 300 });
+    const other = await open(url, { max: 1 });
+    try {
+      await store.meta.set('idle_probe', 'before');
+      let resume!: () => void;
+      const resumed = new Promise<void>((resolve) => (resume = resolve));
+      const standing = frozen.transaction(async (tx) => {
+        await tx.run(`UPDATE meta SET value = 'inside' WHERE key = 'idle_probe'`);
+        await tx.get('SELECT pg_advisory_xact_lock(4242)');
+        await resumed;
+        await tx.run(`UPDATE meta SET value = 'after' WHERE key = 'idle_probe'`);
+      });
+      // The others wait for its row and its lock only until the server ends the idle transaction.
+      expect(await other.run(`UPDATE meta SET value = 'other' WHERE key = 'idle_probe'`)).toBe(1);
+      await other.get('SELECT pg_advisory_xact_lock(4242)');
+      resume();
+      await expect(standing).rejects.toBeInstanceOf(Unavailable);
+      expect(await store.meta.get('idle_probe')).toBe('other');
+      // The pool makes a new connection for what the process does next.
+      expect(await frozen.get<{ one: number }>('SELECT 1 AS one')).toEqual({ one: 1 });
+    } finally {
+      await frozen.close();
+      await other.close();
+    }
   });
 });
 

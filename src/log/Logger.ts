@@ -18,10 +18,26 @@ function clean(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(fields).map(([k, v]) => {
       if (secretFields.test(k)) return [k, '[redacted]'];
-      if (v instanceof Error) return [k, { name: v.name, message: v.message, stack: v.stack }];
+      if (v instanceof Error) return [k, described(v)];
       return [k, v];
     }),
   );
+}
+
+/** How deep an error's causes are written: a wrapper's wrapper's cause is as far as a reader follows. */
+const causesWritten = 3;
+
+/** An error as a log field: its name, message, code (a socket's ECONNRESET, say) and stack, and what caused it. */
+function described(error: Error, depth = 0): Record<string, unknown> {
+  const code = (error as { code?: unknown }).code;
+  const cause = error.cause;
+  return {
+    name: error.name,
+    message: error.message,
+    ...((typeof code === 'string' || typeof code === 'number') && { code }),
+    stack: error.stack,
+    ...(cause !== undefined && depth < causesWritten && { cause: cause instanceof Error ? described(cause, depth + 1) : String(cause) }),
+  };
 }
 
 export type Format = 'json' | 'pretty' | 'auto';

@@ -30,6 +30,15 @@ const pingTimeoutMs = 3_000;
  */
 const turnWaitMs = statementTimeoutMs;
 
+/**
+ * How long a transaction may sit idle between its statements before the server ends its session: none of this
+ * program's writing transactions waits on anything but the database, so one idle this long belongs to a process that
+ * stopped (frozen, or SIGSTOPped) while it held row and advisory locks. Ended, its locks go and what it wrote rolls
+ * back, so the others (and the instance that claims it once its lease runs out) are not held behind it. Read-only pools
+ * are exempt: a backup keeps its snapshot's transaction open, idle, for as long as pg_dump runs.
+ */
+export const idleInTransactionMs = 15_000;
+
 /** The migration lock's key: any constant shared by every process of this program. */
 const migrationLock = 0x70726f66; // "prof"
 
@@ -37,7 +46,7 @@ const migrationLock = 0x70726f66; // "prof"
  * Opens a pool on `url` and checks that the server answers; an unreachable server rejects with `Unavailable`.
  * `readOnly` makes every transaction on it read-only, so nothing can be written through it.
  */
-export async function open(url: string, options: { max?: number; readOnly?: boolean } = {}): Promise<Engine> {
+export async function open(url: string, options: { max?: number; readOnly?: boolean; idleInTransactionMs?: number } = {}): Promise<Engine> {
   const size = options.max ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
@@ -45,7 +54,7 @@ export async function open(url: string, options: { max?: number; readOnly?: bool
     // Reaching the server only: waiting for a free connection happens in `Turns`, which never lets the pool queue.
     connectionTimeoutMillis: 5_000,
     types,
-    ...(options.readOnly && { options: '-c default_transaction_read_only=on' }),
+    options: options.readOnly ? '-c default_transaction_read_only=on' : `-c idle_in_transaction_session_timeout=${options.idleInTransactionMs ?? idleInTransactionMs}`,
   });
   // A client whose server went away, idle or checked out, must not crash the process: the statement it was running
   // (or the next one) reports it as Unavailable, and the pool makes new connections once the server is back.
@@ -282,7 +291,7 @@ export function dialect(text: string): string {
 }
 
 /** Connection failures codes: the server is gone, refusing, shutting down, or the network between is. */
-const lostCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+const lostCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', '57P01', '57P02', '57P03', '53300', '25P03']);
 
 function translatedError(error: unknown): unknown {
   if (error instanceof Conflict || error instanceof Unavailable) return error;
