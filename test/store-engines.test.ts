@@ -279,12 +279,16 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
       await store.meta.set('idle_probe', 'before');
       let resume!: () => void;
       const resumed = new Promise<void>((resolve) => (resume = resolve));
+      let locked!: () => void;
+      const holding = new Promise<void>((resolve) => (locked = resolve));
       const standing = frozen.transaction(async (tx) => {
         await tx.run(`UPDATE meta SET value = 'inside' WHERE key = 'idle_probe'`);
         await tx.get('SELECT pg_advisory_xact_lock(4242)');
+        locked();
         await resumed;
         await tx.run(`UPDATE meta SET value = 'after' WHERE key = 'idle_probe'`);
       });
+      await holding;
       // The others wait for its row and its lock only until the server ends the idle transaction.
       expect(await other.run(`UPDATE meta SET value = 'other' WHERE key = 'idle_probe'`)).toBe(1);
       await other.get('SELECT pg_advisory_xact_lock(4242)');
