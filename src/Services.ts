@@ -128,7 +128,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     logger,
     leaseMs,
     target,
-    claimGone: () => Reconciliation.settleGone({ store, rails, logger, metrics }, { leaseMs, own: instance.id() }),
+    claimGone: () => Reconciliation.settleGone({ store, rails, logger, metrics, config }, { leaseMs, own: instance.id() }),
   });
   return {
     config,

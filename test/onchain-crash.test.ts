@@ -212,8 +212,15 @@ test('behavior: on a server that keeps running, settlements whose outcome was lo
   const tempoProxy = await Proxy.start(sandbox.tempo.url, { drop: (p, b) => tempo === 'drop' && isBroadcast(p, b), lose: (p, b) => tempo === 'lose' && isBroadcast(p, b) });
   const facilitator = await Proxy.start(sandbox.environment.X402_FACILITATOR_URL!, { drop: (path) => path === '/settle' });
   try {
-    // Challenges (so x402 authorizations) live 30 s, and the server reconciles every 2 s.
-    const server = await serve(database.env, { TEMPO_RPC_URL: tempoProxy.url, X402_FACILITATOR_URL: facilitator.url, PAYMENT_CHALLENGE_TTL_SECONDS: '30', RECONCILE_INTERVAL_SECONDS: '2' });
+    // Challenges (so x402 authorizations) live 30 s, the server reconciles every 2 s, and a transfer not found 5 s
+    // past its deadline never lands (the sandbox's chains mine at once).
+    const server = await serve(database.env, {
+      TEMPO_RPC_URL: tempoProxy.url,
+      X402_FACILITATOR_URL: facilitator.url,
+      PAYMENT_CHALLENGE_TTL_SECONDS: '30',
+      RECONCILE_INTERVAL_SECONDS: '2',
+      SETTLEMENT_LANDING_MARGIN_SECONDS: '5',
+    });
     const ask = async (rail: 'tempo' | 'x402_base', payer: { key: `0x${string}` }) => {
       const send = (headers: Record<string, string> = {}) =>
         fetch(`${server.url}/api/ask/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ question, rail }) });
@@ -233,7 +240,7 @@ test('behavior: on a server that keeps running, settlements whose outcome was lo
     for (const payer of Object.values(payers)) expect(await stateOf(payer.address)).toBe('settling');
 
     // Nobody restarts anything: the server's own pass settles each once it can tell (a transfer that never left
-    // only once it can no longer land, its validBefore a minute past).
+    // only once it can no longer land, its validBefore 5 s past).
     const decided = async () => (await Promise.all(Object.values(payers).map((p) => stateOf(p.address)))).every((s) => s !== 'settling');
     for (const until = Date.now() + 150_000; !(await decided()); await new Promise((resolve) => setTimeout(resolve, 500))) {
       if (Date.now() > until) throw new Error(`still settling: ${JSON.stringify(await peek.all('SELECT wallet, state, settle_by FROM payments'))}`);

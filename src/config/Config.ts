@@ -108,6 +108,7 @@ const Environment = z.object({
   PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle', 'after_hold']).optional(),
   INSTANCE_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(20),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3_600).default(300),
+  SETTLEMENT_LANDING_MARGIN_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
   SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
@@ -261,6 +262,8 @@ export type Config = {
    * old enough, and its own settlements whose outcome was lost, once past their deadline.
    */
   reconcileIntervalSeconds: number;
+  /** How long past its deadline a transfer not found on its chain is taken never to land, and its payment released. */
+  landingMarginSeconds: number;
   /**
    * Signed links to private content in paid answers: the key they are signed with (undefined: one generated on first
    * use and kept in the database) and how long a link opens its item. The secret is never logged.
@@ -450,6 +453,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
     instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
+    landingMarginSeconds: e.SETTLEMENT_LANDING_MARGIN_SECONDS,
     citationLinks: { secret: e.CITATION_LINK_SECRET, ttlSeconds: e.CITATION_LINK_TTL_SECONDS },
     reader: { encoder: e.READER_ENCODER },
     synthesis:

@@ -195,7 +195,7 @@ export const reconcileAfterMs = Charging.orphanAfterMs;
  * chain is taken to have refused it a margin after the expiry, and the next reconciliation pass looks.
  */
 function lookedUpWithinMinutes(config: Config): number {
-  return Math.ceil((landingMarginMs + config.reconcileIntervalSeconds * 1000) / 60_000);
+  return Math.ceil((config.landingMarginSeconds + config.reconcileIntervalSeconds) / 60);
 }
 
 /** USD micro-dollars (the ledger's unit) in one millicent. */
@@ -333,6 +333,8 @@ export async function reconcile(
     own?: string | undefined;
     /** The payments whose settlement this process is waiting on: left to the call, however late a slow chain makes it. */
     settling?: ReadonlySet<string> | undefined;
+    /** How long past its deadline a transfer not found is taken never to land (`Rail.landingMarginMs` by default). */
+    landingMarginMs?: number | undefined;
     /** Told of each payment reconciliation released or credited. */
     onResolved?: ((rail: Rail, state: 'released' | 'credited') => void) | undefined;
     /** Told of a payment whose step failed: the pass goes on with the next, and the next pass tries it again. */
@@ -340,6 +342,7 @@ export async function reconcile(
   },
 ): Promise<{ released: number; credited: number; pending: number }> {
   const now = options.now ?? Date.now();
+  const marginMs = options.landingMarginMs ?? landingMarginMs;
   const cutoff = now - options.olderThanMs;
   const tally = { released: 0, credited: 0, pending: 0 };
   const resolved = (rail: Rail, state: 'released' | 'credited') => {
@@ -348,7 +351,7 @@ export async function reconcile(
   };
   const landedFor = async (row: PaymentRow, txHash: string | null) => {
     const rail = await rails.get(row.rail);
-    return rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash, settleBy: row.settleBy }, { now }).catch(() => undefined) : undefined;
+    return rail ? await rail.landed({ spendKey: row.spendKey, wallet: row.wallet, txHash, settleBy: row.settleBy }, { now, marginMs }).catch(() => undefined) : undefined;
   };
   const release = async (row: PaymentRow, note: string) => {
     if (await store.payments.release(row.id, { from: [row.state], note })) resolved(row.rail, 'released');
@@ -387,7 +390,7 @@ export async function reconcile(
     });
   }
   if (options.instances !== undefined) return tally;
-  for (const row of await store.payments.lapsed(now - landingMarginMs)) {
+  for (const row of await store.payments.lapsed(now - marginMs)) {
     await step(row, async () => {
       // A credit's id stands where a transaction hash would: only a hash this server broadcast is looked up.
       const landed = await landedFor(row, row.creditId ? null : row.txHash);

@@ -111,7 +111,10 @@ export type SettleHooks = {
 /** A payment a crash left settling, as reconciliation asks its rail about it. */
 export type Unsettled = { spendKey: string; wallet: string; txHash: string | null; settleBy: number | null };
 
-/** How long after a transfer's `validBefore` (by this server's clock) a chain is taken to have refused it for good. */
+/**
+ * How long after a transfer's `validBefore` (by this server's clock) a chain is taken to have refused it for good, by
+ * default: SETTLEMENT_LANDING_MARGIN_SECONDS sets it (a chain that finalizes in a second or two needs less).
+ */
 export const landingMarginMs = 60_000;
 
 /** One on-chain rail: how it asks for money, checks a credential, moves the money and says so. */
@@ -134,9 +137,9 @@ export interface PaymentRail {
   /**
    * After a crash or a lost answer mid-settle: whether a transfer that may have been sent did land (its settlement),
    * never will (null: it failed, or was never sent and has expired), or cannot be told yet (undefined: asked again on
-   * the next pass, once its `settleBy` has passed by `landingMarginMs` a missing transfer is null).
+   * the next pass, once its `settleBy` has passed by `marginMs` a missing transfer is null).
    */
-  landed(payment: Unsettled, options: { now: number }): Promise<Settlement | null | undefined>;
+  landed(payment: Unsettled, options: { now: number; marginMs: number }): Promise<Settlement | null | undefined>;
   /** Resolves when what the rail settles through answers as configured (its chain, its facilitator); throws why not. */
   probe(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import * as Instance from '../health/Instance.js';
+import type { Config } from '../config/Config.js';
 import type { Logger } from '../log/Logger.js';
 import type { Metrics } from '../health/Metrics.js';
 import type { Store } from '../store/Store.js';
@@ -13,6 +14,8 @@ type Dependencies = {
   metrics?: Metrics | undefined;
   /** The payments whose settlement this process is waiting on: left to the call. */
   settling?: ReadonlySet<string> | undefined;
+  /** How long past its deadline a transfer not found is taken never to land (SETTLEMENT_LANDING_MARGIN_SECONDS). */
+  config?: Pick<Config, 'landingMarginSeconds'> | undefined;
 };
 
 /**
@@ -37,6 +40,7 @@ export async function reconcile(
       own: options.own,
       settling: input.settling,
       now: options.now,
+      landingMarginMs: input.config && input.config.landingMarginSeconds * 1000,
       onFailed: (payment, error) => logger.error('reconciling a payment failed: the next pass tries it again', { payment: payment.id, state: payment.state, error }),
       onResolved: (rail, state) => {
         input.metrics?.payment(rail, state);

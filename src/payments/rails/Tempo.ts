@@ -15,7 +15,7 @@ import { tempo as tempoMainnet, tempoModerato } from 'viem/chains';
 import type { TempoConfig } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
 import * as Pricing from '../Pricing.js';
-import { CredentialRejected, PaidButRefused, SettlementUnknown, isTransportFailure, landingMarginMs } from '../Rail.js';
+import { CredentialRejected, PaidButRefused, SettlementUnknown, isTransportFailure } from '../Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, SettleHooks, Settlement, Terms, Verified } from '../Rail.js';
 import { httpHeaders } from '../../contract/Payment.js';
 
@@ -212,15 +212,15 @@ export function create(input: { config: TempoConfig; secret: string; ttlSeconds:
       void terms;
       return { rail: 'tempo', txHash: settlement.txHash, receipt: { ...receipt }, headers: { [httpHeaders.tempo.receipt]: Receipt.serialize(receipt) }, mcp: receipt };
     },
-    async landed({ spendKey, txHash, settleBy }, { now }) {
+    async landed({ spendKey, txHash, settleBy }, { now, marginMs }) {
       // A pushed transfer is known by its hash; a signed one by the hash kept just before it was broadcast.
       const hash = /^0x[0-9a-f]{64}$/.test(spendKey) ? spendKey : txHash;
       // No hash kept yet: a settlement may be about to keep one and send it, until it can no longer land.
-      if (hash === null) return settleBy !== null && now > settleBy + landingMarginMs ? null : undefined;
+      if (hash === null) return settleBy !== null && now > settleBy + marginMs ? null : undefined;
       const found = (await getClient({}).request({ method: 'eth_getTransactionReceipt', params: [hash as `0x${string}`] })) as { status?: string } | null;
       if (found) return found.status === '0x1' ? { txHash: hash, receipt: {} } : null;
       // Not mined: it may still be, until its validBefore has passed.
-      return settleBy !== null && now > settleBy + landingMarginMs ? null : undefined;
+      return settleBy !== null && now > settleBy + marginMs ? null : undefined;
     },
   };
 }

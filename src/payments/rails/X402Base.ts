@@ -19,7 +19,7 @@ import { createPublicClient, http, keccak256, parseAbi, parseAbiItem, stringToBy
 import { z } from 'zod';
 import type { X402Config } from '../../config/Config.js';
 import { ServiceError } from '../../errors/ServiceError.js';
-import { CredentialRejected, SettlementUnknown, isTransportFailure, landingMarginMs } from '../Rail.js';
+import { CredentialRejected, SettlementUnknown, isTransportFailure } from '../Rail.js';
 import type { InboundCredential, OutboundReceipt, PaymentRail, Settlement, Terms, Verified } from '../Rail.js';
 import { httpHeaders } from '../../contract/Payment.js';
 
@@ -236,7 +236,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
       };
       return { rail: 'x402_base', txHash: settlement.txHash, receipt: { ...response }, headers: { [httpHeaders.x402_base.receipt]: encodePaymentResponseHeader(response) }, mcp: response };
     },
-    async landed({ spendKey, settleBy }, { now }) {
+    async landed({ spendKey, settleBy }, { now, marginMs }) {
       const [wallet, nonce] = spendKey.split(':') as [`0x${string}`, `0x${string}`];
       const used = await client.readContract({
         address: config.currency as `0x${string}`,
@@ -245,7 +245,7 @@ export function create(input: { config: X402Config; secret: string; ttlSeconds: 
         args: [wallet, nonce],
       });
       // Unused, and past its validBefore: no one can settle it any more. Before that, the facilitator still might.
-      if (!used) return settleBy === null || now > settleBy + landingMarginMs ? null : undefined;
+      if (!used) return settleBy === null || now > settleBy + marginMs ? null : undefined;
       // Used, or cancelled by its payer: only a transfer that spent it moved money. Logs older than the window a
       // node serves cannot be searched; such a nonce is taken as spent, as before transfers were looked up.
       const latest = await client.getBlockNumber();
