@@ -261,12 +261,12 @@ describe('a credential someone else saw before it was spent', () => {
     return { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader({ ...payload, accepted: required.accepts[0]!, resource: required.resource }) };
   };
 
-  test('behavior: an x402 authorization moved onto another challenge is refused, and its payer is still answered with it', async () => {
+  test('behavior: an x402 authorization signed on its challenge\'s nonce and moved onto another challenge is refused, and its payer is still answered with it', async () => {
     const { sandbox } = served;
     const victim = await sandbox.newPayer();
     const thief = await sandbox.newPayer();
     const body = { question: victimQuestion, rail: 'x402_base' };
-    const signed = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), victim.key);
+    const signed = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), victim.key, undefined, 'bound');
     // The thief sends it first, on another profile and question at the same price.
     const stolen = await post(fetch, thiefPath, thiefBody, rebound(signed, await post(fetch, thiefPath, thiefBody)));
     expect(stolen.status).toBe(402);
@@ -312,43 +312,53 @@ describe('a credential someone else saw before it was spent', () => {
     expect(await sandbox.balance('tempo', payer.address)).toBe(10_000_000n - 2n * 50_000n);
   });
 
-  test('behavior: with X402_NONCE_BINDING=first_seen a random nonce is taken, bound to the first challenge it came with, refusals included', async () => {
+  test('behavior: by default a stock payer\'s own nonce is taken, bound to the first challenge it came with, refusals included', async () => {
     const { sandbox } = served;
-    const environment = await Environment.create({ ...sandbox.environment, X402_NONCE_BINDING: 'first_seen' });
+    const send = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => post(fetch, path, body, headers);
+    const victim = await sandbox.newPayer();
+    const body = { question: victimQuestion, rail: 'x402_base' };
+
+    // First seen with an expired challenge: refused, and bound to it all the same.
+    const late = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key, undefined, 'stock');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60 * 60_000 });
+    try {
+      expect((await json(await send('/api/ask/query', body, late))).message).toMatch(/expired/);
+    } finally {
+      vi.useRealTimers();
+    }
+    const stolen = await send(thiefPath, thiefBody, rebound(late, await send(thiefPath, thiefBody)));
+    expect(stolen.status).toBe(402);
+    expect((await json(stolen)).message).toMatch(/first presented with another challenge/);
+
+    // A nonce some challenge announced stays that challenge's, whoever sends it first.
+    const bound = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key, undefined, 'bound');
+    expect((await send(thiefPath, thiefBody, rebound(bound, await send(thiefPath, thiefBody)))).status).toBe(402);
+    expect((await send('/api/ask/query', body, bound)).status).toBe(200);
+
+    // A stock credential seen first with its own challenge is answered, and binds to it.
+    const fresh = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key, undefined, 'stock');
+    expect((await send('/api/ask/query', body, fresh)).status).toBe(200);
+    expect((await send(thiefPath, thiefBody, rebound(fresh, await send(thiefPath, thiefBody)))).status).toBe(402);
+    expect(await sandbox.balance('x402_base', victim.address)).toBe(10_000_000n - 2n * 50_000n);
+  });
+
+  test('behavior: with X402_NONCE_BINDING=required a stock payer is refused, told what to sign, and the bound scheme pays', async () => {
+    const { sandbox } = served;
+    const environment = await Environment.create({ ...sandbox.environment, X402_NONCE_BINDING: 'required' });
     const server = await Environment.serve(environment);
     const send = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
       fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     try {
-      const victim = await sandbox.newPayer();
+      const payer = await sandbox.newPayer();
       const body = { question: victimQuestion, rail: 'x402_base' };
-      // @x402/evm's own client picks its nonce; the default server refuses it, saying what to sign instead.
-      const stock = await credentialFor(sandbox, 'x402_base', await post(fetch, '/api/ask/query', body), victim.key, undefined, 'stock');
-      const refused = await post(fetch, '/api/ask/query', body, stock);
+      const stock = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), payer.key, undefined, 'stock');
+      const refused = await send('/api/ask/query', body, stock);
       expect(refused.status).toBe(402);
       expect((await json(refused)).message).toMatch(/accepted\.extra\.nonce/);
-
-      // First seen with an expired challenge: refused, and bound to it all the same.
-      const late = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key, undefined, 'stock');
-      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60 * 60_000 });
-      try {
-        expect((await json(await send('/api/ask/query', body, late))).message).toMatch(/expired/);
-      } finally {
-        vi.useRealTimers();
-      }
-      const stolen = await send(thiefPath, thiefBody, rebound(late, await send(thiefPath, thiefBody)));
-      expect(stolen.status).toBe(402);
-      expect((await json(stolen)).message).toMatch(/first presented with another challenge/);
-
-      // A nonce some challenge announced stays that challenge's, whoever sends it first.
-      const bound = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key);
-      expect((await send(thiefPath, thiefBody, rebound(bound, await send(thiefPath, thiefBody)))).status).toBe(402);
+      expect(await sandbox.balance('x402_base', payer.address)).toBe(10_000_000n);
+      const bound = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), payer.key, undefined, 'bound');
       expect((await send('/api/ask/query', body, bound)).status).toBe(200);
-
-      // A stock credential seen first with its own challenge is answered.
-      const fresh = await credentialFor(sandbox, 'x402_base', await send('/api/ask/query', body), victim.key, undefined, 'stock');
-      expect((await send('/api/ask/query', body, fresh)).status).toBe(200);
-      expect((await send(thiefPath, thiefBody, rebound(fresh, await send(thiefPath, thiefBody)))).status).toBe(402);
-      expect(await sandbox.balance('x402_base', victim.address)).toBe(10_000_000n - 2n * 50_000n);
+      expect(await sandbox.balance('x402_base', payer.address)).toBe(10_000_000n - 50_000n);
     } finally {
       await server.close();
       await environment.close();

@@ -100,7 +100,7 @@ const Environment = z.object({
   X402_BASE_CURRENCY_NAME: optionalText,
   X402_BASE_CURRENCY_VERSION: optionalText,
   X402_FACILITATOR_URL: httpUrl.default('https://x402.org/facilitator'),
-  X402_NONCE_BINDING: z.enum(['required', 'first_seen']).default('required'),
+  X402_NONCE_BINDING: z.enum(['required', 'first_seen']).default('first_seen'),
   PAYMENT_SECRET: optionalText.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   PAYMENT_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
   CITATION_LINK_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters (e.g. openssl rand -hex 32)'),
@@ -193,8 +193,9 @@ export type X402Config = RailConfig & {
   currencyVersion: string;
   facilitatorUrl: string;
   /**
-   * `required`: an authorization must carry the nonce its challenge announces, so it pays for that question only.
-   * `first_seen`: any nonce, bound to the first challenge it came with (for payers whose client picks its own).
+   * `first_seen` (the default): an authorization signed on the nonce its challenge announces pays for that challenge
+   * only; one with a nonce of its own (what every stock x402 client signs) is bound to the first challenge it comes
+   * with. `required`: only the announced nonce is taken, hardening for operators whose payers all sign it.
    */
   nonceBinding: 'required' | 'first_seen';
 };

@@ -59,10 +59,11 @@ export function tempoFetch(sandbox: Sandbox.Sandbox, key: `0x${string}`, mode?: 
 }
 
 /**
- * The x402 client for a wallet key, allowed to spend the sandbox's USDC: with the exact EVM scheme bound to the
- * challenge's nonce (what the server requires by default), or `@x402/evm`'s own, which picks a random nonce.
+ * The x402 client for a wallet key, allowed to spend the sandbox's USDC: with `@x402/evm`'s own exact scheme, which
+ * picks a random nonce (what every stock x402 payer signs, and the server takes by default), or the one bound to the
+ * challenge's nonce (`src/client/BoundExactScheme.ts`, which X402_NONCE_BINDING=required asks for).
  */
-export function x402Payer(sandbox: Sandbox.Sandbox, key: `0x${string}`, scheme: 'bound' | 'stock' = 'bound'): x402Client {
+export function x402Payer(sandbox: Sandbox.Sandbox, key: `0x${string}`, scheme: 'bound' | 'stock' = 'stock'): x402Client {
   const client = new x402Client();
   const network = `eip155:${sandbox.base.chainId}` as const;
   if (scheme === 'bound') client.register(network, BoundExactScheme.create(privateKeyToAccount(key)));
@@ -72,12 +73,12 @@ export function x402Payer(sandbox: Sandbox.Sandbox, key: `0x${string}`, scheme: 
 }
 
 /** @x402/fetch, paying x402 challenges from a wallet key. */
-export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`, scheme: 'bound' | 'stock' = 'bound') {
+export function x402Fetch(sandbox: Sandbox.Sandbox, key: `0x${string}`, scheme: 'bound' | 'stock' = 'stock') {
   return wrapFetchWithPayment(fetch, x402Payer(sandbox, key, scheme));
 }
 
 /** A rail's payment headers for one unpaid response, made by that rail's real client, without sending them. */
-export async function credentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x402_base', unpaid: Response, key: `0x${string}`, mode?: 'pull' | 'push', scheme: 'bound' | 'stock' = 'bound'): Promise<Record<string, string>> {
+export async function credentialFor(sandbox: Sandbox.Sandbox, rail: 'tempo' | 'x402_base', unpaid: Response, key: `0x${string}`, mode?: 'pull' | 'push', scheme: 'bound' | 'stock' = 'stock'): Promise<Record<string, string>> {
   if (rail === 'tempo') {
     const client = MppxClient.create({
       methods: [tempoClient.charge({ account: privateKeyToAccount(key), getClient: tempoGetClient(sandbox), ...(mode && { mode }) })],
