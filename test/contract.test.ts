@@ -579,7 +579,16 @@ const cases: Case[] = [
     status: 404,
     error: 'not_found',
   },
-  { name: 'an account with no balance is 402', tool: 'profile_query', binding: global, args: { question: 'How warm should a starter be?', paymentMode: 'unlocks' }, as: (k) => ({ apiKey: k.brokeKey }), status: 402, error: 'insufficient_balance' },
+  {
+    name: 'an account with no balance is 402, saying what the query costs, what the account holds and how to add to it',
+    tool: 'profile_query',
+    binding: global,
+    args: { question: 'How warm should a starter be?', paymentMode: 'unlocks' },
+    as: (k) => ({ apiKey: k.brokeKey }),
+    status: 402,
+    error: 'insufficient_balance',
+    check: (body) => expect(body.message).toMatch(/^This query costs 1 unlock, and account "\S+" holds 0\. An operator adds to the balance with `profile-edge credits grant \S+ --unlocks N`\.$/),
+  },
   {
     name: 'an authorized key reads a private profile, and its chunks carry no source URL',
     tool: 'profile_query',
@@ -710,6 +719,10 @@ describe.each(names)('contract over %s', (transportName) => {
       expect(ErrorBody.safeParse(body).success).toBe(true);
       expect(body.error).toBe(c.error);
       expect(typeof body.message).toBe('string');
+      // The code and the message lead, then the request's id, then any details (rails, limits, challenges).
+      const keys = Object.keys(body);
+      expect(keys.slice(0, 2)).toEqual(['error', 'message']);
+      if ('requestId' in body) expect(keys[2]).toBe('requestId');
       c.check?.(body);
     }
   });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -275,6 +275,40 @@ describe('profile-edge mcp (stdio)', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain(`no database at ${missing}`);
     expect(fs.existsSync(path.dirname(missing))).toBe(false);
+  });
+
+  test('behavior: top-level members JSON-RPC does not define are ignored, over stdio as over HTTP: initialize, tools/list and tools/call answer as without them', async () => {
+    const extras = { trace: { id: 'abc-123' }, client: 'a-script' };
+    const messages = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } }, ...extras },
+      { jsonrpc: '2.0', method: 'notifications/initialized', ...extras },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', ...extras },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'profile_quote', arguments: { rail: 'tempo' } }, ...extras },
+    ];
+    // Stdin stays open until the three answers are out: a host that closes it has gone, and is not answered.
+    const child = spawn(Transports.cli.command, [...Transports.cli.args, 'mcp'], { env: { PATH: process.env.PATH ?? '', ...served.environment.env }, cwd: served.environment.directory });
+    let out = '';
+    const overStdio = await new Promise<any[]>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const lines = out.split('\n').filter((l) => l.trim() !== '');
+        if (lines.length >= 3) resolve(lines.map((l) => JSON.parse(l)));
+      });
+      child.on('exit', (code) => reject(new Error(`mcp exited (${code}) after: ${out}`)));
+      child.stdin.write(`${messages.map((m) => JSON.stringify(m)).join('\n')}\n`);
+    }).finally(() => child.stdin.end());
+    const overHttp = [];
+    for (const message of messages) {
+      const response = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message) });
+      if (response.status !== 202) overHttp.push(await response.json());
+    }
+    for (const answers of [overStdio, overHttp]) {
+      expect(answers.map((a) => [a.id, a.error])).toEqual([[1, undefined], [2, undefined], [3, undefined]]);
+      expect(answers[0].result.serverInfo.name).toBe('profile-edge');
+      expect(answers[1].result.tools).toHaveLength(3);
+      expect(OnchainQuote.parse(answers[2].result.structuredContent).chainId).toBe(4217);
+      for (const answer of answers) expect(Object.keys(answer).sort()).toEqual(['id', 'jsonrpc', 'result']);
+    }
   });
 
   test('behavior: lines that are not JSON-RPC messages are answered, not left hanging', () => {

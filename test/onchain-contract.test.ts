@@ -145,6 +145,10 @@ describe.each(['handler', 'rest', 'mcp-http', 'mcp-stdio'] as TransportName[])('
     const body = (outcome as Extract<Outcome, { ok: false }>).body;
     expect(ErrorBody.safeParse(body).success).toBe(true);
     expect(body.error).toBe(c.error);
+    // People and logs read the first line: the code and the message lead, then the request's id, then the rails.
+    const keys = Object.keys(body);
+    expect(keys.slice(0, 2)).toEqual(['error', 'message']);
+    if ('requestId' in body) expect(keys[2]).toBe('requestId');
     c.check?.(body);
     if (name === 'rest' && c.status === 402) {
       const headers = (outcome as { headers?: Headers }).headers!;
@@ -176,6 +180,13 @@ describe('how to pay is said in the words of each wire', () => {
       expect(body.message).toMatch(/Pay data\.challenges\[0\] and repeat the same call with the credential in params\._meta\["org\.paymentauth\/credential"\]/);
       expect(body.message).not.toMatch(/WWW-Authenticate|PAYMENT-REQUIRED|PAYMENT-SIGNATURE|Authorization/);
     }
+  });
+
+  test.each(['rest', 'mcp-http', 'mcp-stdio'] as TransportName[])('behavior: over %s the x402 challenge names what is paid for on that wire: the REST path, or the MCP tool', async (name) => {
+    const body = ((await unpaid(name, 'x402_base')) as Extract<Outcome, { ok: false }>).body;
+    const [required] = body.challenges as { resource: { url: string; description: string } }[];
+    expect(required!.resource.url).toBe(name === 'rest' ? '/api/ask/query' : 'mcp://tool/profile_query');
+    expect(required!.resource.description).toMatch(/^One answer from the global endpoint: "How warm/);
   });
 
   test('behavior: a credential in the arguments’ _meta of tools/call is read as in params._meta', async () => {

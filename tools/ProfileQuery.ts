@@ -288,7 +288,7 @@ async function ask(input: QueryRequest, { services, caller, binding, profile, pa
   const { store, config } = services;
   // Who pays, what the scope holds and which term model answers are independent reads: side by side, one round
   // trip's wait instead of three on PostgreSQL. A refusal of who pays still comes first.
-  const paying = Payer.payerFor({ store, config, logger: services.logger, metrics: services.metrics, breakers: services.breakers, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, instance: services.instance.id(), settling: services.settling });
+  const paying = Payer.payerFor({ store, config, logger: services.logger, metrics: services.metrics, breakers: services.breakers, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, resource: channel.resource, instance: services.instance.id(), settling: services.settling });
   const resolving = Scope.resolve(store, {
     question: input.question,
     scope: binding.kind === 'global' ? input.scope : undefined,

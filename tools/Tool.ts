@@ -26,6 +26,8 @@ export type ToolContext = {
 export type PaymentChannel = {
   credential: InboundCredential | undefined;
   receipt(receipt: OutboundReceipt): void;
+  /** What a challenge names as the resource paid for, where the transport is not REST (MCP: the tool). */
+  resource?: string | undefined;
 };
 
 /**

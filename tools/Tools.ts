@@ -166,7 +166,11 @@ export async function invoke(invocation: Invocation): Promise<unknown> {
     tool.refused?.(error, { services, binding, args: invocation.args, profileId: profile?.id });
     throw error;
   }
-  const payment: PaymentChannel = { credential: invocation.payment?.credential ?? Credentials.fromMeta(meta), receipt: invocation.payment?.receipt ?? (() => undefined) };
+  const payment: PaymentChannel = {
+    credential: invocation.payment?.credential ?? Credentials.fromMeta(meta),
+    receipt: invocation.payment?.receipt ?? (() => undefined),
+    resource: invocation.payment?.resource,
+  };
   const connection: Connection = { gone: invocation.connection?.gone ?? (() => false), delivered: invocation.connection?.delivered ?? (() => Promise.resolve(true)) };
   try {
     return await (tool.run as (input: unknown, context: unknown) => unknown)(input, { services, caller, binding, profile, payment, connection });

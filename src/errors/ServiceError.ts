@@ -109,7 +109,10 @@ export function toServiceError(error: unknown): ServiceError {
 /** The contract's Error body, with the id of the request it answers (an additional field) when there is one. */
 export function toErrorBody(error: ServiceError): { error: ErrorCode; message: string } & ErrorDetails {
   const requestId = RequestContext.current()?.id;
-  return { ...error.details, error: error.code, message: error.message, ...(requestId !== undefined && { requestId }) };
+  // What people and logs read first leads: the code, the message and the request's id, then the details (the rails,
+  // the challenges); details never stand in for those three.
+  const { error: _code, message: _message, requestId: _requestId, ...details } = error.details;
+  return { error: error.code, message: error.message, ...(requestId !== undefined && { requestId }), ...details };
 }
 
 /** The code of a JSON-RPC error that did not come from this table (the MCP SDK's own protocol errors). */

@@ -45,6 +45,8 @@ export async function payerFor(input: {
   request: QueryRequest;
   served: Binding;
   credential: InboundCredential | undefined;
+  /** What a challenge names as the resource paid for, where not the REST path (MCP: the tool). */
+  resource?: string | undefined;
   /** The serving process taking the payment, when it holds a lease (see Instance). */
   instance: string | undefined;
   /** The payments whose settlement this process is waiting on: its own reconciliation leaves them to the call. */
@@ -54,7 +56,7 @@ export async function payerFor(input: {
   const accountId = await accountOf(store, caller, profile);
   if (!accountId) {
     if (request.rail) {
-      const terms = Terms.of({ rail: request.rail, served: input.served, request, amountMillicents: config.pricing.amountUsdMillicents });
+      const terms = Terms.of({ rail: request.rail, served: input.served, request, amountMillicents: config.pricing.amountUsdMillicents, resource: input.resource });
       return OnchainPayment.payment({ ...input, rail: request.rail, terms, breaker: input.breakers?.[request.rail] });
     }
     throw new ServiceError(

@@ -10,7 +10,7 @@ import type { Terms } from './Rail.js';
  * The terms of one paid question: bound to everything that decides the answer (endpoint, question, scope, channel
  * set, modes) and to the rail and price, so a credential for one question cannot buy another, nor a cheaper one.
  */
-export function of(input: { rail: Rail; served: Binding; request: QueryRequest; amountMillicents: number }): Terms {
+export function of(input: { rail: Rail; served: Binding; request: QueryRequest; amountMillicents: number; resource?: string | undefined }): Terms {
   const { rail, served, request, amountMillicents } = input;
   const canonical = JSON.stringify([
     'profile-edge/query/v1',
@@ -32,7 +32,8 @@ export function of(input: { rail: Rail; served: Binding; request: QueryRequest; 
     rail,
     digest,
     amountMillicents,
-    resource: served.kind === 'profile' ? `/api/profiles/${encodeURIComponent(served.slug)}/query` : '/api/ask/query',
+    // What the payer is shown it pays for: the REST path, or the tool for a challenge sent over MCP.
+    resource: input.resource ?? (served.kind === 'profile' ? `/api/profiles/${encodeURIComponent(served.slug)}/query` : '/api/ask/query'),
     description: `One answer from ${where}: "${question}"`,
   };
 }

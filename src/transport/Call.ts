@@ -16,6 +16,8 @@ export type Extras = { receipt?: OutboundReceipt | undefined; note?: ServiceErro
 export type Wire<Reply> = {
   /** What a bad credential does here: fails the call, or is noted beside a free tool's answer (MCP tools/call). */
   badCredentials: 'refuse' | 'note';
+  /** What a payment challenge names as the resource paid for, when not the REST path: MCP names the tool. */
+  resource?: (tool: string) => string;
   /** A tool's payload, with the receipt of a paid answer. */
   result(payload: unknown, extras: Extras): Reply;
   /** A refusal or failure, a payment challenge included. */
@@ -58,7 +60,7 @@ export async function call<Reply>(services: Services, wire: Wire<Reply>, request
       binding: request.binding,
       badCredentials: wire.badCredentials,
       onNote: (problem) => (extras.note = problem),
-      payment: { credential: request.credential, receipt: (receipt) => (extras.receipt = receipt) },
+      payment: { credential: request.credential, receipt: (receipt) => (extras.receipt = receipt), resource: wire.resource?.(request.tool) },
       connection: request.connection,
     });
     return wire.result(payload, extras);

@@ -157,7 +157,8 @@ export function rpc(services: Services) {
       }
       return answer(services, req, res, { jsonrpc: '2.0', id: id ?? 0, method: call.name, params: call.args ?? {} }, { admitted, answerId: id });
     }
-    const messages = (Array.isArray(body) ? body : [body]) as unknown[];
+    // Top-level members JSON-RPC does not define are ignored (SPEC allows them; the SDK's schemas would refuse them).
+    const messages = (Array.isArray(body) ? body : [body]).map(Messages.withoutExtras);
     if (messages.length === 0) {
       invalidMessage(res, null, 'an empty batch');
       return;
@@ -183,7 +184,7 @@ export function rpc(services: Services) {
     // A cancellation sent in the same POST as its request would leave the request unanswered (the SDK stops it and
     // sends nothing), and this stateless server keeps the POST open until every request in it is answered: it is
     // dropped, and the request answered. A cancellation alone cancels nothing here (no request outlives its POST).
-    const kept = Array.isArray(body) ? messages.filter((m) => (m as { method?: unknown }).method !== 'notifications/cancelled' || 'id' in (m as object)) : body;
+    const kept = Array.isArray(body) ? messages.filter((m) => (m as { method?: unknown }).method !== 'notifications/cancelled' || 'id' in (m as object)) : messages[0];
     if (Array.isArray(kept) && kept.length === 0) {
       res.status(202).end();
       return;

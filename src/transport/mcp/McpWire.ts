@@ -51,6 +51,11 @@ function withNote(result: ToolResult, note: ServiceError | undefined): ToolResul
   return { ...result, content: [...result.content, { type: 'text', text }], _meta: { ...result._meta, [noteKey]: { error: note.code, message: note.message } } };
 }
 
+/** The resource an MCP payment challenge names: the tool, as x402's MCP transport writes it (`mcp://tool/<name>`). */
+function mcpResource(tool: string): string {
+  return `mcp://tool/${tool}`;
+}
+
 /**
  * `tools/call`: the payload as a tool result; a failure as a tool result with `isError` the model can read, except
  * where the error table says the protocol answers it (a payment challenge: -32042 with `data.challenges`, as MCP
@@ -58,6 +63,7 @@ function withNote(result: ToolResult, note: ServiceError | undefined): ToolResul
  */
 export const toolCall: Wire<Reply> = {
   badCredentials: 'note',
+  resource: mcpResource,
   result: (payload, { receipt, note }) => ({ result: withReceipt(withNote(toolResult(payload), note), receipt) }),
   // The failures the protocol answers (a challenge, an unknown tool) come before any credential is looked at.
   failure: (error, { note }) => (error.protocolLevel ? rpcError(error) : { result: withNote(toolErrorResult(error), note) }),
@@ -66,6 +72,7 @@ export const toolCall: Wire<Reply> = {
 /** A tool name as the JSON-RPC method: the payload itself is the result; every failure a JSON-RPC error. */
 export const direct: Wire<Reply> = {
   badCredentials: 'refuse',
+  resource: mcpResource,
   result: (payload, { receipt }) => ({ result: withReceipt(payload as Record<string, unknown>, receipt) }),
   failure: rpcError,
 };

@@ -23,6 +23,21 @@ export function normalizeError(message: JSONRPCMessage): JSONRPCMessage {
   return { ...message, error: { code, message: fallback.message, data: body } };
 }
 
+/** The top-level members JSON-RPC 2.0 defines for a request, a notification or a response. */
+const members = new Set(['jsonrpc', 'id', 'method', 'params', 'result', 'error']);
+
+/**
+ * A message without the top-level members JSON-RPC does not define (a client's `"trace"`, say): SPEC lets clients add
+ * them, and the server ignores them, where the SDK's strict schemas would refuse the whole message. Anything that is
+ * no single object is returned as it came.
+ */
+export function withoutExtras(message: unknown): unknown {
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return message;
+  const keys = Object.keys(message);
+  if (keys.every((key) => members.has(key))) return message;
+  return Object.fromEntries(keys.filter((key) => members.has(key)).map((key) => [key, (message as Record<string, unknown>)[key]]));
+}
+
 /** A JSON-RPC id as a response carries it: the request's own, or null when it cannot be read. */
 export type JsonRpcId = string | number | null;
 

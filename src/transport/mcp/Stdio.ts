@@ -63,7 +63,7 @@ class LineTransport implements Transport {
       void this.refuse(null, new ServiceError('invalid_json', 'The line is not valid JSON.'));
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(body);
+    const parsed = JSONRPCMessageSchema.safeParse(Messages.withoutExtras(body));
     if (parsed.success) {
       this.onmessage?.(parsed.data);
       return;
