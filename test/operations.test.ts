@@ -254,6 +254,10 @@ describe('metrics, request ids and logs of a served store', () => {
     expect(global.total).toMatchObject({ answered: 3, challenged: 2, refused: 0, failed: 0, revenueUsd: { tempo: 0.05, x402_base: 0.05 }, credits: 10, unlocks: 0 });
     const printed = await Cli.run(environment.env, 'stats');
     expect(printed.stdout).toMatch(/global: 3 answered, 0 unanswered, 2 asked to pay, 0 refused, 0 failed; paid \$0\.05 tempo, \$0\.05 x402_base, 10 credits/);
+    // The table's columns add up to the summary's counts.
+    const table = printed.stdout.split('\n');
+    const header = table.find((line) => /\bday\b.*\basked to pay\b.*\brefused\b/.test(line));
+    expect(header, printed.stdout).toBeDefined();
     expect(printed.stdout).toMatch(/█/);
   }, 60_000);
 
@@ -267,6 +271,22 @@ describe('metrics, request ids and logs of a served store', () => {
     }
     const res = await fetch(`${http.url}/metrics`, { method: 'POST', headers: { authorization: `Bearer ${metricsToken}` } });
     expect(res.status).toBe(405);
+  });
+
+  test('behavior: a body that cannot be read is answered, logged and counted under the route it was sent to, never as unmatched', async () => {
+    const before = samples(await (await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text());
+    for (const [path, id] of [['/api/ask/query', 'unreadable-rest'], ['/mcp', 'unreadable-mcp']] as const) {
+      const res = await fetch(`${http.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': id }, body: '{"question": ' });
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(JSON.stringify(body)).toContain('invalid_json');
+      const line = logLines.map((l) => JSON.parse(l)).find((l) => l.requestId === id && l.message === 'request');
+      expect(line, path).toMatchObject({ route: path, status: res.status });
+    }
+    const after = samples(await (await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text());
+    const moved = (labels: Record<string, string>) => total(after, 'profile_edge_http_requests_total', labels) - total(before, 'profile_edge_http_requests_total', labels);
+    expect(moved({ route: '/api/ask/query', status: '400' })).toBe(1);
+    expect(moved({ route: '/mcp' })).toBe(1);
+    expect(moved({ route: 'unmatched' })).toBe(0);
   });
 
   test('behavior: a request id sent in is kept in the header, the error body and the log line; a malformed one is replaced', async () => {
@@ -376,7 +396,7 @@ describe('metrics, request ids and logs of a served store', () => {
     }
     const exposition = await (await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
     const channels = new Set((await environment.peek.column<string>('SELECT id FROM channels')).map(String));
-    const routePatterns = new Set([...routes.map((r) => expressPath(r.path)), '/health', '/ready', '/openapi.json', '/SKILL.md', '/skill/*', '/:slug/i/:itemId', '/mcp', '/:slug/mcp', '/metrics', 'unmatched']);
+    const routePatterns = new Set([...routes.map((r) => expressPath(r.path)), '/', '/health', '/ready', '/openapi.json', '/SKILL.md', '/skill/*', '/:slug/i/:itemId', '/mcp', '/:slug/mcp', '/metrics', 'unmatched']);
     const bounded: Record<string, (value: string) => boolean> = {
       transport: (v) => ['rest', 'mcp_http', 'mcp_stdio', 'page', 'http'].includes(v),
       method: (v) => ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'OTHER'].includes(v),

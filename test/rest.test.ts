@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, test } from 'vitest';
 import { projectRoot } from '../src/config/Config.js';
-import { ErrorBody, Health } from '../src/contract/Contract.js';
+import { ErrorBody, Health, Home } from '../src/contract/Contract.js';
 import { version } from '../src/Version.js';
 import * as Environment from './support/Environment.js';
 
@@ -17,6 +17,32 @@ describe('GET /health', () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as any;
     expect(Health.parse(body)).toEqual({ ok: true, service: 'profile-edge', environment: 'test', dependencies: { database: { ok: true } } });
+  });
+});
+
+describe('GET /', () => {
+  test('behavior: a browser sees what the server is, its version, and links to the directory, MCP, OpenAPI and SKILL.md', async () => {
+    const response = await send('/', { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const page = await response.text();
+    expect(page).toContain(`profile-edge <small>${version}</small>`);
+    for (const href of ['/api/profiles', '/mcp', '/openapi.json', '/SKILL.md']) {
+      expect(page).toContain(`href="${href}"`);
+      // Every link it shows is served.
+      expect((await send(href)).status, href).toBe(200);
+    }
+  });
+
+  test('behavior: a script gets the same as JSON', async () => {
+    for (const accept of [undefined, '*/*', 'application/json']) {
+      const response = await send('/', { headers: accept ? { accept } : {} });
+      expect(response.status).toBe(200);
+      const home = Home.parse(await response.json());
+      expect(home).toMatchObject({ name: 'profile-edge', version });
+      expect(home.links.map((l) => l.href)).toEqual(expect.arrayContaining(['/api/profiles', '/mcp', '/openapi.json', '/SKILL.md']));
+    }
   });
 });
 
@@ -36,7 +62,7 @@ describe('GET /openapi.json', () => {
   test('behavior: describes every served path and no unserved one', async () => {
     const document = (await (await send('/openapi.json')).json()) as any;
     expect(Object.keys(document.paths).sort()).toEqual(
-      ['/health', '/ready', '/api/profiles', '/api/profiles/{slug}/channels', '/api/profiles/{slug}/quote', '/api/ask/quote', '/api/ask/query', '/api/profiles/{slug}/query', '/mcp', '/{slug}/mcp'].sort(),
+      ['/', '/health', '/ready', '/api/profiles', '/api/profiles/{slug}/channels', '/api/profiles/{slug}/quote', '/api/ask/quote', '/api/ask/query', '/api/profiles/{slug}/query', '/mcp', '/{slug}/mcp'].sort(),
     );
     expect(document.paths['/api/profiles/{slug}/quote'].post.responses['429'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
     // Strict contract objects stay strict in the published schema, nested ones too.

@@ -52,6 +52,17 @@ export const Health = z
   .strict();
 export type Health = z.infer<typeof Health>;
 
+/** What the server's own address shows, as JSON (a browser gets the same as a page): what it is and where to go. */
+export const Home = z
+  .object({
+    name: z.literal('profile-edge'),
+    version: z.string(),
+    description: z.string(),
+    links: z.array(z.object({ label: z.string(), href: z.string(), about: z.string() }).strict()),
+  })
+  .strict();
+export type Home = z.infer<typeof Home>;
+
 /** One configured payment rail as readiness reports it: whether its chain (and facilitator) answered just now. */
 export const RailCheck = z.object({ ok: z.boolean(), detail: z.string().optional() }).strict();
 

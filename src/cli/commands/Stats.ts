@@ -109,7 +109,9 @@ function print(out: Output, stats: Stats): void {
           day: d.day,
           answered: d.answered,
           unanswered: d.unanswered,
-          refused: d.refused + d.challenged,
+          // The same counts the summary line above gives: asked to pay apart from refused.
+          'asked to pay': d.challenged,
+          refused: d.refused,
           failed: d.failed,
           ...Object.fromEntries(rails.map((r) => [r, money(d.revenueUsd[r] ?? 0)])),
           unlocks: d.unlocks,

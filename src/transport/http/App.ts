@@ -30,9 +30,9 @@ export function create(services: Services, options: { listenHost?: string } = {}
   app.use(...RequestGuard.create(services.config.allowed, options.listenHost ?? services.config.host));
 
   // Every body is read as JSON whatever its content type, so `curl -d '{...}'` works without a header.
-  // Not strict: a body of 42 or "x" is JSON, and is refused for its shape, not as unreadable.
-  app.use(express.json({ type: () => true, limit: services.config.maxBodyBytes, strict: false }));
-  app.use(BodyGuard.shallowBody);
+  // Not strict: a body of 42 or "x" is JSON, and is refused for its shape, not as unreadable. Read by the route that
+  // takes it, so a body that cannot be read is logged and counted under that route.
+  const body = [express.json({ type: () => true, limit: services.config.maxBodyBytes, strict: false }), BodyGuard.shallowBody];
 
   Site.mount(app, services);
 
@@ -41,7 +41,7 @@ export function create(services: Services, options: { listenHost?: string } = {}
   for (const [apiPath, group] of byPath) {
     const chain = app.route(expressPath(apiPath));
     for (const route of group) {
-      chain[route.method](async (req: Request, res: Response) => {
+      chain[route.method](...body, async (req: Request, res: Response) => {
         const request = { tool: route.tool, args: route.args(req), binding: route.binding(req), presented: presentedOf(req), credential: RestWire.credentialOf(req), connection: connectionOf(res) };
         send(res, await Call.call(services, RestWire.wire, request));
       });
@@ -52,8 +52,8 @@ export function create(services: Services, options: { listenHost?: string } = {}
   // Where a citation's profileUrl points: HTML for browsers, JSON for Accept: application/json.
   app.route('/:slug/i/:itemId').get(CitationRoute.handler(services)).all(notAllowed('GET'));
 
-  app.route('/mcp').get(McpHttp.manifest(services)).post(McpHttp.rpc(services)).all(notAllowed('GET, POST'));
-  app.route('/:slug/mcp').get(McpHttp.manifest(services)).post(McpHttp.rpc(services)).all(notAllowed('GET, POST'));
+  app.route('/mcp').get(McpHttp.manifest(services)).post(...body, McpHttp.rpc(services)).all(notAllowed('GET, POST'));
+  app.route('/:slug/mcp').get(McpHttp.manifest(services)).post(...body, McpHttp.rpc(services)).all(notAllowed('GET, POST'));
 
   app.use((req: Request, res: Response) => sendError(res, new ServiceError('not_found', `no route ${req.method} ${req.path}`)));
 

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
-import { ErrorBody, Health, McpManifest, McpRequest, McpResponse, Readiness } from '../../contract/Contract.js';
+import { ErrorBody, Health, Home, McpManifest, McpRequest, McpResponse, Readiness } from '../../contract/Contract.js';
 import { version } from '../../Version.js';
 import { type Route, routes } from './Rest.js';
 import { type RouteDoc, type RouteResponse, routeDocs } from './RouteDocs.js';
@@ -95,6 +95,13 @@ function mcpPaths(): Record<string, unknown> {
 /** The OpenAPI 3.1.0 document, generated from the same zod schemas and route table that serve requests. */
 export function document(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {
+    '/': {
+      get: {
+        summary: 'What this server is: its name, version and links (the directory, MCP, OpenAPI, SKILL.md); a browser (Accept: text/html) gets it as a page.',
+        security: [{}],
+        responses: responses({ 200: { description: 'Home.', schema: Home } }),
+      },
+    },
     '/health': { get: { summary: 'Liveness.', security: [{}], responses: responses({ 200: { description: 'Health.', schema: Health } }) } },
     '/ready': {
       get: {

@@ -4,13 +4,21 @@ import express from 'express';
 import { projectRoot } from '../../config/Config.js';
 import type { Health } from '../../contract/Contract.js';
 import * as Readiness from '../../health/Readiness.js';
+import * as Home from '../../pages/Home.js';
 import type { Services } from '../../Services.js';
 import { notAllowed } from './Http.js';
 import * as MetricsRoute from './MetricsRoute.js';
 import * as OpenApi from './OpenApi.js';
 
-/** What the service says about itself over HTTP: liveness, readiness, metrics, the OpenAPI document and SKILL.md. */
+/** What the service says about itself over HTTP: what it is, liveness, readiness, metrics, the OpenAPI document and SKILL.md. */
 export function mount(app: express.Express, services: Services): void {
+  // Its own address: a page for a browser, the same as JSON for anyone else.
+  const home = Home.home();
+  app.route('/').get((req, res) => {
+    if (req.accepts(['json', 'html']) === 'html') res.status(200).set(Home.htmlHeaders).type('html').send(Home.html(home));
+    else res.json(home);
+  }).all(notAllowed('GET'));
+
   app.route('/health').get(async (_req, res) => {
     const database = await services.store.ping().then(
       () => true,
