@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import * as Keys from '../src/auth/Keys.js';
 import * as Demo from '../src/demo/Demo.js';
 import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
@@ -136,6 +136,21 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     expect((await store.channels.update('ch_feed', { status: 'paused' })).status).toBe('paused');
   });
 
+  test('behavior: lists come back in the order of their bytes on every engine: slugs apart by punctuation, channels made in the same millisecond', async () => {
+    let profile;
+    vi.useFakeTimers({ toFake: ['Date'], now: 1_700_000_000_000 });
+    try {
+      profile = await store.profiles.create({ slug: 'order-ab', name: 'B', visibility: 'public' });
+      await store.profiles.create({ slug: 'order-a-c', name: 'C', visibility: 'public' });
+      for (const id of ['ch_orderb', 'ch_order_c']) await store.channels.create({ id, profileId: profile.id, kind: 'rss', label: id, accessLevel: 'public', ratePerMillionTokens: 1 });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await store.profiles.list()).map((p) => p.slug).filter((slug) => slug.startsWith('order-'))).toEqual(['order-a-c', 'order-ab']);
+    expect((await store.channels.byProfile(profile.id)).map((c) => c.id)).toEqual(['ch_order_c', 'ch_orderb']);
+    expect((await store.channels.byProfiles()).get(profile.id)?.map((c) => c.id)).toEqual(['ch_order_c', 'ch_orderb']);
+  });
+
   test('behavior: collections hold only their profile\'s channels', async () => {
     const profile = await store.profiles.create({ slug: 'coll-owner', name: 'Coll', visibility: 'public' });
     const other = await store.profiles.create({ slug: 'coll-other', name: 'Other', visibility: 'public' });
@@ -268,6 +283,34 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     expect(new Set(claimed).size).toBe(1);
     await store.meta.set('shared_secret', 'z');
     expect(await store.meta.get('shared_secret')).toBe('z');
+  });
+
+  test.runIf(engine === 'postgres')('error: a database that stops accepting connections (SQLSTATE 55000) is Unavailable, as a lost database is, and is back once it accepts them', async () => {
+    const url = (target.target as { url: string }).url;
+    const name = new URL(url).pathname.slice(1);
+    const { open } = await import('../src/store/engines/Postgres.js');
+    const engine = await open(url, { max: 1 });
+    const admin = await open(Engines.adminUrl, { max: 1 });
+    try {
+      const { pid } = (await engine.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'))!;
+      await admin.run(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+      // Its open connection goes, so the next statement needs a new one.
+      await admin.get('SELECT pg_terminate_backend(?)', [pid]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // (The first may still meet the ended connection: Unavailable too.)
+      const refusals: unknown[] = [];
+      for (let i = 0; i < 3; i++) refusals.push(await engine.get('SELECT 1 AS one').then(() => undefined, (error: unknown) => error));
+      for (const refused of refusals) expect(refused).toBeInstanceOf(Unavailable);
+      expect((refusals.at(-1) as Unavailable).detail).toMatch(/not currently accepting connections/);
+    } finally {
+      await admin.run(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+      await admin.close();
+    }
+    try {
+      expect(await engine.get<{ one: number }>('SELECT 1 AS one')).toEqual({ one: 1 });
+    } finally {
+      await engine.close();
+    }
   });
 
   test.runIf(engine === 'postgres')('behavior: a transaction its process left standing (frozen mid-way) is ended by the server: its locks go, and nothing it wrote stands', async () => {

@@ -1,5 +1,5 @@
 import * as Ids from './Ids.js';
-import { Conflict, type Sql } from './Sql.js';
+import { bytewise, Conflict, type Sql } from './Sql.js';
 import { ServiceError } from '../errors/ServiceError.js';
 
 export type Account = {
@@ -43,5 +43,5 @@ export async function get(sql: Sql, idOrName: string): Promise<Account> {
 }
 
 export async function list(sql: Sql): Promise<Account[]> {
-  return sql.all<Account>(`SELECT ${columns} FROM accounts ORDER BY name`);
+  return sql.all<Account>(`SELECT ${columns} FROM accounts ORDER BY ${bytewise(sql, 'name')}`);
 }

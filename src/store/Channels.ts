@@ -1,6 +1,6 @@
 import * as Ids from './Ids.js';
 import { ServiceError } from '../errors/ServiceError.js';
-import { Conflict, type Sql } from './Sql.js';
+import { bytewise, Conflict, type Sql } from './Sql.js';
 import type { AccessLevel, ChannelKind, ChannelStatus } from '../contract/Channel.js';
 
 /** A channel as stored: the contract's Channel plus its owner, source settings and sync state. */
@@ -95,13 +95,13 @@ async function locked(tx: Sql, id: string): Promise<StoredChannel> {
 
 /** The channels of a profile in creation order. */
 export async function byProfile(sql: Sql, profileId: string): Promise<StoredChannel[]> {
-  return (await sql.all<Row>(`SELECT ${columns} FROM channels WHERE profile_id = ? ORDER BY created_at, id`, [profileId])).map(toChannel);
+  return (await sql.all<Row>(`SELECT ${columns} FROM channels WHERE profile_id = ? ORDER BY created_at, ${bytewise(sql, 'id')}`, [profileId])).map(toChannel);
 }
 
 /** Every channel, grouped by profile id: one query for scopes that span many profiles. */
 export async function byProfiles(sql: Sql): Promise<Map<string, StoredChannel[]>> {
   const grouped = new Map<string, StoredChannel[]>();
-  for (const row of await sql.all<Row>(`SELECT ${columns} FROM channels ORDER BY created_at, id`)) {
+  for (const row of await sql.all<Row>(`SELECT ${columns} FROM channels ORDER BY created_at, ${bytewise(sql, 'id')}`)) {
     const channel = toChannel(row);
     grouped.set(channel.profileId, [...(grouped.get(channel.profileId) ?? []), channel]);
   }

@@ -1,7 +1,7 @@
 import * as Ids from './Ids.js';
 import { ServiceError } from '../errors/ServiceError.js';
 import { handlePattern } from './Profiles.js';
-import { Conflict, type Sql } from './Sql.js';
+import { bytewise, Conflict, type Sql } from './Sql.js';
 
 /** A public collection `@creator/collection`: a named set of the creator profile's channels. */
 export type Collection = {
@@ -18,7 +18,7 @@ type Row = Omit<Collection, 'channelIds'>;
 const columns = 'id, profile_id AS profileId, slug, name, description';
 
 async function withChannels(sql: Sql, row: Row): Promise<Collection> {
-  const channels = await sql.all<{ channelId: string }>('SELECT channel_id AS channelId FROM collection_channels WHERE collection_id = ? ORDER BY channel_id', [row.id]);
+  const channels = await sql.all<{ channelId: string }>(`SELECT channel_id AS channelId FROM collection_channels WHERE collection_id = ? ORDER BY ${bytewise(sql, 'channel_id')}`, [row.id]);
   return { ...row, channelIds: channels.map((c) => c.channelId) };
 }
 
@@ -63,6 +63,6 @@ export async function find(sql: Sql, profileId: string, slug: string): Promise<C
 }
 
 export async function byProfile(sql: Sql, profileId: string): Promise<Collection[]> {
-  const rows = await sql.all<Row>(`SELECT ${columns} FROM collections WHERE profile_id = ? ORDER BY slug`, [profileId]);
+  const rows = await sql.all<Row>(`SELECT ${columns} FROM collections WHERE profile_id = ? ORDER BY ${bytewise(sql, 'slug')}`, [profileId]);
   return Promise.all(rows.map((r) => withChannels(sql, r)));
 }

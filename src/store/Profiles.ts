@@ -1,6 +1,6 @@
 import * as Ids from './Ids.js';
 import { ServiceError } from '../errors/ServiceError.js';
-import { Conflict, type Sql } from './Sql.js';
+import { bytewise, Conflict, type Sql } from './Sql.js';
 
 export type Visibility = 'public' | 'unlisted' | 'private';
 
@@ -103,7 +103,7 @@ export async function get(sql: Sql, handle: string): Promise<Profile> {
 
 export async function aliases(sql: Sql, profileId: string): Promise<string[]> {
   const rows = await sql.all<{ handle: string }>(
-    'SELECT handle FROM handles WHERE profile_id = ? AND handle <> (SELECT slug FROM profiles WHERE id = ?) ORDER BY handle',
+    `SELECT handle FROM handles WHERE profile_id = ? AND handle <> (SELECT slug FROM profiles WHERE id = ?) ORDER BY ${bytewise(sql, 'handle')}`,
     [profileId, profileId],
   );
   return rows.map((r) => r.handle);
@@ -112,14 +112,14 @@ export async function aliases(sql: Sql, profileId: string): Promise<string[]> {
 /** One page of public, opted-in profiles in slug order. */
 export async function directoryPage(sql: Sql, page: { offset: number; limit: number }): Promise<{ profiles: Profile[]; more: boolean }> {
   const rows = await sql.all<Row>(
-    `SELECT ${columns} FROM profiles p WHERE p.visibility = 'public' AND p.directory_opt_in = 1 ORDER BY p.slug LIMIT ? OFFSET ?`,
+    `SELECT ${columns} FROM profiles p WHERE p.visibility = 'public' AND p.directory_opt_in = 1 ORDER BY ${bytewise(sql, 'p.slug')} LIMIT ? OFFSET ?`,
     [page.limit + 1, page.offset],
   );
   return { profiles: rows.slice(0, page.limit).map((r) => toProfile(r)!), more: rows.length > page.limit };
 }
 
 export async function list(sql: Sql): Promise<Profile[]> {
-  return (await sql.all<Row>(`SELECT ${columns} FROM profiles p ORDER BY p.slug`)).map((r) => toProfile(r)!);
+  return (await sql.all<Row>(`SELECT ${columns} FROM profiles p ORDER BY ${bytewise(sql, 'p.slug')}`)).map((r) => toProfile(r)!);
 }
 
 /** Changes who may see a profile and whether it is listed. */

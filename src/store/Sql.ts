@@ -45,6 +45,14 @@ export function within<T>(sql: Sql, work: (tx: Sql) => Promise<T>): Promise<T> {
   return sql.inTransaction ? work(sql) : sql.transaction(work);
 }
 
+/**
+ * `column` ordered by its bytes, as SQLite orders text: PostgreSQL's default collation would skip punctuation at first
+ * (`a-c` after `ab`), so a list of equal creation times, or of slugs, would come back in another order on each engine.
+ */
+export function bytewise(sql: Pick<Sql, 'dialect'>, column: string): string {
+  return sql.dialect === 'postgres' ? `${column} COLLATE "C"` : column;
+}
+
 /** A unique or primary key already held: the store's callers read it as "someone got there first". */
 export class Conflict extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

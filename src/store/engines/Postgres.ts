@@ -300,6 +300,8 @@ function translatedError(error: unknown): unknown {
   if (code === '23505') return new Conflict(message, { cause: error });
   if (
     (typeof code === 'string' && (lostCodes.has(code) || code.startsWith('08'))) ||
+    // A database refusing connections (ALLOW_CONNECTIONS false, SQLSTATE 55000, a code other failures share) is away.
+    (code === '55000' && /not currently accepting connections/i.test(message)) ||
     /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)
   ) {
     return new Unavailable(`${message}${code && typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`, { cause: error });
