@@ -103,10 +103,18 @@ describe('profile-edge CLI', () => {
     const listed = await cli('keys', 'list', '--account', 'ada');
     expect(listed.stdout).toContain('laptop');
     expect(listed.stdout).not.toContain(token.slice(21));
+    // Accounts by the names people gave them, not their ids.
+    const row = (JSON.parse((await cli('keys', 'list', '--account', 'ada', '--json')).stdout) as { accountId: string; accountName: string }[])[0]!;
+    expect(row.accountName).toBe('ada');
+    expect(listed.stdout).toMatch(/\bada\b/);
+    expect(listed.stdout).not.toContain(row.accountId);
 
     expect((await cli('credits', 'grant', 'ada', '--unlocks', '5', '--credits', '100', '--memo', 'welcome')).stdout).toContain('5 unlocks, 100 credits');
     const ledger = await cli('ledger', '--account', 'ada', '--json');
-    expect(JSON.parse(ledger.stdout)).toMatchObject([{ kind: 'grant', unlocksDelta: 5, creditsDelta: 100, memo: 'welcome' }]);
+    expect(JSON.parse(ledger.stdout)).toMatchObject([{ kind: 'grant', unlocksDelta: 5, creditsDelta: 100, memo: 'welcome', accountName: 'ada' }]);
+    const ledgerTable = (await cli('ledger', '--account', 'ada')).stdout;
+    expect(ledgerTable).toMatch(/\bada\b/);
+    expect(ledgerTable).not.toContain(row.accountId);
 
     const channels = JSON.parse((await cli('channels', 'list', '--profile', 'ada-notes', '--json')).stdout);
     expect(channels).toMatchObject([{ id: 'ch_ada_uploads', items: 2, chunks: 2, accessLevel: 'private', ratePerMillionTokens: 2.5 }]);

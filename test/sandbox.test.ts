@@ -86,3 +86,30 @@ test('behavior: the README pays for an answer offline in three commands, and fro
   expect(paid.stdout).toMatch(/^x402_base: 200 onchain \{"success":true,.*"transaction":"0x[0-9a-f]{64}"/m);
   expect(paid.stdout + paid.stderr).not.toContain(key);
 }, 180_000);
+
+test('behavior: --port puts the sandbox where it is asked (the Tempo node, the Base chain and the facilitator on three ports in a row); a port in use is one line naming it', async () => {
+  // Three ports in a row that are free: the first of them, tried until the next two are free too.
+  let base = 0;
+  for (let tries = 0; tries < 20 && base === 0; tries++) {
+    const candidate = await freePort();
+    if (candidate > 65_530) continue;
+    const taken = await Promise.all([1, 2].map((offset) => new Promise<boolean>((resolve) => {
+      const probe = net.createServer().once('error', () => resolve(true)).listen(candidate + offset, '127.0.0.1', () => probe.close(() => resolve(false)));
+    })));
+    if (!taken.includes(true)) base = candidate;
+  }
+  expect(base).toBeGreaterThan(0);
+  const files = `--settings-file ported.env --wallet-key-file ported.key`;
+  const sandbox = await run(`npx profile-edge sandbox --port ${base} ${files}`, base, /sandbox ready/);
+  expect(sandbox.code, sandbox.stderr).toBeNull();
+  const env = fs.readFileSync(path.join(work, 'ported.env'), 'utf8');
+  expect(env).toContain(`TEMPO_RPC_URL=http://127.0.0.1:${base}\n`);
+  expect(env).toContain(`X402_BASE_RPC_URL=http://127.0.0.1:${base + 1}\n`);
+  expect(env).toContain(`X402_FACILITATOR_URL=http://127.0.0.1:${base + 2}\n`);
+  // A second one on the same ports stops at once, saying which and what to do; nothing else is left listening.
+  const second = await run(`npx profile-edge sandbox --port ${base} --settings-file second.env --wallet-key-file second.key`, base);
+  expect(second.code).toBe(2);
+  expect(second.stderr.trim().split('\n')[0]).toBe(`error: the sandbox's Tempo node cannot listen on 127.0.0.1:${base} (EADDRINUSE): the port is in use; choose another --port (the sandbox takes it and the next two)`);
+  expect(second.stderr).not.toMatch(/\n\s+at /);
+  expect(fs.existsSync(path.join(work, 'second.env'))).toBe(false);
+}, 120_000);

@@ -69,7 +69,14 @@ export async function start(options: { rpcUrl: string; chainId: number; gasKey: 
       })();
     });
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  // A port in use (or not allowed) fails the start, rather than an 'error' event nobody listens for.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     settlements: () => settled,

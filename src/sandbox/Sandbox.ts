@@ -34,11 +34,42 @@ export type Sandbox = {
 
 const units = (usd: number): bigint => BigInt(Math.round(usd * 1_000_000));
 
-export async function start(options: { payerUsd?: number; feePayer?: boolean } = {}): Promise<Sandbox> {
+/** A stand-in that could not listen on the port asked for: which one, where, and why. */
+export class PortTaken extends Error {
+  constructor(
+    readonly what: string,
+    readonly port: number,
+    readonly code: string,
+  ) {
+    super(`the sandbox's ${what} cannot listen on 127.0.0.1:${port} (${code})`);
+  }
+}
+
+/**
+ * Starts the three stand-ins, each on a free port, or from `port` on: the Tempo node on it, the Base chain on the
+ * next, the facilitator on the one after (PortTaken names the one that could not listen; those started are closed).
+ */
+export async function start(options: { payerUsd?: number; feePayer?: boolean; port?: number } = {}): Promise<Sandbox> {
   const pathUsd = Addresses.pathUsd;
-  const tempo = await TempoNode.start({ chainId: tempoChainId, tokens: { [pathUsd]: { name: 'pathUSD', symbol: 'pathUSD', decimals: 6, currency: 'USD' } } });
-  const base = await BaseChain.start({ chainId: baseChainId });
-  const facilitator = await Facilitator.start({ rpcUrl: base.rpcUrl, chainId: baseChainId, gasKey: base.gasKey });
+  const at = (offset: number) => (options.port === undefined ? undefined : options.port + offset);
+  const started: { close(): Promise<void> }[] = [];
+  const listening = async <T extends { close(): Promise<void> }>(what: string, offset: number, begin: () => Promise<T>): Promise<T> => {
+    try {
+      const service = await begin();
+      started.push(service);
+      return service;
+    } catch (error) {
+      await Promise.all(started.map((s) => s.close().catch(() => undefined)));
+      const code = (error as { code?: unknown }).code ?? /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec(String((error as Error)?.message))?.[1];
+      if (options.port !== undefined && typeof code === 'string') throw new PortTaken(what, at(offset)!, code);
+      throw error;
+    }
+  };
+  const tempo = await listening('Tempo node', 0, () =>
+    TempoNode.start({ chainId: tempoChainId, tokens: { [pathUsd]: { name: 'pathUSD', symbol: 'pathUSD', decimals: 6, currency: 'USD' } }, port: at(0) }),
+  );
+  const base = await listening('Base chain', 1, () => BaseChain.start({ chainId: baseChainId, port: at(1) }));
+  const facilitator = await listening('x402 facilitator', 2, () => Facilitator.start({ rpcUrl: base.rpcUrl, chainId: baseChainId, gasKey: base.gasKey, port: at(2) }));
   const feePayerKey = generatePrivateKey();
   tempo.fund(pathUsd, privateKeyToAccount(feePayerKey).address, units(1_000));
   const payTo = { tempo: privateKeyToAccount(generatePrivateKey()).address, x402_base: privateKeyToAccount(generatePrivateKey()).address };

@@ -1,6 +1,7 @@
 import * as Keys from '../../auth/Keys.js';
 import type { SecretKind } from '../../auth/Secret.js';
 import { ServiceError } from '../../errors/ServiceError.js';
+import type { Store } from '../../store/Store.js';
 import { type Command, UsageError, type Values, jsonOption, number, required, text } from '../Command.js';
 
 export const accountsCreate: Command = {
@@ -82,12 +83,13 @@ function credentialCommands({ kind, word, one, several, use }: CredentialWords):
         const { store } = await services();
         const account = text(values, 'account');
         const rows = await store.credentials.list(kind, account === undefined ? undefined : (await store.accounts.get(account)).id);
-        if (values.json) out.json(rows);
+        const name = await accountNames(store);
+        if (values.json) out.json(rows.map((c) => ({ ...c, accountName: name(c.accountId) })));
         else
           out.table(
             rows.map((c) => ({
               id: c.id,
-              account: c.accountId,
+              account: name(c.accountId),
               label: c.label,
               created: new Date(c.createdAt).toISOString(),
               lastUsed: c.lastUsedAt && new Date(c.lastUsedAt).toISOString(),
@@ -147,14 +149,15 @@ export const ledger: Command = {
       accountId: account === undefined ? undefined : (await store.accounts.get(account)).id,
       limit: number(values, 'limit', { min: 1, integer: true }) ?? 50,
     });
-    if (values.json) out.json(rows);
+    const name = await accountNames(store);
+    if (values.json) out.json(rows.map((e) => ({ ...e, accountName: e.accountId === null ? null : name(e.accountId) })));
     else
       out.table(
         rows.map((e) => ({
           id: e.id,
           at: new Date(e.createdAt).toISOString(),
           kind: e.kind,
-          account: e.accountId,
+          account: e.accountId === null ? null : name(e.accountId),
           unlocks: e.unlocksDelta,
           credits: e.creditsDelta,
           usd: e.usdMicros / 1_000_000,
@@ -164,3 +167,9 @@ export const ledger: Command = {
       );
   },
 };
+
+/** Accounts by name, as people know them: an id no account has (a deleted one) is shown as it is. */
+async function accountNames(store: Store): Promise<(id: string) => string> {
+  const names = new Map((await store.accounts.list()).map((a) => [a.id, a.name]));
+  return (id) => names.get(id) ?? id;
+}

@@ -130,15 +130,21 @@ function writePrivate(file: string, content: string): void {
 export const sandbox: Command = {
   name: 'sandbox',
   summary: 'Run local stand-ins for the payment rails (a Tempo node, a Base chain with USDC, an x402 facilitator) with a funded wallet, to pay queries offline.',
-  usage: 'sandbox [--env-file FILE] [--wallet-key-file FILE] [--usd N]   (defaults: sandbox.env, sandbox-wallet.key)',
-  options: { 'env-file': { type: 'string' }, 'wallet-key-file': { type: 'string' }, usd: { type: 'string' } },
+  usage: 'sandbox [--settings-file FILE] [--wallet-key-file FILE] [--usd N] [--port N]   (defaults: sandbox.env, sandbox-wallet.key, free ports; --port N: the Tempo node on N, the Base chain on N+1, the facilitator on N+2)',
+  // `--env-file` was its first name: Node 20 reads that flag itself wherever it stands (and fails on a file that does
+  // not exist yet), so it is kept only for the Node versions that leave it to the script.
+  options: { 'settings-file': { type: 'string' }, 'env-file': { type: 'string' }, 'wallet-key-file': { type: 'string' }, usd: { type: 'string' }, port: { type: 'string' } },
   async run({ out }, { values }) {
-    const envFile = text(values, 'env-file') ?? 'sandbox.env';
+    const envFile = text(values, 'settings-file') ?? text(values, 'env-file') ?? 'sandbox.env';
     const keyFile = text(values, 'wallet-key-file') ?? 'sandbox-wallet.key';
     const usd = number(values, 'usd', { min: 0.01, max: 1_000_000 }) ?? 10;
+    const port = number(values, 'port', { min: 1, max: 65_533, integer: true });
     // ganache and solc load only for this command.
     const Sandbox = await import('../../sandbox/Sandbox.js');
-    const running = await Sandbox.start({ payerUsd: usd });
+    const running = await Sandbox.start({ payerUsd: usd, port }).catch((error: unknown) => {
+      if (!(error instanceof Sandbox.PortTaken)) throw error;
+      throw new UsageError(`${error.message}: ${error.code === 'EADDRINUSE' ? 'the port is in use' : 'not allowed here'}; choose another --port (the sandbox takes it and the next two)`);
+    });
     writePrivate(envFile, `${Object.entries(running.environment).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
     writePrivate(keyFile, `${running.payer.key}\n`);
     const lines = [
