@@ -476,9 +476,9 @@ describe.each(['tempo', 'x402_base'] as const)('%s under concurrency', (rail) =>
 
 describe('profile-edge ask', () => {
   /** Runs the CLI with the sandbox's settings (the wallet needs TEMPO_RPC_URL), resolving with its output. */
-  const ask = (args: string[]) =>
+  const ask = (args: string[], extra: Record<string, string> = {}) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const env = { PATH: process.env.PATH ?? '', ...served.environment.env, ...served.sandbox.environment };
+      const env = { PATH: process.env.PATH ?? '', ...served.environment.env, ...served.sandbox.environment, ...extra };
       const child = spawn(cli.command, [...cli.args, 'ask', ...args], { env });
       let stdout = '';
       let stderr = '';
@@ -511,7 +511,7 @@ describe('profile-edge ask', () => {
     expect(printed.stdout).toContain('charged: unlock');
   });
 
-  test('error: a price over --max-usd, a question nothing answers, a bad key file and an unreachable server fail clearly, and nothing is paid', async () => {
+  test('error: a price over --max-usd, a question nothing answers, a bad key file, an unreachable server, and a Tempo node away or of another chain fail clearly, and nothing is paid', async () => {
     const { sandbox } = served;
     const received = await sandbox.balance('tempo', sandbox.payTo.tempo);
     const capped = await ask([question, '--url', served.url, '--wallet-key-file', keyFile, '--max-usd', '0.01']);
@@ -526,6 +526,14 @@ describe('profile-edge ask', () => {
     expect(away).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot reach http://127.0.0.1:9') });
     const neither = await ask([question, '--url', served.url]);
     expect(neither).toMatchObject({ code: 2, stderr: expect.stringContaining('--wallet-key-file (pay on-chain) or --api-key') });
+    // The Tempo node the wallet signs through is named, with the chain it should serve: away, or another chain's.
+    const chain = sandbox.tempo.chainId;
+    const noNode = await ask([question, '--url', served.url, '--wallet-key-file', keyFile], { TEMPO_RPC_URL: 'http://127.0.0.1:9' });
+    expect(noNode.code).toBe(1);
+    expect(noNode.stderr).toContain(`not paid: cannot reach the Tempo node at http://127.0.0.1:9 (TEMPO_RPC_URL), which should serve chain ${chain}: `);
+    const otherChain = await ask([question, '--url', served.url, '--wallet-key-file', keyFile], { TEMPO_RPC_URL: sandbox.base.rpcUrl });
+    expect(otherChain.code).toBe(1);
+    expect(otherChain.stderr).toContain(`not paid: the Tempo node at ${sandbox.base.rpcUrl} (TEMPO_RPC_URL) serves chain ${sandbox.base.chainId}, not chain ${chain} this payment is on`);
     expect(await sandbox.balance('tempo', sandbox.payTo.tempo)).toBe(received);
     const key = fs.readFileSync(keyFile, 'utf8').trim();
     for (const run of [capped, nothing, away]) expect(run.stdout + run.stderr).not.toContain(key.slice(2));

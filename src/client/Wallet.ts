@@ -31,6 +31,27 @@ function priceUsd(body: { challenges?: unknown[] }, rail: Rail): number | undefi
   return amount === undefined || !/^\d+$/.test(amount) ? undefined : Number(amount) / 1_000_000;
 }
 
+/** The chain a tempo challenge pays on, when it says. */
+function chainOf(body: { challenges?: unknown[] }): number | undefined {
+  const chainId = (body.challenges?.[0] as { request?: { methodDetails?: { chainId?: unknown } } } | undefined)?.request?.methodDetails?.chainId;
+  return typeof chainId === 'number' && Number.isSafeInteger(chainId) ? chainId : undefined;
+}
+
+/**
+ * The Tempo node the wallet signs through answers, and serves the chain the challenge pays on: otherwise the payer is
+ * told which URL (TEMPO_RPC_URL) and which chain, rather than a library's "HTTP request failed".
+ */
+async function checkTempoNode(rpcUrl: string, expected: number, getClient: (options: { chainId?: number }) => ReturnType<typeof createClient>): Promise<void> {
+  let served: number;
+  try {
+    served = Number(await getClient({}).request({ method: 'eth_chainId' }));
+  } catch (error) {
+    const cause = (error as { details?: unknown }).details ?? ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+    throw new PaymentDeclined(`cannot reach the Tempo node at ${rpcUrl} (TEMPO_RPC_URL), which should serve chain ${expected}: ${String(cause).split('\n')[0]}`);
+  }
+  if (served !== expected) throw new PaymentDeclined(`the Tempo node at ${rpcUrl} (TEMPO_RPC_URL) serves chain ${served}, not chain ${expected} this payment is on: point TEMPO_RPC_URL at a node of chain ${expected}`);
+}
+
 export function create(input: { privateKey: `0x${string}`; maxUsd: number; tempo: { rpcUrl: string; chainId: number } }): Wallet {
   const account = privateKeyToAccount(input.privateKey);
   const chain = input.tempo.chainId === tempoMainnet.id ? tempoMainnet : tempoModerato;
@@ -43,6 +64,7 @@ export function create(input: { privateKey: `0x${string}`; maxUsd: number; tempo
       if (price === undefined) throw new PaymentDeclined(`the server's 402 carries no ${rail} challenge this wallet can read`);
       if (price > input.maxUsd) throw new PaymentDeclined(`the server asks ${price} USD, over the ${input.maxUsd} USD cap (--max-usd)`);
       if (rail === 'tempo') {
+        await checkTempoNode(input.tempo.rpcUrl, chainOf(body) ?? input.tempo.chainId, getClient);
         const client = Mppx.create({ methods: [tempo.charge({ account, getClient })], polyfill: false });
         return { authorization: await client.createCredential(unpaid) };
       }
