@@ -94,12 +94,37 @@ describe('feeds read as their publisher wrote them', () => {
       ['RSS description in CDATA', 'rss', () => rssWith(`<item><title>Warm starter</title><guid>t3_3</guid><description><![CDATA[&lt;!-- SC_OFF --&gt;&lt;div class="md"&gt;&lt;p&gt;My starter sits at 24 &amp;deg;C and doubles in six hours.&lt;/p&gt;&lt;/div&gt;&lt;!-- SC_ON --&gt; &amp;#32; submitted by &lt;a href="https://www.example.com/user/crumb"&gt; /u/crumb &lt;/a&gt;]]></description></item>`)],
       ['Atom summary', 'atom', () => atomWith(`<entry><title>Warm starter</title><id>t3_4</id><updated>2025-11-03T10:00:00Z</updated><summary type="html">${shared('My starter sits at 24 &amp;amp;deg;C and doubles in six hours.')}</summary></entry>`)],
       ['Atom content', 'atom', () => atomWith(`<entry><title>Warm starter</title><id>t3_5</id><updated>2025-11-03T10:00:00Z</updated><content type="html">${shared('My starter sits at 24 &amp;amp;deg;C and doubles in six hours.')}</content></entry>`)],
+      // Plain text first, then the markup, in the same field: the byline ahead of the post.
+      [
+        'RSS description whose byline comes before the markup',
+        'rss',
+        () =>
+          rssWith(
+            `<item><title>Warm starter</title><guid>t3_6</guid><description>&amp;amp;#32; submitted by &amp;lt;a href=&amp;quot;https://www.example.com/user/crumb&amp;quot;&amp;gt; /u/crumb &amp;lt;/a&amp;gt; &amp;lt;br/&amp;gt; &amp;lt;!-- SC_OFF --&amp;gt;&amp;lt;div class=&amp;quot;md&amp;quot;&amp;gt;&amp;lt;p&amp;gt;My starter sits at 24 &amp;amp;deg;C and doubles in six hours.&amp;lt;/p&amp;gt;&amp;lt;/div&amp;gt;</description></item>`,
+          ),
+      ],
     ])('behavior: %s holding HTML escaped twice is indexed as its text: no tags, comment markers or entities', async (_where, format, body) => {
       const id = await channel('rss', body(), format === 'atom' ? 'application/atom+xml' : 'application/rss+xml');
       expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 1, failed: 0 });
       const text = (await texts(id)).join('\n');
       expect(text).toContain('My starter sits at 24 °C and doubles in six hours.');
       expect(text).toContain('submitted by /u/crumb');
+      expect(text).not.toMatch(markup);
+    });
+
+    test('behavior: a feed mixing an item escaped twice with one of raw XHTML elements reads each field as what it holds', async () => {
+      const id = await channel(
+        'rss',
+        rssWith(
+          `<item><title>Warm starter</title><guid>m1</guid><description>${shared('My starter sits at 24 &amp;amp;deg;C and doubles in six hours.')}</description></item>` +
+            `<item><title>Cold retard</title><guid>m2</guid><description><div xmlns="http://www.w3.org/1999/xhtml"><p>Retard the dough <b>overnight</b> at 4 °C.</p></div></description></item>`,
+        ),
+        'application/rss+xml',
+      );
+      expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 2, failed: 0 });
+      const text = (await texts(id)).join('\n');
+      expect(text).toContain('My starter sits at 24 °C and doubles in six hours.');
+      expect(text).toContain('Retard the dough overnight at 4 °C.');
       expect(text).not.toMatch(markup);
     });
 

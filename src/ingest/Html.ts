@@ -16,25 +16,26 @@ type Node = { nodeType: number; nodeName: string; textContent: string | null; ch
 /** HTML element names: text escaped once too often is read again only when it is HTML, not XML or code shown as such. */
 const htmlElements =
   'p|br|a|div|span|em|strong|b|i|u|s|ul|ol|li|dl|dt|dd|h[1-6]|img|blockquote|pre|code|table|thead|tbody|tfoot|tr|td|th|caption|figure|figcaption|hr|sup|sub|small|section|article|header|footer|aside|main|nav|del|ins|mark|abbr|cite|q|time|picture|video|audio|source';
-const openTag = new RegExp(`<(${htmlElements})(?:\\s[^<>]*)?/?>`, 'i');
-const comment = /^<!--[\s\S]*?-->/;
+const openTags = new RegExp(`<(${htmlElements})(?:\\s[^<>]*)?>`, 'gi');
+const htmlComment = /<!--[\s\S]*?-->/;
 /** An entity left in text after the HTML was parsed: the source escaped it once more than HTML asks. */
 const leftEntity = /&(?:amp|lt|gt|quot|apos|nbsp|#\d{1,7}|#x[0-9a-f]{1,6});/i;
 /** How many times escaped markup is read again: once per extra escaping, and never without end. */
 const maxRereads = 3;
 
 /**
- * Whether a text is itself HTML that was escaped once more than the format asks (as large link-sharing sites' feeds
- * write it: `&amp;lt;!-- SC_OFF --&amp;gt;&amp;lt;div class="md"&amp;gt;`): it begins with a tag or a comment, ends
- * with a tag, and holds an HTML comment or an HTML element's opening tag with its closing one. Prose that mentions
- * `<p>` stays as written, and so does XML shown as an example.
+ * Whether a text holds HTML that was escaped once more than the format asks (as large link-sharing sites' feeds write
+ * it: `&amp;lt;!-- SC_OFF --&amp;gt;&amp;lt;div class="md"&amp;gt;`, often after a line of plain text in the same
+ * field): an HTML comment, or an HTML element's opening tag followed by its closing one, anywhere in it. Prose that
+ * mentions `<p>` stays as written, and so does XML shown as an example; code is never read again (see fromNode).
  */
 export function isEscapedMarkup(text: string): boolean {
-  const t = text.trim();
-  if (!/^<[!a-z]/i.test(t) || !t.endsWith('>')) return false;
-  if (comment.test(t)) return true;
-  const open = openTag.exec(t);
-  return open !== null && open.index === 0 && new RegExp(`</${open[1]}\\s*>`, 'i').test(t);
+  if (!text.includes('<')) return false;
+  if (htmlComment.test(text)) return true;
+  for (const open of text.matchAll(openTags)) {
+    if (new RegExp(`</${open[1]}\\s*>`, 'i').test(text.slice(open.index + open[0].length))) return true;
+  }
+  return false;
 }
 
 /**
