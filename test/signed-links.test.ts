@@ -31,7 +31,7 @@ const sunnivaQuestion = 'How do we run discovery interviews?';
 
 describe('SignedLinks', () => {
   const secret = 's'.repeat(40);
-  const item = { slug: 'sunniva-bratt', itemId: 'it_one' };
+  const item = { slug: 'sunniva-bratt', itemId: 'it_one', chunkIds: ['ck_b', 'ck_a'] };
 
   test('behavior: a signature opens its own item until it expires, on a whole minute at least the TTL away', async () => {
     let now = Date.UTC(2026, 0, 1, 12, 0, 30);
@@ -52,6 +52,9 @@ describe('SignedLinks', () => {
     const e = String(expires);
     expect(await links.verify({ ...item, itemId: 'it_two', expires: e, sig })).toBe('invalid');
     expect(await links.verify({ ...item, slug: 'owen-halvorsen', expires: e, sig })).toBe('invalid');
+    // The passages are part of what is signed (in any order): others, more, fewer or none open nothing.
+    expect(await links.verify({ ...item, chunkIds: ['ck_a', 'ck_b'], expires: e, sig })).toBe('valid');
+    for (const chunkIds of [['ck_a'], ['ck_a', 'ck_b', 'ck_c'], ['ck_c', 'ck_b'], []]) expect(await links.verify({ ...item, chunkIds, expires: e, sig }), chunkIds.join()).toBe('invalid');
     expect(await links.verify({ ...item, expires: String(expires + 60), sig })).toBe('invalid');
     expect(await SignedLinks.create({ secret: 't'.repeat(40), ttlSeconds: 3600 }).verify({ ...item, expires: e, sig })).toBe('invalid');
     const flipped = `${sig.slice(0, 10)}${sig[10] === 'A' ? 'B' : 'A'}${sig.slice(11)}`;
@@ -266,13 +269,43 @@ describe('opening a signed link', () => {
       expect(res.headers.get('cache-control')).toBe('private, no-store');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     }
-    // The cited chunks are display hints, not part of what is signed.
-    expect((await get(`/sunniva-bratt/i/${itemId}?expires=${expires}&sig=${sig}`)).status).toBe(200);
+    // The cited chunks are signed: the link without them, or naming others, opens nothing.
+    const others = (await environment.services.store.items.withChunks(itemId!))!.chunks.map((k) => k.id).filter((id) => id !== chunkId);
+    for (const path of [`/sunniva-bratt/i/${itemId}?expires=${expires}&sig=${sig}`, `/sunniva-bratt/i/${itemId}?chunks=${[chunkId, ...others].join(',')}&expires=${expires}&sig=${sig}`]) {
+      const res = await get(path);
+      expect(res.status, path).toBe(404);
+      expect(withoutId(await res.json()), path).toEqual(refusal);
+    }
     // A link made with the key itself but for a far-future expiry (a year) opens nothing either.
-    const forged = await SignedLinks.create({ secret, ttlSeconds: 365 * 86_400, now: () => now }).sign({ slug: 'sunniva-bratt', itemId: itemId! });
+    const forged = await SignedLinks.create({ secret, ttlSeconds: 365 * 86_400, now: () => now }).sign({ slug: 'sunniva-bratt', itemId: itemId!, chunkIds: [chunkId!] });
     const res = await get(`/sunniva-bratt/i/${itemId}?chunks=${chunkId}&expires=${forged.expires}&sig=${forged.sig}`);
     expect(res.status).toBe(404);
     expect(withoutId(await res.json())).toEqual(refusal);
+  });
+
+  test('behavior: a signed link shows the passages it cites and their neighbours, never the rest of the item; a caller who may read the item sees it all', async () => {
+    const { store } = environment.services;
+    const channel = await store.channels.get('ch_sunniva_uploads');
+    const chunks = Array.from({ length: 9 }, (_, n) => ({ text: `Passage ${n + 1} of a long private interview guide, with its own words.` }));
+    const { itemId } = await store.items.put(SearchTerms.indexed({ channelId: channel.id, externalId: 'long-guide', title: 'A long private guide', contentHash: 'v1', chunks }));
+    const ids = (await store.items.withChunks(itemId))!.chunks.map((k) => k.id);
+    const links = SignedLinks.create({ secret, ttlSeconds: 3600, now: () => now });
+    const cited = [ids[4]!];
+    const path = SignedLinks.withSignature(`/sunniva-bratt/i/${itemId}?chunks=${cited.join(',')}`, await links.sign({ slug: 'sunniva-bratt', itemId, chunkIds: cited }));
+    try {
+      const page = ItemPage.parse(await (await get(path)).json());
+      expect(page.chunks.map((k) => k.chunkId)).toEqual([ids[3], ids[4], ids[5]]);
+      expect(page.chunks.filter((k) => k.cited).map((k) => k.chunkId)).toEqual(cited);
+      const html = await (await fetch(`${url}${path}`, { headers: { accept: 'text/html' } })).text();
+      for (const [n, id] of ids.entries()) expect(html.includes(`id="${id}"`), id).toBe(n >= 3 && n <= 5);
+      // Whoever may read the item opens any passage of it, with the link or without.
+      const reader = { 'service-api-key': environment.keys.partnerKey };
+      const all = ItemPage.parse(await (await get(`/sunniva-bratt/i/${itemId}?chunks=${ids[0]},${ids[8]}`, reader)).json());
+      expect(all.chunks.map((k) => k.chunkId)).toEqual([ids[0], ids[1], ids[7], ids[8]]);
+      expect(ItemPage.parse(await (await get(`/sunniva-bratt/i/${itemId}`, reader)).json()).chunks).toHaveLength(5);
+    } finally {
+      await store.items.remove(itemId);
+    }
   });
 
   test('error: an expired link is 404 saying it expired; a caller who may read the item still opens it', async () => {
@@ -316,7 +349,8 @@ describe('opening a signed link', () => {
     const channel = await store.channels.get('ch_owen_members');
     const { itemId } = await store.items.put(SearchTerms.indexed({ channelId: channel.id, externalId: 'short-lived', title: 'Short-lived note', contentHash: 'v1', chunks: [{ text: 'A members-only note that is about to be deleted.' }] }));
     const links = SignedLinks.create({ secret, ttlSeconds: 3600, now: () => now });
-    const path = SignedLinks.withSignature(`/owen-halvorsen/i/${itemId}`, await links.sign({ slug: 'owen-halvorsen', itemId }));
+    const { chunks: [only] } = (await store.items.withChunks(itemId))!;
+    const path = SignedLinks.withSignature(`/owen-halvorsen/i/${itemId}?chunks=${only!.id}`, await links.sign({ slug: 'owen-halvorsen', itemId, chunkIds: [only!.id] }));
     expect((await get(path)).status).toBe(200);
     // A signature names the item under its own profile only.
     expect((await get(path.replace('/owen-halvorsen/', '/mara-lindqvist/'))).status).toBe(404);

@@ -15,8 +15,9 @@ const opening = 5;
 /**
  * The page a citation's `profileUrl` names: the item, with the cited chunks and their neighbours. The same access
  * rules as the profile and its channels: a private profile or channel the caller may not read, an unknown item, or an
- * item of another profile is 404, alike; a paused channel's items too. A link signed for this item (`link` is the
- * verdict on its signature) reads it as an authorized caller would; an expired one says so in its 404.
+ * item of another profile is 404, alike; a paused channel's items too. A link signed for passages of this item (`link`
+ * is the verdict on its signature) opens those passages and their neighbours, never the rest of the item, unless its
+ * holder may read it anyway; an expired one says so in its 404.
  */
 export async function load(store: Store, input: { slug: string; itemId: string; chunkIds: string[]; caller: Caller; link?: SignedLinks.Verdict }): Promise<ItemPage> {
   try {
@@ -36,12 +37,18 @@ async function page(store: Store, input: { slug: string; itemId: string; chunkId
   if (!profile) throw new ServiceError('not_found', `no profile "${input.slug}"`);
   const item = await store.items.withChunks(input.itemId);
   const channel = item ? await store.channels.find(item.channelId) : undefined;
-  const visible =
-    channel && channel.profileId === profile.id && channel.status !== 'paused' && (channel.accessLevel === 'public' || input.signed || (await Access.isAuthorized(store, profile, input.caller)));
-  if (!item || !channel || !visible) throw new ServiceError('not_found', `no item "${input.itemId.slice(0, 100)}" on profile "${profile.slug}"`);
+  const live = channel && channel.profileId === profile.id && channel.status !== 'paused';
+  // Whether the caller may read the item without the link: the profile readable to them, and the channel public or
+  // theirs to read.
+  const readable =
+    live &&
+    (!input.signed || (await Access.readableProfile(store, input.slug, input.caller).then(() => true, () => false))) &&
+    (channel.accessLevel === 'public' || (await Access.isAuthorized(store, profile, input.caller)));
+  if (!item || !channel || !live || !(readable || input.signed)) throw new ServiceError('not_found', `no item "${input.itemId.slice(0, 100)}" on profile "${profile.slug}"`);
   const cited = new Set(input.chunkIds.filter((id) => item.chunks.some((c) => c.id === id)));
   const shown = new Set<number>();
-  if (cited.size === 0) item.chunks.slice(0, opening).forEach((c) => shown.add(c.ordinal));
+  // The item's opening, for a link that names no passage, only to whoever may read the whole item.
+  if (cited.size === 0 && readable) item.chunks.slice(0, opening).forEach((c) => shown.add(c.ordinal));
   for (const c of item.chunks) if (cited.has(c.id)) for (let o = c.ordinal - context; o <= c.ordinal + context; o++) shown.add(o);
   // Private content never links to its original.
   const publicSource = channel.accessLevel === 'public' && profile.visibility !== 'private' && item.sourceUrl ? item.sourceUrl : undefined;

@@ -3,8 +3,11 @@ import crypto from 'node:crypto';
 /** What a link's signature says of a request for one item: it opens it, it did until it expired, or it says nothing. */
 export type Verdict = 'valid' | 'expired' | 'invalid';
 
-/** The item a signature is bound to: the profile's slug as linked and the item id, not the cited chunks (display hints). */
-export type LinkedItem = { slug: string; itemId: string };
+/**
+ * What a signature opens: the cited passages of one item (the profile's slug as linked, the item id, and the chunk ids
+ * the link cites, in any order). The whole item stays for callers who may read it.
+ */
+export type LinkedItem = { slug: string; itemId: string; chunkIds: readonly string[] };
 
 /** Signs and verifies item links that open private content without authorization, until they expire. */
 export type SignedLinks = {
@@ -21,7 +24,7 @@ export type SignedLinks = {
 const grain = 60;
 
 /**
- * Links signed with HMAC-SHA256 over the slug, the item id and the expiry. `secret` is read at the first signature or
+ * Links signed with HMAC-SHA256 over the slug, the item id, the cited chunk ids and the expiry. `secret` is read at the first signature or
  * verification (a kept key is made only when needed); `now` is the clock in milliseconds, for tests. A link whose
  * expiry lies beyond the lifetime from now is refused whatever its signature: one signed with a leaked key cannot be
  * made to last longer than a link this service gives.
@@ -37,7 +40,9 @@ export function create(options: { secret: string | (() => Promise<string>); ttlS
       throw error;
     });
     // A JSON array cannot be read two ways, whatever the slug or id hold; the tag keeps these MACs apart from any other.
-    return crypto.createHmac('sha256', bytes).update(JSON.stringify(['profile-edge citation link v1', item.slug, item.itemId, expires])).digest();
+    // v2 binds the cited chunks: a v1 link (the whole item) opens nothing any more.
+    const chunks = [...new Set(item.chunkIds)].sort();
+    return crypto.createHmac('sha256', bytes).update(JSON.stringify(['profile-edge citation link v2', item.slug, item.itemId, chunks, expires])).digest();
   };
   return {
     async sign(item) {

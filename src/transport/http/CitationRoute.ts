@@ -16,7 +16,7 @@ export function handler(services: Services) {
       const slug = String(req.params.slug);
       const itemId = String(req.params.itemId);
       const signed = req.query.sig !== undefined || req.query.expires !== undefined;
-      const link = signed ? await services.citationLinks.verify({ slug, itemId, expires: req.query.expires, sig: req.query.sig }) : undefined;
+      const link = signed ? await services.citationLinks.verify({ slug, itemId, chunkIds, expires: req.query.expires, sig: req.query.sig }) : undefined;
       const page = await CitationPage.load(services.store, { slug, itemId, chunkIds, caller, link });
       if (req.accepts(['html', 'json']) === 'json') res.json(page);
       else res.set(CitationPage.htmlHeaders).type('html').send(CitationPage.html(page));
