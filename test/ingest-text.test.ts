@@ -133,13 +133,17 @@ describe('feeds read as their publisher wrote them', () => {
         'rss',
         rssWith(
           `<item><title>Recipe cards</title><guid>p1</guid><description>Use the &amp;lt;p&amp;gt; element for each step of a recipe card.</description></item>` +
+            `<item><title>Comments</title><guid>p3</guid><description>A note to yourself in a recipe page's HTML looks like &amp;lt;!-- proof longer in winter --&amp;gt;</description></item>` +
+            `<item><title>Stress</title><guid>p4</guid><description>To stress a step, wrap its key word in &amp;lt;em&amp;gt;like this&amp;lt;/em&amp;gt;</description></item>` +
             `<item><title>Markup</title><guid>p2</guid><content:encoded><![CDATA[<p>A step looks like this:</p><pre><code>&lt;p&gt;Fold the dough.&lt;/p&gt;</code></pre>]]></content:encoded></item>`,
         ),
         'application/rss+xml',
       );
-      expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 2, failed: 0 });
+      expect(await Sync.syncChannel(store.deps(), id)).toMatchObject({ created: 4, failed: 0 });
       const text = (await texts(id)).join('\n');
       expect(text).toContain('Use the <p> element for each step of a recipe card.');
+      expect(text).toContain("A note to yourself in a recipe page's HTML looks like <!-- proof longer in winter -->");
+      expect(text).toContain('To stress a step, wrap its key word in <em>like this</em>');
       expect(text).toContain('<p>Fold the dough.</p>');
     });
   });

@@ -254,10 +254,14 @@ describe('metrics, request ids and logs of a served store', () => {
     expect(global.total).toMatchObject({ answered: 3, challenged: 2, refused: 0, failed: 0, revenueUsd: { tempo: 0.05, x402_base: 0.05 }, credits: 10, unlocks: 0 });
     const printed = await Cli.run(environment.env, 'stats');
     expect(printed.stdout).toMatch(/global: 3 answered, 0 unanswered, 2 asked to pay, 0 refused, 0 failed; paid \$0\.05 tempo, \$0\.05 x402_base, 10 credits/);
-    // The table's columns add up to the summary's counts.
-    const table = printed.stdout.split('\n');
-    const header = table.find((line) => /\bday\b.*\basked to pay\b.*\brefused\b/.test(line));
-    expect(header, printed.stdout).toBeDefined();
+    // The table's columns add up to the summary's counts, asked to pay apart from refused.
+    const lines = printed.stdout.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('global: '));
+    const [header, ...rest] = lines.slice(at + 1);
+    const rows = rest.slice(0, Math.max(0, rest.findIndex((line) => line.trim() === '')) || rest.length);
+    const column = (name: string) => rows.reduce((sum, row) => sum + Number(row.slice(header!.indexOf(name)).trim().split(/\s+/)[0]), 0);
+    expect(header, printed.stdout).toMatch(/\bday\b.*\banswered\b.*\basked to pay\b.*\brefused\b/);
+    expect([column('answered'), column('asked to pay'), column('refused')], printed.stdout).toEqual([3, 2, 0]);
     expect(printed.stdout).toMatch(/█/);
   }, 60_000);
 

@@ -26,6 +26,8 @@ describe('GET /', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    // One address, two representations: a cache keeps them apart.
+    expect(response.headers.get('vary')).toMatch(/Accept/);
     const page = await response.text();
     expect(page).toContain(`profile-edge <small>${version}</small>`);
     for (const href of ['/api/profiles', '/mcp', '/openapi.json', '/SKILL.md']) {

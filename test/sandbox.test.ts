@@ -87,29 +87,45 @@ test('behavior: the README pays for an answer offline in three commands, and fro
   expect(paid.stdout + paid.stderr).not.toContain(key);
 }, 180_000);
 
-test('behavior: --port puts the sandbox where it is asked (the Tempo node, the Base chain and the facilitator on three ports in a row); a port in use is one line naming it', async () => {
-  // Three ports in a row that are free: the first of them, tried until the next two are free too.
-  let base = 0;
-  for (let tries = 0; tries < 20 && base === 0; tries++) {
+/** A port whose next two are free as well. */
+async function threeFree(): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = net.createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+  for (let tries = 0; tries < 20; tries++) {
     const candidate = await freePort();
-    if (candidate > 65_530) continue;
-    const taken = await Promise.all([1, 2].map((offset) => new Promise<boolean>((resolve) => {
-      const probe = net.createServer().once('error', () => resolve(true)).listen(candidate + offset, '127.0.0.1', () => probe.close(() => resolve(false)));
-    })));
-    if (!taken.includes(true)) base = candidate;
+    if (candidate <= 65_530 && (await free(candidate + 1)) && (await free(candidate + 2))) return candidate;
   }
-  expect(base).toBeGreaterThan(0);
-  const files = `--settings-file ported.env --wallet-key-file ported.key`;
-  const sandbox = await run(`npx profile-edge sandbox --port ${base} ${files}`, base, /sandbox ready/);
+  throw new Error('no three free ports in a row');
+}
+
+test('behavior: --port puts the sandbox where it is asked (the Tempo node, the Base chain and the facilitator on three ports in a row); a port in use is one line naming it, and nothing is left listening', async () => {
+  const base = await threeFree();
+  const sandbox = await run(`npx profile-edge sandbox --port ${base} --settings-file ported.env --wallet-key-file ported.key`, base, /sandbox ready/);
   expect(sandbox.code, sandbox.stderr).toBeNull();
   const env = fs.readFileSync(path.join(work, 'ported.env'), 'utf8');
   expect(env).toContain(`TEMPO_RPC_URL=http://127.0.0.1:${base}\n`);
   expect(env).toContain(`X402_BASE_RPC_URL=http://127.0.0.1:${base + 1}\n`);
   expect(env).toContain(`X402_FACILITATOR_URL=http://127.0.0.1:${base + 2}\n`);
-  // A second one on the same ports stops at once, saying which and what to do; nothing else is left listening.
+  // A second one on the same ports stops at once, saying which and what to do.
   const second = await run(`npx profile-edge sandbox --port ${base} --settings-file second.env --wallet-key-file second.key`, base);
   expect(second.code).toBe(2);
   expect(second.stderr.trim().split('\n')[0]).toBe(`error: the sandbox's Tempo node cannot listen on 127.0.0.1:${base} (EADDRINUSE): the port is in use; choose another --port (the sandbox takes it and the next two)`);
   expect(second.stderr).not.toMatch(/\n\s+at /);
   expect(fs.existsSync(path.join(work, 'second.env'))).toBe(false);
+  // Its second port taken: the Tempo node it had started is closed again, and the command ends.
+  const other = await threeFree();
+  const blocker = net.createServer();
+  await new Promise<void>((resolve) => blocker.listen(other + 1, '127.0.0.1', resolve));
+  try {
+    const third = await run(`npx profile-edge sandbox --port ${other} --settings-file third.env --wallet-key-file third.key`, other);
+    expect(third.code).toBe(2);
+    expect(third.stderr.trim().split('\n')[0]).toBe(`error: the sandbox's Base chain cannot listen on 127.0.0.1:${other + 1} (EADDRINUSE): the port is in use; choose another --port (the sandbox takes it and the next two)`);
+    const reopened = net.createServer();
+    await new Promise<void>((resolve, reject) => reopened.once('error', reject).listen(other, '127.0.0.1', resolve));
+    await new Promise((resolve) => reopened.close(resolve));
+  } finally {
+    await new Promise((resolve) => blocker.close(resolve));
+  }
 }, 120_000);

@@ -16,26 +16,30 @@ type Node = { nodeType: number; nodeName: string; textContent: string | null; ch
 /** HTML element names: text escaped once too often is read again only when it is HTML, not XML or code shown as such. */
 const htmlElements =
   'p|br|a|div|span|em|strong|b|i|u|s|ul|ol|li|dl|dt|dd|h[1-6]|img|blockquote|pre|code|table|thead|tbody|tfoot|tr|td|th|caption|figure|figcaption|hr|sup|sub|small|section|article|header|footer|aside|main|nav|del|ins|mark|abbr|cite|q|time|picture|video|audio|source';
-const openTags = new RegExp(`<(${htmlElements})(?:\\s[^<>]*)?>`, 'gi');
-const htmlComment = /<!--[\s\S]*?-->/;
+/** Where markup begins: an HTML comment, or an HTML element's opening tag (its name captured). */
+const markupStart = new RegExp(`<!--|<(${htmlElements})(?:\\s[^<>]*)?>`, 'i');
 /** An entity left in text after the HTML was parsed: the source escaped it once more than HTML asks. */
 const leftEntity = /&(?:amp|lt|gt|quot|apos|nbsp|#\d{1,7}|#x[0-9a-f]{1,6});/i;
 /** How many times escaped markup is read again: once per extra escaping, and never without end. */
 const maxRereads = 3;
 
+/** How much of a text escaped markup must fill (after a plain prefix, such as a byline) to be read as HTML again. */
+const markupShare = 0.75;
+
 /**
- * Whether a text holds HTML that was escaped once more than the format asks (as large link-sharing sites' feeds write
- * it: `&amp;lt;!-- SC_OFF --&amp;gt;&amp;lt;div class="md"&amp;gt;`, often after a line of plain text in the same
- * field): an HTML comment, or an HTML element's opening tag followed by its closing one, anywhere in it. Prose that
- * mentions `<p>` stays as written, and so does XML shown as an example; code is never read again (see fromNode).
+ * Whether a text is HTML that was escaped once more than the format asks (as large link-sharing sites' feeds write it:
+ * `&amp;lt;!-- SC_OFF --&amp;gt;&amp;lt;div class="md"&amp;gt;`, sometimes after a short byline of plain text in the
+ * same field): it ends with a tag, the markup fills most of it, and it holds an HTML comment or an HTML element's
+ * opening tag with its closing one. Prose that mentions `<p>`, or shows a comment or a tag pair in a sentence, stays as
+ * written, and so does XML shown as an example; code is never read again (see fromNode). Linear in the text's length.
  */
 export function isEscapedMarkup(text: string): boolean {
-  if (!text.includes('<')) return false;
-  if (htmlComment.test(text)) return true;
-  for (const open of text.matchAll(openTags)) {
-    if (new RegExp(`</${open[1]}\\s*>`, 'i').test(text.slice(open.index + open[0].length))) return true;
-  }
-  return false;
+  const t = text.trim();
+  if (!t.endsWith('>')) return false;
+  const first = markupStart.exec(t);
+  if (first === null || t.length - first.index < markupShare * t.length) return false;
+  if (first[1] === undefined) return t.includes('-->', first.index + 4);
+  return new RegExp(`</${first[1]}\\s*>`, 'i').test(t.slice(first.index + first[0].length));
 }
 
 /**

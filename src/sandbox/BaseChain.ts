@@ -57,6 +57,21 @@ export async function start(options: { chainId: number; port?: number; usdcName?
     miner: { blockTime: 0 },
   });
   await server.listen(options.port ?? 0, '127.0.0.1');
+  try {
+    return await deployed(server, { ...options, deployerKey, gasKey });
+  } catch (error) {
+    // A chain that listens but could not be set up (the contract did not compile or deploy) is closed, not left running.
+    await server.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The token deployed on a listening chain, and what the sandbox asks of it. */
+async function deployed(
+  server: ReturnType<typeof ganache.server>,
+  options: { chainId: number; usdcName?: string; usdcVersion?: string; deployerKey: Hex; gasKey: Hex },
+): Promise<BaseChain> {
+  const { chainId, deployerKey, gasKey } = options;
   const rpcUrl = `http://127.0.0.1:${server.address().port}`;
   const chain = defineChain({ id: chainId, name: 'local-base', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
   // A local chain answers late under load, never not at all: a minute rather than viem's 10 s for a remote node.

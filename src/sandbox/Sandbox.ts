@@ -53,15 +53,16 @@ export async function start(options: { payerUsd?: number; feePayer?: boolean; po
   const pathUsd = Addresses.pathUsd;
   const at = (offset: number) => (options.port === undefined ? undefined : options.port + offset);
   const started: { close(): Promise<void> }[] = [];
+  const closeStarted = () => Promise.all(started.map((s) => s.close().catch(() => undefined)));
   const listening = async <T extends { close(): Promise<void> }>(what: string, offset: number, begin: () => Promise<T>): Promise<T> => {
     try {
       const service = await begin();
       started.push(service);
       return service;
     } catch (error) {
-      await Promise.all(started.map((s) => s.close().catch(() => undefined)));
-      const code = (error as { code?: unknown }).code ?? /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec(String((error as Error)?.message))?.[1];
-      if (options.port !== undefined && typeof code === 'string') throw new PortTaken(what, at(offset)!, code);
+      await closeStarted();
+      const code = [(error as { code?: unknown }).code, String((error as Error)?.message)].map((c) => /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec(String(c))?.[1]).find(Boolean);
+      if (options.port !== undefined && code !== undefined) throw new PortTaken(what, at(offset)!, code);
       throw error;
     }
   };
@@ -80,7 +81,11 @@ export async function start(options: { payerUsd?: number; feePayer?: boolean; po
     await base.mint(address, units(usd));
     return { key, address };
   };
-  const payer = await newPayer();
+  // Nothing is left listening when the wallets cannot be funded either.
+  const payer = await newPayer().catch(async (error: unknown) => {
+    await closeStarted();
+    throw error;
+  });
   return {
     tempo,
     base,

@@ -1,4 +1,4 @@
-import type { Sql } from './Sql.js';
+import { bytewise, type Sql } from './Sql.js';
 
 /**
  * Whether a store's books add up: every account's balances are the sums of its ledger rows, and every on-chain
@@ -38,7 +38,7 @@ async function balances(sql: Sql): Promise<Problem[]> {
      LEFT JOIN (SELECT account_id, sum(unlocks_delta) AS unlocks, sum(credits_delta) AS credits FROM ledger WHERE account_id IS NOT NULL GROUP BY account_id) l
        ON l.account_id = a.id
      WHERE a.unlock_balance <> coalesce(l.unlocks, 0) OR a.credit_balance <> coalesce(l.credits, 0) OR a.unlock_balance < 0 OR a.credit_balance < 0
-     ORDER BY a.name`,
+     ORDER BY ${bytewise(sql, 'a.name')}`,
   );
   const problems: Problem[] = [];
   for (const a of found) {

@@ -35,7 +35,9 @@ const turnWaitMs = statementTimeoutMs;
  * program's writing transactions waits on anything but the database, so one idle this long belongs to a process that
  * stopped (frozen, or SIGSTOPped) while it held row and advisory locks. Ended, its locks go and what it wrote rolls
  * back, so the others (and the instance that claims it once its lease runs out) are not held behind it. Read-only pools
- * are exempt: a backup keeps its snapshot's transaction open, idle, for as long as pg_dump runs.
+ * are exempt: a backup keeps its snapshot's transaction open, idle, for as long as pg_dump runs. Set with each BEGIN
+ * (SET LOCAL, in the same round trip), not as a connection option: that would replace PGOPTIONS and an `options` in
+ * DATABASE_URL, and PgBouncer refuses startup options it was not told to ignore.
  */
 export const idleInTransactionMs = 15_000;
 
@@ -54,13 +56,14 @@ export async function open(url: string, options: { max?: number; readOnly?: bool
     // Reaching the server only: waiting for a free connection happens in `Turns`, which never lets the pool queue.
     connectionTimeoutMillis: 5_000,
     types,
-    options: options.readOnly ? '-c default_transaction_read_only=on' : `-c idle_in_transaction_session_timeout=${options.idleInTransactionMs ?? idleInTransactionMs}`,
+    ...(options.readOnly && { options: '-c default_transaction_read_only=on' }),
   });
   // A client whose server went away, idle or checked out, must not crash the process: the statement it was running
   // (or the next one) reports it as Unavailable, and the pool makes new connections once the server is back.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const engine = wrap(pool, url, Turns.create({ size, waitMs: turnWaitMs }));
+  const begin = options.readOnly ? 'BEGIN' : `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.round(options.idleInTransactionMs ?? idleInTransactionMs)}`;
+  const engine = wrap(pool, url, Turns.create({ size, waitMs: turnWaitMs }), begin);
   try {
     await engine.ping();
   } catch (error) {
@@ -72,7 +75,7 @@ export async function open(url: string, options: { max?: number; readOnly?: bool
   return engine;
 }
 
-function wrap(pool: pg.Pool, url: string, turns: Turns.Turns): Engine {
+function wrap(pool: pg.Pool, url: string, turns: Turns.Turns, begin: string): Engine {
   const memo = new Map<string, unknown>();
   // Reachability, as statements find it: the first that finds the database gone tells, and the first answered after.
   const listeners = new Set<(event: Availability) => void>();
@@ -147,7 +150,8 @@ function wrap(pool: pg.Pool, url: string, turns: Turns.Turns): Engine {
         }
         let broken: unknown;
         try {
-          await connection.query({ text: 'BEGIN', ...(timeoutMs && { query_timeout: timeoutMs }) });
+          // Migrations (no statement timeout) may compute between statements for as long as they need.
+          await connection.query({ text: timeoutMs === undefined ? 'BEGIN' : begin, ...(timeoutMs && { query_timeout: timeoutMs }) });
           const result = await work(on(connection, 1, timeoutMs));
           await connection.query({ text: 'COMMIT', ...(timeoutMs && { query_timeout: timeoutMs }) });
           answered();

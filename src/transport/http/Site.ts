@@ -15,6 +15,7 @@ export function mount(app: express.Express, services: Services): void {
   // Its own address: a page for a browser, the same as JSON for anyone else.
   const home = Home.home();
   app.route('/').get((req, res) => {
+    res.vary('Accept');
     if (req.accepts(['json', 'html']) === 'html') res.status(200).set(Home.htmlHeaders).type('html').send(Home.html(home));
     else res.json(home);
   }).all(notAllowed('GET'));
