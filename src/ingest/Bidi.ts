@@ -63,7 +63,7 @@ export function logicalLine(runs: Run[], options: { rightToLeft?: boolean } = {}
 function withSpaces(runs: Run[]): Run[] {
   const out: Run[] = [];
   let reach: number | undefined;
-  for (const run of [...runs].sort((a, b) => a.x - b.x)) {
+  for (const run of withoutStraySpaces([...runs].sort((a, b) => a.x - b.x))) {
     const text = run.text !== '' && !onlyMarks.test(run.text);
     // pdf.js marks a line's end with an empty piece of no width.
     if (!text && !run.width) continue;
@@ -76,6 +76,23 @@ function withSpaces(runs: Run[]): Run[] {
     else reach = undefined;
   }
   return out;
+}
+
+/**
+ * The runs without spaces that part nothing: a producer that draws each glyph of a right-to-left word on its own
+ * (cairo) leaves pdf.js's pen after the word's leftmost glyph, and a space pdf.js puts there lands inside the word.
+ * A space is kept where the text on either side of it leaves a gap, as a space does. `sorted` is left to right.
+ */
+function withoutStraySpaces(sorted: Run[]): Run[] {
+  const isText = (run: Run) => /\S/u.test(run.text);
+  return sorted.filter((run, i) => {
+    if (isText(run) || run.text === '' || !run.size) return true;
+    let before: Run | undefined;
+    for (let j = i - 1; j >= 0 && before === undefined; j--) if (isText(sorted[j]!)) before = sorted[j];
+    const after = sorted.slice(i + 1).find(isText);
+    if (before?.width === undefined || after === undefined) return true;
+    return after.x - (before.x + before.width) > run.size * 0.2;
+  });
 }
 
 /**
