@@ -10,6 +10,7 @@ import type { Synthesizer } from './answer/Synthesizer.js';
 import * as LexicalIndex from './retrieval/index/LexicalIndex.js';
 import * as TermModel from './retrieval/terms/TermModel.js';
 import type { Embedder } from './retrieval/embedders/Embedder.js';
+import * as EmbeddingCache from './retrieval/embedders/EmbeddingCache.js';
 import * as Embedders from './retrieval/embedders/Embedders.js';
 import * as VectorSearch from './retrieval/vectors/VectorSearch.js';
 import * as Connectors from './sources/Connectors.js';
@@ -104,16 +105,19 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
   const served = config.metrics.token !== undefined || config.metrics.port !== undefined;
   const metrics = Metrics.create({ process: served, sources: { breakers, channels: () => store.channels.syncable() } });
   const embedder = Embedders.create(config.embedding);
+  // Questions and the reader's statements go through a cache of recent texts (a paid flow asks its question twice);
+  // indexing uses the embedder itself, since its texts are new.
+  const questions = embedder && EmbeddingCache.cached(embedder);
   // The reader's encoder: the retrieval embedder itself when it is USE-lite, so one model is loaded, not two.
-  const readerEncoder = config.reader.encoder === 'none' ? undefined : embedder?.id === 'use-lite' ? embedder : Embedders.create({ provider: 'use-lite' });
+  const readerEncoder = config.reader.encoder === 'none' ? undefined : embedder?.id === 'use-lite' ? questions : EmbeddingCache.cached(Embedders.create({ provider: 'use-lite' })!);
   // What fails after the store opened closes it: nothing half-started is left holding connections.
   const index = await store.vectors.info().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
     throw error;
   });
   let vectors: VectorSearch.VectorSearch | undefined;
-  if (embedder && index?.embedderId === embedder.id && config.embedding.provider !== 'none') {
-    vectors = VectorSearch.create({ store, embedder, logger, questionTimeoutMs: config.embedding.questionTimeoutMs, breaker: breakers.embedder, metrics });
+  if (questions && index?.embedderId === questions.id && config.embedding.provider !== 'none') {
+    vectors = VectorSearch.create({ store, embedder: questions, logger, questionTimeoutMs: config.embedding.questionTimeoutMs, breaker: breakers.embedder, metrics });
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: Promise<LexicalIndex.LexicalIndex> | undefined;
   let indexLoaded = false;

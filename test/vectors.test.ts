@@ -710,24 +710,28 @@ describe('profile-edge reindex and vector retrieval', () => {
 
   test('behavior: an embedding endpoint that stops answering is skipped after repeated timeouts (answers are lexical without waiting for it, and say so), and used again once it recovers, without a restart', async () => {
     const services = await Services.create(Config.load({ ...env, EMBEDDING_QUESTION_TIMEOUT_MS: '300', BREAKER_FAILURES: '2', BREAKER_COOL_SECONDS: '1' }));
+    // A question embedded once is remembered: each one here is written anew (its words the same), so that it would
+    // reach the endpoint.
+    let asked = 0;
+    const fridge = () => `How cold should the fridge be${'?'.repeat((asked += 1))}`;
     const timed = async (question: string) => {
       const started = performance.now();
       const answer = (await ask(services, question)) as Awaited<ReturnType<typeof ask>> & { retrieval: { diagnostics: { degraded?: string[]; confidenceReasons: string[] } } };
       return { answer, ms: performance.now() - started };
     };
     try {
-      expect((await timed('How cold should the fridge be?')).answer.retrieval.diagnostics.degraded).toBeUndefined();
+      expect((await timed(fridge())).answer.retrieval.diagnostics.degraded).toBeUndefined();
       server.delayMs = 5_000;
       // Two questions wait out the timeout; then the breaker opens and no question waits for the endpoint.
       for (let i = 0; i < 2; i++) {
-        const { answer, ms } = await timed('How cold should the fridge be?');
+        const { answer, ms } = await timed(fridge());
         expect(ms).toBeGreaterThanOrEqual(290);
         expect(answer.retrieval.diagnostics.degraded).toEqual(['vectors']);
       }
       expect(services.breakers.embedder.state()).toBe('open');
       const arrived = server.arrived;
       for (let i = 0; i < 5; i++) {
-        const { answer } = await timed('How cold should the fridge be?');
+        const { answer } = await timed(fridge());
         expect(answer.retrieval.diagnostics.degraded).toEqual(['vectors']);
         expect(answer.retrieval.diagnostics.confidenceReasons.join(' ')).toContain('Ranked by words alone');
       }
@@ -740,7 +744,7 @@ describe('profile-edge reindex and vector retrieval', () => {
       server.delayMs = 0;
       // The endpoint is back; after the cooling period the next question probes it, and vectors count again.
       await new Promise((resolve) => setTimeout(resolve, 1_100));
-      const back = await timed('How cold should the fridge be?');
+      const back = await timed(fridge());
       expect(back.answer.retrieval.diagnostics.degraded).toBeUndefined();
       expect(back.answer.chunks[0]!.text).toContain('refrigerator');
       expect(server.arrived).toBe(arrived + 1);
