@@ -28,12 +28,14 @@ describe('the documentation stays true', () => {
     const steps = read('.ci/run')
       .split('\n')
       .filter((line) => /^npm /.test(line));
-    expect(steps).toEqual(['npm ci', 'npm run typecheck', 'npm run lint', 'npm test']);
+    // The type check and the lint run side by side (each in the background, then waited for), before the tests.
+    expect(steps).toEqual(['npm ci', 'npm run typecheck & typecheck=$!', 'npm run lint & lint=$!', 'npm test']);
+    expect(read('.ci/run')).toMatch(/wait "\$typecheck"\nwait "\$lint"\nnpm test\n/);
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     expect(scripts).toMatchObject({ typecheck: expect.any(String), lint: expect.any(String), test: expect.any(String) });
     const readme = read('README.md');
     expect(readme).toContain('npm test');
-    expect(readme).toMatch(/`\.ci\/run`\) installs with `npm ci`, then runs `npm run typecheck`, `npm run lint` and `npm test`, in that order/);
+    expect(readme).toMatch(/`\.ci\/run`\) installs with `npm ci`, then runs `npm run typecheck` and `npm run lint` side by side, then `npm test`/);
   });
 
   test('behavior: the question cap and the wallet address pattern of the contract are said in the README and the decisions', () => {
