@@ -29,6 +29,19 @@ describe('GET /mcp and /{slug}/mcp', () => {
     for (const tool of manifest.tools) expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
   });
 
+  test('behavior: no tool declares `_meta` as an argument (MCP reserves it for request metadata), and one sent among the arguments is still read as metadata', async () => {
+    for (const path of ['/mcp', '/mara-lindqvist/mcp']) {
+      const manifest = McpManifest.parse((await (await fetch(`${served.url}${path}`)).json()) as any);
+      for (const tool of manifest.tools) expect(Object.keys((tool.inputSchema as { properties?: object }).properties ?? {}), `${path} ${tool.name}`).not.toContain('_meta');
+    }
+    // A host that puts _meta among the arguments is answered as if it were in params._meta: not refused as unknown.
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`)));
+    const listed = await client.callTool({ name: 'profile_list_channels', arguments: { limit: 1, _meta: { 'progressToken': 1 } } });
+    expect(listed.isError).toBeFalsy();
+    await client.close();
+  });
+
   test('behavior: a per-profile manifest names its profile; its listing tool takes no arguments', async () => {
     const manifest = McpManifest.parse((await (await fetch(`${served.url}/nadia-ferreira-holm/mcp`)).json()) as any);
     expect(manifest.profile).toEqual({ slug: 'nadia-ferreira-holm', name: 'Nadia Ferreira-Holm' });

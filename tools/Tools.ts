@@ -32,10 +32,17 @@ export function unknownTool(name: string): ServiceError {
   return new ServiceError('unknown_tool', `unknown tool "${name.slice(0, 100)}"; tools: ${all.map((t) => t.name).join(', ')}`);
 }
 
-/** The JSON Schema of a tool's input, as listed in `tools/list` and the MCP manifest. */
+/**
+ * The JSON Schema of a tool's input, as listed in `tools/list` and the MCP manifest. MCP reserves `_meta` for request
+ * metadata (`params._meta`), so it is not declared as an argument, though REST bodies carry it: one given among the
+ * arguments is still read as metadata (`split`, below), never refused.
+ */
 export function inputJsonSchema(tool: Tool, binding: Binding): Record<string, unknown> {
   const { $schema: _schema, ...schema } = zodToJsonSchema(tool.input(binding), { target: 'jsonSchema7', $refStrategy: 'none' }) as Record<string, unknown>;
-  return schema;
+  const properties = schema.properties as Record<string, unknown> | undefined;
+  if (!properties || !Object.hasOwn(properties, '_meta')) return schema;
+  const { _meta: _reserved, ...argumentsOnly } = properties;
+  return { ...schema, properties: argumentsOnly };
 }
 
 function describeIssues(error: z.ZodError): string {
