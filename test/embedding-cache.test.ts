@@ -71,6 +71,15 @@ describe('the embedding cache', () => {
     expect(plain(await cache.embed(['kept'], 'query'))).toEqual([[4, 1]]);
   });
 
+  test('error: a model that answers for fewer texts than it was given fails the call, and nothing is remembered from it', async () => {
+    const { embedder, calls } = counting();
+    const short: Embedder = { id: 'short', embed: async (texts, purpose) => (await embedder.embed(texts, purpose)).slice(1) };
+    const cache = EmbeddingCache.cached(short);
+    await expect(cache.embed(['a', 'b'], 'query')).rejects.toThrow('the embedder returned 1 vectors for 2 texts');
+    await expect(cache.embed(['a', 'b'], 'query')).rejects.toThrow();
+    expect(calls).toEqual([['a', 'b'], ['a', 'b']]);
+  });
+
   test('error: a model that fails fails the call, and nothing is remembered from it', async () => {
     let down = true;
     const { embedder, calls } = counting(() => down);

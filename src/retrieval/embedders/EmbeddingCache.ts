@@ -32,6 +32,8 @@ export function cached(embedder: Embedder, options: { entries?: number } = {}): 
           purpose,
           embedOptions,
         );
+        // A provider that answers for other texts than it was given is a failure, never a vector kept for the wrong one.
+        if (vectors.length !== missing.length) throw new Error(`the embedder returned ${vectors.length} vectors for ${missing.length} texts`);
         missing.forEach((key, i) => fresh.set(key, vectors[i]!));
       }
       return keys.map((key, i) => {
