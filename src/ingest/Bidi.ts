@@ -72,6 +72,8 @@ function withSpaces(runs: Run[]): Run[] {
       out.push({ text: ' ', x: run.x, rtl: false });
     }
     if (text) out.push(run);
+    // A space covers no ink: Ghostscript draws one as wide as the gap it spans, which would hide the gaps after it.
+    if (/^\s+$/u.test(run.text)) continue;
     if (run.width !== undefined) reach = Math.max(reach ?? -Infinity, run.x + run.width);
     else reach = undefined;
   }

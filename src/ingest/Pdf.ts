@@ -1,18 +1,20 @@
 import * as Bidi from './Bidi.js';
 import type { Block, Document } from './Document.js';
 import { squash } from './Document.js';
+import * as GlyphValues from './GlyphValues.js';
 import * as VisualOrder from './VisualOrder.js';
 
-type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; width?: number; height: number };
+type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; width?: number; height: number; fontName?: string };
 type Item = TextItem | { type: string };
 type Line = { text: string; y: number; height: number };
 
 /**
  * The version of how text is read from a PDF: part of an upload's fingerprint, so a re-upload of a PDF indexed by an
  * older reading is indexed again (2: right-to-left lines in reading order, running lines dropped, metadata titles;
- * 3: right-to-left text stored in visual order, with multi-letter glyphs and glyph junk).
+ * 3: right-to-left text stored in visual order, with multi-letter glyphs and glyph junk; 4: damaged glyph values put
+ * back from the font's glyph order, glyphs read from their codes dropped, spaces as wide as a line).
  */
-export const extraction = 3;
+export const extraction = 4;
 
 /** A PDF that cannot be read (damaged, encrypted, or no PDF at all). */
 export class PdfError extends Error {
@@ -36,16 +38,19 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
     throw new PdfError(`not a readable PDF: ${error instanceof Error ? error.message : String(error)}`);
   }
   try {
-    const pages: Line[][] = [];
+    const drawnPages: { items: TextItem[]; drawn: Drawn }[] = [];
     for (let number = 1; number <= pdf.numPages; number++) {
       const page = await pdf.getPage(number);
       const content = await page.getTextContent();
       const items = (content.items as Item[]).filter((i): i is TextItem => 'str' in i);
-      // Only right-to-left text has glyphs pdf.js turns around; only then is what the page draws looked at.
-      const drawn = items.some((i) => Bidi.hasRightToLeft(i.str)) ? drawnText(await page.getOperatorList(), pdfjs.OPS.showText) : [];
-      pages.push(linesOf(items, VisualOrder.repairs(drawn, readable)));
+      // What the page draws is looked at only where pdf.js's text may be wrong (a page's operators cost a second pass).
+      const look = items.some((i) => mayBeMisread(i.str));
+      drawnPages.push({ items, drawn: look ? drawnGlyphs(await page.getOperatorList(), pdfjs.OPS) : { runs: [], fonts: new Map() } });
       page.cleanup();
     }
+    // A font's order shows across the document: the glyphs of one page may not be enough to place another's.
+    const fixes = GlyphValues.documentRepairs(drawnPages.map((p) => p.drawn.fonts));
+    const pages = drawnPages.map(({ items, drawn }) => linesOf(withRepairedGlyphs(items, drawn.fonts, fixes), VisualOrder.repairs(drawn.runs, readable)));
     const blocks: Block[] = [];
     withoutRunningLines(pages).forEach((lines, index) => {
       for (const text of paragraphs(lines)) blocks.push({ kind: 'paragraph', text, page: index + 1 });
@@ -75,12 +80,50 @@ function readable(text: string): string {
   );
 }
 
-/** Each text-showing operation's glyphs, as text, in the order they are drawn. */
-function drawnText(operators: { fnArray: number[]; argsArray: unknown[] }, showText: number): VisualOrder.Drawn {
-  return operators.fnArray.flatMap((fn, i) => {
-    if (fn !== showText) return [];
-    const glyphs = ((operators.argsArray[i] as unknown[][])[0] ?? []) as (number | { unicode?: string } | null)[];
-    return [glyphs.flatMap((g) => (typeof g === 'object' && g !== null && typeof g.unicode === 'string' ? [g.unicode] : []))];
+/**
+ * Text pdf.js may have read wrong: right-to-left text (turned around glyph by glyph), a word made only of accented Latin
+ * letters (a damaged value's low byte), or an ASCII letter beside a character whose low byte is empty (a ligature's
+ * letters with their bytes swapped).
+ */
+function mayBeMisread(text: string): boolean {
+  if (Bidi.hasRightToLeft(text) || /(?<![\p{L}\p{M}])[\u00c0-\u024f]{2,}(?![\p{L}\p{M}])/u.test(text)) return true;
+  const chars = [...text];
+  return chars.some((c, i) => /^[\u4100-\u7a00]$/u.test(c) && (c.charCodeAt(0) & 0xff) === 0 && /[A-Za-z]/.test(`${chars[i - 1] ?? ''}${chars[i + 1] ?? ''}`));
+}
+
+type Drawn = { runs: VisualOrder.Drawn; fonts: Map<string, GlyphValues.Glyph[]> };
+
+/** Each text-showing operation's glyphs, as text, in the order they are drawn; and each font's glyphs, with codes. */
+function drawnGlyphs(operators: { fnArray: number[]; argsArray: unknown[] }, ops: { showText: number; setFont: number }): Drawn {
+  const runs: VisualOrder.Drawn = [];
+  const fonts = new Map<string, GlyphValues.Glyph[]>();
+  let font: GlyphValues.Glyph[] = [];
+  operators.fnArray.forEach((fn, i) => {
+    if (fn === ops.setFont) {
+      const name = String((operators.argsArray[i] as unknown[])[0]);
+      font = fonts.get(name) ?? [];
+      fonts.set(name, font);
+    }
+    if (fn !== ops.showText) return;
+    const glyphs = ((operators.argsArray[i] as unknown[][])[0] ?? []) as (number | { unicode?: unknown; originalCharCode?: unknown } | null)[];
+    const shown = glyphs.flatMap((g) => (typeof g === 'object' && g !== null && typeof g.unicode === 'string' ? [{ code: Number(g.originalCharCode), text: g.unicode }] : []));
+    font.push(...shown);
+    runs.push(shown.map((g) => g.text));
+  });
+  return { runs, fonts };
+}
+
+/** The items with the values of damaged glyphs repaired (`GlyphValues`), font by font. */
+function withRepairedGlyphs(items: TextItem[], fonts: Map<string, GlyphValues.Glyph[]>, fixes: Map<string, Map<number, string>>): TextItem[] {
+  if (![...fonts.keys()].some((name) => (fixes.get(name)?.size ?? 0) > 0)) return items;
+  const cursors = new Map([...fonts.keys()].map((name) => [name, { at: 0 }]));
+  return items.map((item) => {
+    const name = item.fontName ?? '';
+    const glyphs = fonts.get(name);
+    const fix = fixes.get(name);
+    if (glyphs === undefined || fix === undefined || fix.size === 0 || item.str === '') return item;
+    const repaired = GlyphValues.repairedItem(item.str, item.dir === 'rtl', glyphs, cursors.get(name)!, fix);
+    return { ...item, str: repaired.text, dir: repaired.rtl ? 'rtl' : 'ltr' };
   });
 }
 
