@@ -206,6 +206,13 @@ describe('line order (Bidi.logicalLine)', () => {
     expect(Bidi.logicalLine([at(' ', 0, 200), at('מים', 20, 20), at('רבים', 50, 25)]).trim()).toBe('רבים מים');
   });
 
+  test('behavior: a line whose stop is drawn at its right end is read left to right, however many of its letters are right to left', () => {
+    // A left-to-right spreadsheet cell holding a Hebrew sentence: the sentence's stop ends the line on the right.
+    expect(Bidi.logicalLine([run('השקיה בטפטוף חוסכת מים', 10), run('.', 120)])).toBe('השקיה בטפטוף חוסכת מים.');
+    // In a right-to-left paragraph the stop is drawn at the left end.
+    expect(Bidi.logicalLine([run('.', 5), run('השקיה בטפטוף חוסכת מים', 10)])).toBe('השקיה בטפטוף חוסכת מים.');
+  });
+
   test('behavior: brackets drawn mirrored in a right-to-left line read as typed', () => {
     // The glyph at the left end looks like "(": it closes the phrase.
     expect(Bidi.logicalLine([run('(', 0), run('מבוא', 5), run(')', 40), run(' ', 45), run('פרק', 50)])).toBe('פרק (מבוא)');

@@ -48,11 +48,22 @@ export function logicalLine(runs: Run[], options: { rightToLeft?: boolean } = {}
   const text = tokens.map((t) => t.text).join('');
   const rtl = text.match(rtlLetters)?.length ?? 0;
   const letters = text.match(/\p{L}/gu)?.length ?? 0;
-  const base = unlettered || rtl > letters - rtl ? 1 : 0;
+  // A sentence's stop is drawn at the end of its line in the paragraph's direction: one at the line's right end marks a
+  // left-to-right paragraph, whatever most of its letters are (a spreadsheet cell, a left-to-right page quoting).
+  const base = !unlettered && endsRightWithStop(visual) ? 0 : unlettered || rtl > letters - rtl ? 1 : 0;
   const resolved = levels(tokens, base);
   // Rule L4 the other way round: right to left, a bracket is drawn as its mirror image, and maps to that.
   const unmirrored = tokens.map((t, i) => (t.type === 'R' || resolved[i]! % 2 === 1 ? t.text.replace(/[()[\]{}<>«»‹›]/gu, (c) => mirrors[c] ?? c) : t.text));
   return reorder(unmirrored, resolved).join('');
+}
+
+/** The line's last piece on the right is a sentence's stop (a right-to-left piece ends on the right where it starts). */
+function endsRightWithStop(visual: Run[]): boolean {
+  const last = visual.findLast((r) => r.text.trim() !== '');
+  if (last === undefined) return false;
+  const text = last.text.trim();
+  const right = last.rtl && hasRightToLeft(text) ? text[0]! : text.at(-1)!;
+  return /[.!?…؟]/u.test(right) && visual.some((r) => r !== last && /\p{L}/u.test(r.text));
 }
 
 /**
