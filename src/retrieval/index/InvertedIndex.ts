@@ -1,7 +1,7 @@
 import * as SearchDocs from '../../store/SearchDocs.js';
 import type { StoredDoc } from '../../store/SearchDocs.js';
 import * as Audiences from './Audiences.js';
-import { PostingList } from './Postings.js';
+import { PostingList, Sizer } from './Postings.js';
 
 /**
  * What the lexical index holds in memory: every chunk as a document, the posting lists, and the counts statistics
@@ -125,54 +125,64 @@ export class InvertedIndex {
   }
 
   /**
-   * Builds everything from `search_docs` rows in two passes: count each term's postings, then fill lists allocated to
-   * size. Channels are numbered afresh, with the audiences given.
+   * An index built from `search_docs` rows as they are read, page by page: the rows' terms are kept in one buffer
+   * (not an object a row), a first pass counts each list's postings and the bytes its sealed blocks take, and a
+   * second fills lists made to size, so building copies no list and leaves little behind. Channels are numbered
+   * afresh, with the audiences given.
    */
-  fill(rows: StoredDoc[], audiences: Map<string, Audiences.Audience>): void {
-    this.docCount = 0;
-    this.deletedCount = 0;
-    this.postingCount = 0;
-    this.counts = [];
-    this.channels.clear();
-    this.channels.take(audiences);
-    const size = Math.max(1024, rows.length);
-    this.rowids = new Int32Array(size);
-    this.lengths = new Int32Array(size);
-    this.channelOfDoc = new Int32Array(size);
-    this.deleted = new Uint8Array(size);
-    this.docOf = new Int32Array(Math.max(1024, (rows.at(-1)?.rowid ?? 0) + 1));
-    let listSizes = new Int32Array(1024);
-    for (const row of rows) {
-      const doc = this.docCount++;
-      this.rowids[doc] = row.rowid;
-      this.lengths[doc] = row.length;
-      this.docOf[row.rowid] = doc + 1;
-      const channel = this.channels.number(row.channelId);
-      this.channelOfDoc[doc] = channel;
-      const audience = this.channels.audience(channel);
-      const c = audience >= 0 ? this.countsOf(audience) : undefined;
-      if (c) {
-        c.chunks += 1;
-        c.tokens += row.length;
-      }
-      SearchDocs.decode(row.terms, (termId) => {
-        if (termId >= listSizes.length) listSizes = grow(listSizes, termId + 1);
-        listSizes[termId]! += 1;
-        if (c) addDf(c, termId, 1);
-      });
-    }
-    // An eighth to spare: a list allocated to size would be copied whole by the first chunk written after load.
-    const postings = Array.from(listSizes, (n) => (n > 0 ? new PostingList(n + (n >> 3) + 4) : undefined));
-    this.postings = postings;
-    rows.forEach((row, doc) =>
-      SearchDocs.decode(row.terms, (termId, count) => {
-        const list = postings[termId]!;
-        list.docs[list.length] = doc;
-        list.counts[list.length] = count;
-        list.length += 1;
-      }),
-    );
-    this.postingCount = listSizes.reduce((n, x) => n + x, 0);
+  static build(audiences: Map<string, Audiences.Audience>): { append(rows: StoredDoc[]): void; finish(): InvertedIndex } {
+    const index = new InvertedIndex();
+    index.channels.take(audiences);
+    let terms = new Uint8Array(1 << 16);
+    let used = 0;
+    let ends = new Int32Array(1024);
+    return {
+      append: (rows) => {
+        for (const row of rows) {
+          const doc = index.docCount++;
+          index.rowids = grow(index.rowids, index.docCount);
+          index.lengths = grow(index.lengths, index.docCount);
+          index.channelOfDoc = grow(index.channelOfDoc, index.docCount);
+          index.deleted = grow(index.deleted, index.docCount);
+          index.docOf = grow(index.docOf, row.rowid + 1);
+          index.rowids[doc] = row.rowid;
+          index.lengths[doc] = row.length;
+          index.docOf[row.rowid] = doc + 1;
+          index.channelOfDoc[doc] = index.channels.number(row.channelId);
+          if (used + row.terms.length > terms.length) {
+            const more = new Uint8Array(Math.max(used + row.terms.length, Math.ceil(terms.length * 1.5)));
+            more.set(terms.subarray(0, used));
+            terms = more;
+          }
+          terms.set(row.terms, used);
+          used += row.terms.length;
+          ends = grow(ends, index.docCount);
+          ends[doc] = used;
+        }
+      },
+      finish: () => {
+        const sizer = new Sizer();
+        const termsOf = (doc: number) => terms.subarray(doc === 0 ? 0 : ends[doc - 1]!, ends[doc]!);
+        for (let doc = 0; doc < index.docCount; doc++) {
+          const audience = index.channels.audience(index.channelOfDoc[doc]!);
+          const c = audience >= 0 ? index.countsOf(audience) : undefined;
+          if (c) {
+            c.chunks += 1;
+            c.tokens += index.lengths[doc]!;
+          }
+          SearchDocs.decode(termsOf(doc), (termId, count) => {
+            sizer.add(termId, doc, count);
+            if (c) addDf(c, termId, 1);
+          });
+        }
+        const postings = Array.from(sizer.postings, (n, termId) => (n > 0 ? new PostingList(n, sizer.sealedBytes(termId)) : undefined));
+        while (postings.length > 0 && postings.at(-1) === undefined) postings.pop();
+        index.postings = postings;
+        for (let doc = 0; doc < index.docCount; doc++) SearchDocs.decode(termsOf(doc), (termId, count) => postings[termId]!.push(doc, count));
+        index.postingCount = sizer.postings.reduce((n, x) => n + x, 0);
+        return index;
+      },
+    };
   }
 
   /** What the index holds: live chunks, terms with a posting list, postings (those of removed chunks included). */
@@ -192,14 +202,12 @@ export class InvertedIndex {
       c.chunks += 1;
       c.tokens += lengths[doc]!;
     }
-    this.postings.forEach((list, termId) => {
-      if (!list) return;
-      for (let p = 0; p < list.length; p++) {
-        const doc = list.docs[p]!;
-        if (deleted[doc]) continue;
+    this.postings.forEach((list, termId) =>
+      list?.forEach((doc) => {
+        if (deleted[doc]) return;
         const audience = this.channels.audience(channelOfDoc[doc]!);
         if (audience >= 0) addDf(this.countsOf(audience), termId, 1);
-      }
-    });
+      }),
+    );
   }
 }

@@ -1,4 +1,3 @@
-import type { StoredDoc } from '../../store/SearchDocs.js';
 import type { Store } from '../../store/Store.js';
 import * as Audiences from './Audiences.js';
 import { dfOf, InvertedIndex } from './InvertedIndex.js';
@@ -56,7 +55,7 @@ export async function open(store: Store, options: Options = {}): Promise<Lexical
 
 /** The inverted index kept current from the search log, the ids of the stems asked, and statistics by scope. */
 class CurrentIndex {
-  readonly inverted = new InvertedIndex();
+  inverted = new InvertedIndex();
   private readonly termIds = new Map<string, number>();
   /** The last log entry applied. */
   private applied = 0;
@@ -81,18 +80,18 @@ class CurrentIndex {
   async load(): Promise<void> {
     const start = (await this.store.search.logBounds()).last ?? 0;
     const audiences = await Audiences.read(this.store);
-    const rows: StoredDoc[] = [];
+    // Built beside the index in use, page by page: a search meanwhile sees the old index or the new one, whole.
+    const building = InvertedIndex.build(audiences);
     for (let after = 0; ; ) {
       const page = await this.store.search.page(after, SearchLog.pageSize);
       if (page.length === 0) break;
-      for (const row of page) rows.push(row);
+      building.append(page);
       after = page.at(-1)!.rowid;
     }
-    // From here on nothing awaits: a search meanwhile sees the old index or the new one, whole.
+    this.inverted = building.finish();
     this.applied = start;
     // Documents are numbered afresh: the lengths beside the scores are filled again before the next search.
     this.scratchFilled = 0;
-    this.inverted.fill(rows, audiences);
     // Each list's bound for the public average length, so the first questions after a start do not pay a pass over
     // every long list they name (seconds at millions of chunks).
     const everyone = this.inverted.publicCounts();

@@ -1,5 +1,5 @@
 
-import type { PostingList } from './Postings.js';
+import { Cursor, type PostingList } from './Postings.js';
 
 /**
  * Exact top-k BM25 by MaxScore (Turtle and Flood, 1995), term at a time within ranges of documents. The documents
@@ -81,11 +81,12 @@ export function topK(options: {
   const fullScores = (docs: ArrayLike<number>): Float64Array => {
     const full = new Float64Array(docs.length);
     for (const { list, idf } of terms) {
+      const cursor = new Cursor(list);
       let p = 0;
       for (let d = 0; d < docs.length; d++) {
         const doc = docs[d]!;
-        p = list.seek(p, doc);
-        if (p < list.length && list.docs[p] === doc) full[d]! += idf * weight(list.counts[p]!, docLength[doc]!);
+        p = cursor.seek(p, doc);
+        if (p < cursor.length && cursor.doc(p) === doc) full[d]! += idf * weight(cursor.countAt(p), docLength[doc]!);
       }
     }
     return full;
@@ -95,7 +96,7 @@ export function topK(options: {
 
   const bounds = terms.map(({ list, idf }) => list.bound(options.scoring) * idf);
   const order = [...terms.keys()].sort((x, y) => bounds[y]! - bounds[x]! || x - y);
-  const lists = order.map((t) => terms[t]!.list);
+  const lists = order.map((t) => new Cursor(terms[t]!.list));
   const idfs = order.map((t) => terms[t]!.idf);
   /** rest[i]: the most the lists from the i-th strongest on can add together. */
   const rest = new Float64Array(n + 1);
@@ -106,7 +107,7 @@ export function topK(options: {
   // A first bound from below: the full scores of the first documents of the strongest short list, likely among the best.
   if (!exhaustive) {
     const seed = lists.slice(0, 3).sort((x, y) => x.length - y.length)[0]!;
-    const docs = seed.docs.subarray(0, Math.min(seed.length, seedSize)).filter(accept);
+    const docs = seed.firstDocs(seedSize).filter(accept);
     if (docs.length >= k) {
       const full = fullScores(docs);
       counters.postings += docs.length * n;
@@ -144,26 +145,33 @@ export function topK(options: {
     // Any document of the block may still enter: read the lists' whole stretch in the block.
     for (; i < n; i++) {
       if (beaten(rest[i]!)) break;
-      const { docs, counts, length } = lists[i]!;
+      const cursor = lists[i]!;
       const idf = idfs[i]!;
       const from = positions[i]!;
       let p = from;
-      for (; p < length; p++) {
-        const doc = docs[p]!;
-        if (doc >= high) break;
-        // One read decides: 0 is a document not met yet (every match adds above 0), below 0 one out of scope.
-        const at = doc << 1;
-        const sum = cells[at]!;
-        if (sum === 0) {
-          touched[met++] = doc;
-          if (!accept(doc)) {
-            cells[at] = -1;
-            mark[doc] = outOfScope;
-            continue;
-          }
-          mark[doc] = inScope;
-        } else if (sum < 0) continue;
-        cells[at] = sum + idf * weight(counts[p]!, cells[at + 1]!);
+      while (p < cursor.length) {
+        cursor.load(p);
+        const { docs, counts, start, count } = cursor;
+        let q = p - start;
+        for (; q < count; q++) {
+          const doc = docs[q]!;
+          if (doc >= high) break;
+          // One read decides: 0 is a document not met yet (every match adds above 0), below 0 one out of scope.
+          const at = doc << 1;
+          const sum = cells[at]!;
+          if (sum === 0) {
+            touched[met++] = doc;
+            if (!accept(doc)) {
+              cells[at] = -1;
+              mark[doc] = outOfScope;
+              continue;
+            }
+            mark[doc] = inScope;
+          } else if (sum < 0) continue;
+          cells[at] = sum + idf * weight(counts[q]!, cells[at + 1]!);
+        }
+        p = start + q;
+        if (q < count) break;
       }
       counters.postings += p - from;
       positions[i] = p;
@@ -190,23 +198,28 @@ export function topK(options: {
         }
       }
       pool = pool.subarray(0, kept);
-      const list = lists[i]!;
-      const { docs, counts } = list;
+      const cursor = lists[i]!;
       const idf = idfs[i]!;
       const from = positions[i]!;
-      const end = list.seek(from, high);
+      const end = cursor.seek(from, high);
       // A few candidates are looked up; many are met by reading the list's stretch in the block.
       if (pool.length * 4 < end - from) {
         let p = from;
         for (const doc of pool) {
-          p = list.seek(p, doc);
-          if (p < end && docs[p] === doc) cells[doc << 1]! += idf * weight(counts[p]!, cells[(doc << 1) + 1]!);
+          p = cursor.seek(p, doc);
+          if (p < end && cursor.doc(p) === doc) cells[doc << 1]! += idf * weight(cursor.countAt(p), cells[(doc << 1) + 1]!);
         }
         counters.postings += pool.length;
       } else {
-        for (let p = from; p < end; p++) {
-          const doc = docs[p]!;
-          if (mark[doc] === candidate) cells[doc << 1]! += idf * weight(counts[p]!, cells[(doc << 1) + 1]!);
+        for (let p = from; p < end; ) {
+          cursor.load(p);
+          const { docs, counts, start } = cursor;
+          const stop = Math.min(end - start, cursor.count);
+          for (let q = p - start; q < stop; q++) {
+            const doc = docs[q]!;
+            if (mark[doc] === candidate) cells[doc << 1]! += idf * weight(counts[q]!, cells[(doc << 1) + 1]!);
+          }
+          p = start + stop;
         }
         counters.postings += end - from;
       }

@@ -1,33 +1,127 @@
 /**
  * One term's posting list, in memory: the documents that hold it (ascending internal document numbers) with the
  * term's weighted count in each, and the most a posting of it can add to a BM25 score.
+ *
+ * Postings are kept in blocks of 128. A full block is sealed: its first document is kept apart, and the gaps between
+ * its documents and its counts are written in as few whole bytes as the block's largest needs (a byte at its head says
+ * how many), two to three bytes a posting where plain arrays take six, unpacked by loops without a branch a byte. The
+ * last block stays open, in plain arrays, so a chunk written later is appended at no cost. Readers go through a
+ * `Cursor`, which unpacks one block at a time.
  */
 
-export class PostingList {
-  docs: Int32Array;
-  counts: Uint16Array;
-  length = 0;
+const shift = 7;
+/** Postings per block. */
+export const blockLength = 1 << shift;
 
-  constructor(capacity = 2) {
-    this.docs = new Int32Array(Math.max(1, capacity));
-    this.counts = new Uint16Array(Math.max(1, capacity));
+export class PostingList {
+  length = 0;
+  /** Sealed blocks: each one's first document, and where its bytes start. */
+  private firsts: Int32Array | undefined;
+  private offsets: Int32Array | undefined;
+  private bytes: Uint8Array | undefined;
+  private used = 0;
+  private sealed = 0;
+  /** The open block, plain. */
+  private tailDocs: Int32Array;
+  private tailCounts: Uint16Array;
+  private tailLength = 0;
+
+  /**
+   * `expected`: how many postings the list will hold, and `sealedBytes` what its sealed blocks will take (`Sizer`):
+   * given both, the list is made to size and filling it copies nothing.
+   */
+  constructor(expected = 2, sealedBytes?: number) {
+    const sealed = expected > 0 ? Math.floor((expected - 1) / blockLength) : 0;
+    const tail = Math.max(1, Math.min(expected - sealed * blockLength, blockLength));
+    this.tailDocs = new Int32Array(sealedBytes === undefined ? Math.min(expected, blockLength) || 1 : tail);
+    this.tailCounts = new Uint16Array(this.tailDocs.length);
+    if (sealed > 0) {
+      this.firsts = new Int32Array(sealed);
+      this.offsets = new Int32Array(sealed);
+      this.bytes = new Uint8Array(sealedBytes ?? expected * 3);
+    }
   }
 
   /** Appends a posting; `doc` must be above every document already in the list. */
   push(doc: number, count: number): void {
-    if (this.length === this.docs.length) {
-      // Growing by half: a long list's spare room is memory held by every term.
-      const capacity = Math.ceil(this.docs.length * 1.5) + 4;
-      const docs = new Int32Array(capacity);
-      docs.set(this.docs);
-      const counts = new Uint16Array(capacity);
-      counts.set(this.counts);
-      this.docs = docs;
-      this.counts = counts;
+    if (this.tailLength === this.tailDocs.length) {
+      if (this.tailLength === blockLength) this.seal();
+      else {
+        // Growing by half up to a block: a long list's spare room is memory held by every term.
+        const capacity = Math.min(blockLength, Math.ceil(this.tailDocs.length * 1.5) + 4);
+        const docs = new Int32Array(capacity);
+        docs.set(this.tailDocs);
+        const counts = new Uint16Array(capacity);
+        counts.set(this.tailCounts);
+        this.tailDocs = docs;
+        this.tailCounts = counts;
+      }
     }
-    this.docs[this.length] = doc;
-    this.counts[this.length] = count;
+    this.tailDocs[this.tailLength] = doc;
+    this.tailCounts[this.tailLength] = count;
+    this.tailLength += 1;
     this.length += 1;
+  }
+
+  /** Gives back the room kept for growth: after a list is filled whole. */
+  trim(): void {
+    if (this.bytes && this.used < this.bytes.length) this.bytes = this.bytes.slice(0, this.used);
+    if (this.firsts && this.sealed < this.firsts.length) {
+      this.firsts = this.firsts.slice(0, this.sealed);
+      this.offsets = this.offsets!.slice(0, this.sealed);
+    }
+    if (this.tailLength < this.tailDocs.length && this.tailLength > 0) {
+      this.tailDocs = this.tailDocs.slice(0, this.tailLength);
+      this.tailCounts = this.tailCounts.slice(0, this.tailLength);
+    }
+  }
+
+  /** Bytes the list holds in memory (its arrays). */
+  byteSize(): number {
+    return (this.bytes?.byteLength ?? 0) + (this.firsts?.byteLength ?? 0) * 2 + this.tailDocs.byteLength + this.tailCounts.byteLength;
+  }
+
+  /** How many blocks, the open one included. */
+  get blocks(): number {
+    return this.sealed + (this.tailLength > 0 ? 1 : 0);
+  }
+
+  /** The first document of a block. */
+  first(block: number): number {
+    return block < this.sealed ? this.firsts![block]! : this.tailDocs[0]!;
+  }
+
+  /** Unpacks a block into `docs` and `counts`; returns how many postings it holds. */
+  decode(block: number, docs: Int32Array, counts: Uint16Array): number {
+    if (block >= this.sealed) {
+      docs.set(this.tailDocs.subarray(0, this.tailLength));
+      counts.set(this.tailCounts.subarray(0, this.tailLength));
+      return this.tailLength;
+    }
+    const bytes = this.bytes!;
+    let at = this.offsets![block]!;
+    const head = bytes[at++]!;
+    const gapWidth = head & 0x0f;
+    const countWidth = head >> 4;
+    let doc = this.firsts![block]!;
+    docs[0] = doc;
+    if (gapWidth === 1) {
+      for (let i = 1; i < blockLength; i++) docs[i] = doc += bytes[at++]!;
+    } else if (gapWidth === 2) {
+      for (let i = 1; i < blockLength; i++, at += 2) docs[i] = doc += bytes[at]! | (bytes[at + 1]! << 8);
+    } else {
+      for (let i = 1; i < blockLength; i++) {
+        let gap = 0;
+        for (let k = 0; k < gapWidth; k++) gap |= bytes[at++]! << (8 * k);
+        docs[i] = doc += gap >>> 0;
+      }
+    }
+    if (countWidth === 1) {
+      for (let i = 0; i < blockLength; i++) counts[i] = bytes[at++]!;
+    } else {
+      for (let i = 0; i < blockLength; i++, at += 2) counts[i] = bytes[at]! | (bytes[at + 1]! << 8);
+    }
+    return blockLength;
   }
 
   /** The largest tf·(k1+1)/(tf + k1·(1-b+b·len/avgdl)) at `boundAverage`, over the first `covered` postings. */
@@ -50,45 +144,225 @@ export class PostingList {
     if (this.covered < this.length) {
       const norm0 = k1 * (1 - b);
       const norm1 = (k1 * b) / this.boundAverage;
-      for (let p = this.covered; p < this.length; p++) {
-        const count = this.counts[p]!;
-        // Rounded up past float32 and summation error: a bound may be loose, never low.
-        const w = ((count * (k1 + 1)) / (count + norm0 + norm1 * docLength[this.docs[p]!]!)) * (1 + 1e-6);
-        if (w > this.listBound) this.listBound = w;
+      const cursor = new Cursor(this);
+      for (let p = this.covered; p < this.length; ) {
+        cursor.load(p);
+        const { docs, counts, start, count } = cursor;
+        for (let q = p - start; q < count; q++) {
+          const tf = counts[q]!;
+          // Rounded up past float32 and summation error: a bound may be loose, never low.
+          const w = ((tf * (k1 + 1)) / (tf + norm0 + norm1 * docLength[docs[q]!]!)) * (1 + 1e-6);
+          if (w > this.listBound) this.listBound = w;
+        }
+        p = start + count;
       }
       this.covered = this.length;
     }
-    return this.listBound * this.boundScale(averageLength);
+    return this.listBound * Math.max(1, averageLength / this.boundAverage);
   }
 
-  /** What the bound kept for an earlier average is multiplied by for this one. */
-  private boundScale(averageLength: number): number {
-    return Math.max(1, averageLength / this.boundAverage);
+  /** Every posting, in order. */
+  forEach(visit: (doc: number, count: number) => void): void {
+    const cursor = new Cursor(this);
+    for (let p = 0; p < this.length; ) {
+      cursor.load(p);
+      for (let q = 0; q < cursor.count; q++) visit(cursor.docs[q]!, cursor.counts[q]!);
+      p = cursor.start + cursor.count;
+    }
+  }
+
+  /** Writes the full open block as a sealed one. */
+  private seal(): void {
+    if (!this.firsts || this.sealed === this.firsts.length) {
+      this.firsts = grow(this.firsts, Math.ceil(this.sealed * 1.25) + 2);
+      this.offsets = grow(this.offsets, this.firsts.length);
+    }
+    const docs = this.tailDocs;
+    const counts = this.tailCounts;
+    // Sized only near the end of the room: a block takes at most 4 bytes a gap and 2 a count, and its head.
+    const roomy = this.bytes !== undefined && this.bytes.length - this.used >= blockLength * 6 + 1;
+    const need = roomy ? 0 : this.used + blockBytes(docs, counts, blockLength);
+    if (!roomy && (!this.bytes || this.bytes.length < need)) {
+      const bytes = new Uint8Array(Math.max(need, Math.ceil((this.bytes?.length ?? 0) * 1.25)));
+      if (this.bytes) bytes.set(this.bytes.subarray(0, this.used));
+      this.bytes = bytes;
+    }
+    const bytes = this.bytes!;
+    this.firsts[this.sealed] = docs[0]!;
+    this.offsets![this.sealed] = this.used;
+    const { gapWidth, countWidth } = widths(docs, counts, blockLength);
+    let at = this.used;
+    bytes[at++] = gapWidth | (countWidth << 4);
+    for (let i = 1; i < blockLength; i++) {
+      const gap = docs[i]! - docs[i - 1]!;
+      for (let k = 0; k < gapWidth; k++) bytes[at++] = (gap >>> (8 * k)) & 0xff;
+    }
+    for (let i = 0; i < blockLength; i++) {
+      const count = counts[i]!;
+      bytes[at++] = count & 0xff;
+      if (countWidth === 2) bytes[at++] = count >>> 8;
+    }
+    this.used = at;
+    this.sealed += 1;
+    this.tailLength = 0;
+  }
+}
+
+/** Whole bytes a gap of a block takes (documents are below 2^31). */
+const gapBytes = (gap: number): number => (gap < 0x100 ? 1 : gap < 0x10000 ? 2 : gap < 0x1000000 ? 3 : 4);
+/** Bytes a sealed block takes, given its largest gap and count. */
+const sealedSize = (largestGap: number, largestCount: number): number => 1 + (blockLength - 1) * gapBytes(largestGap) + blockLength * (largestCount < 0x100 ? 1 : 2);
+
+/** The widths a block's gaps and counts are written in. */
+function widths(docs: Int32Array, counts: Uint16Array, n: number): { gapWidth: number; countWidth: number } {
+  let gap = 0;
+  let count = counts[0]!;
+  for (let i = 1; i < n; i++) {
+    gap = Math.max(gap, docs[i]! - docs[i - 1]!);
+    count = Math.max(count, counts[i]!);
+  }
+  return { gapWidth: gapBytes(gap), countWidth: count < 0x100 ? 1 : 2 };
+}
+
+/** Bytes a full block of these postings takes sealed. */
+function blockBytes(docs: Int32Array, counts: Uint16Array, n: number): number {
+  const { gapWidth, countWidth } = widths(docs, counts, n);
+  return 1 + (n - 1) * gapWidth + n * countWidth;
+}
+
+/**
+ * What each list of an index being built will take, postings seen one at a time in document order: their number, and
+ * the bytes of the blocks that will be sealed (every full block but a last one, which stays open).
+ */
+export class Sizer {
+  postings = new Int32Array(1024);
+  private lastDoc = new Int32Array(1024);
+  private largestGap = new Int32Array(1024);
+  private largestCount = new Int32Array(1024);
+  private completed = new Float64Array(1024);
+  private lastCompleted = new Int32Array(1024);
+
+  add(term: number, doc: number, count: number): void {
+    if (term >= this.postings.length) this.grow(term + 1);
+    const n = this.postings[term]!;
+    if (n % blockLength === 0) {
+      this.largestGap[term] = 0;
+      this.largestCount[term] = count;
+    } else {
+      this.largestGap[term] = Math.max(this.largestGap[term]!, doc - this.lastDoc[term]!);
+      this.largestCount[term] = Math.max(this.largestCount[term]!, count);
+    }
+    this.lastDoc[term] = doc;
+    this.postings[term] = n + 1;
+    if ((n + 1) % blockLength === 0) {
+      const size = sealedSize(this.largestGap[term]!, this.largestCount[term]!);
+      this.completed[term]! += size;
+      this.lastCompleted[term] = size;
+    }
+  }
+
+  /** The bytes a term's sealed blocks take: a last full block stays open. */
+  sealedBytes(term: number): number {
+    const n = this.postings[term]!;
+    return this.completed[term]! - (n > 0 && n % blockLength === 0 ? this.lastCompleted[term]! : 0);
+  }
+
+  private grow(need: number): void {
+    const size = Math.max(need, this.postings.length * 2);
+    const more = <T extends Int32Array | Float64Array>(a: T): T => {
+      const next = new (a.constructor as new (n: number) => T)(size);
+      next.set(a);
+      return next;
+    };
+    this.postings = more(this.postings);
+    this.lastDoc = more(this.lastDoc);
+    this.largestGap = more(this.largestGap);
+    this.largestCount = more(this.largestCount);
+    this.completed = more(this.completed);
+    this.lastCompleted = more(this.lastCompleted);
+  }
+}
+
+function grow(array: Int32Array | undefined, need: number): Int32Array {
+  if (array && array.length >= need) return array;
+  const next = new Int32Array(need);
+  if (array) next.set(array);
+  return next;
+}
+
+/**
+ * A reader of one list: holds one unpacked block (`docs`, `counts`: `count` postings from position `start`). Made per
+ * search; a list written to after the cursor was made is read as it was.
+ */
+export class Cursor {
+  block = -1;
+  start = 0;
+  count = 0;
+  readonly docs = new Int32Array(blockLength);
+  readonly counts = new Uint16Array(blockLength);
+  readonly length: number;
+
+  constructor(readonly list: PostingList) {
+    this.length = list.length;
+  }
+
+  /** Unpacks the block holding position `p` (below `length`). */
+  load(p: number): void {
+    const block = p >> shift;
+    if (block === this.block) return;
+    this.count = this.list.decode(block, this.docs, this.counts);
+    this.block = block;
+    this.start = block << shift;
+  }
+
+  doc(p: number): number {
+    this.load(p);
+    return this.docs[p - this.start]!;
+  }
+
+  countAt(p: number): number {
+    this.load(p);
+    return this.counts[p - this.start]!;
+  }
+
+  /** The first `n` documents. */
+  firstDocs(n: number): Int32Array {
+    const out = new Int32Array(Math.min(n, this.length));
+    for (let p = 0; p < out.length; p++) out[p] = this.doc(p);
+    return out;
   }
 
   /** The first position at or after `from` whose document is at least `target` (`length` when none is). */
   seek(from: number, target: number): number {
-    const docs = this.docs;
     const n = this.length;
-    if (from >= n || docs[from]! >= target) return from;
-    // Gallop, then bisect: skips are short between nearby candidates and long across sparse stretches.
-    let low = from;
+    if (from >= n || this.doc(from) >= target) return from;
+    const list = this.list;
+    const blocks = Math.ceil(n / blockLength);
+    // The last block from `from`'s on whose first document is at most the target: gallop over blocks, then bisect.
+    let low = from >> shift;
     let step = 1;
-    let high = from + 1;
-    while (high < n && docs[high]! < target) {
+    let high = low + 1;
+    while (high < blocks && list.first(high) <= target) {
       low = high;
       step *= 2;
       high = low + step;
     }
-    if (high > n) high = n;
-    // docs[low] < target; find the first index in (low, high] with docs >= target.
-    let lo = low + 1;
-    let hi = high;
+    if (high > blocks) high = blocks;
+    while (high - low > 1) {
+      const mid = (low + high) >>> 1;
+      if (list.first(mid) <= target) low = mid;
+      else high = mid;
+    }
+    this.load(low << shift);
+    // Within the block (from `from` in its own block), the first document at least the target; else the next block's.
+    let lo = Math.max(from, this.start) - this.start;
+    let hi = this.count;
+    const docs = this.docs;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (docs[mid]! < target) lo = mid + 1;
       else hi = mid;
     }
-    return lo;
+    return Math.min(n, this.start + lo);
   }
 }

@@ -1,0 +1,94 @@
+import { describe, expect, test } from 'vitest';
+import { blockLength, Cursor, PostingList } from '../src/retrieval/index/Postings.js';
+
+/**
+ * Posting lists in blocks: whatever is pushed reads back the same, through every way a search reads it (in order,
+ * block by block, by seeking), before and after a list is trimmed, and with postings appended afterwards.
+ */
+
+function random(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 16807) % 2147483647) / 2147483647;
+}
+
+/** Ascending documents with gaps from 1 to `widest`, and counts up to 65,535. */
+function postings(n: number, widest: number, seed: number): { docs: number[]; counts: number[] } {
+  const r = random(seed);
+  const docs: number[] = [];
+  const counts: number[] = [];
+  let doc = Math.floor(r() * 10);
+  for (let i = 0; i < n; i++) {
+    docs.push(doc);
+    counts.push(r() < 0.9 ? 1 + Math.floor(r() * 5) : Math.floor(r() * 65_536));
+    doc += 1 + Math.floor(r() * r() * widest);
+  }
+  return { docs, counts };
+}
+
+/** The first position at or after `from` whose document is at least `target`, read plainly. */
+const plainSeek = (docs: number[], from: number, target: number) => {
+  let p = from;
+  while (p < docs.length && docs[p]! < target) p++;
+  return Math.max(p, from);
+};
+
+const sizes = [0, 1, 2, blockLength - 1, blockLength, blockLength + 1, 3 * blockLength, 1000, 5000];
+
+describe('PostingList', () => {
+  test.each(sizes)('behavior: %i postings read back as pushed, in order and block by block', (n) => {
+    for (const widest of [2, 300, 1 << 19]) {
+      const { docs, counts } = postings(n, widest, n + widest);
+      const list = new PostingList(n);
+      docs.forEach((doc, i) => list.push(doc, counts[i]!));
+      for (const trimmed of [false, true]) {
+        if (trimmed) list.trim();
+        const seen: [number, number][] = [];
+        list.forEach((doc, count) => seen.push([doc, count]));
+        expect(seen).toEqual(docs.map((doc, i) => [doc, counts[i]]));
+        const cursor = new Cursor(list);
+        expect(cursor.length).toBe(n);
+        for (let p = 0; p < n; p += 1 + Math.floor(p / 7)) expect([cursor.doc(p), cursor.countAt(p)]).toEqual([docs[p], counts[p]]);
+        expect([...cursor.firstDocs(1000)]).toEqual(docs.slice(0, 1000));
+      }
+    }
+  });
+
+  test.each(sizes)('behavior: seeking %i postings finds what a plain scan finds, from any start', (n) => {
+    const { docs, counts } = postings(n, 50, 3 * n + 1);
+    const list = new PostingList(2);
+    docs.forEach((doc, i) => list.push(doc, counts[i]!));
+    const cursor = new Cursor(list);
+    const r = random(n + 11);
+    for (let t = 0; t < 300; t++) {
+      const from = Math.floor(r() * (n + 2));
+      const target = Math.floor(r() * ((docs.at(-1) ?? 0) + 20));
+      expect(cursor.seek(from, target)).toBe(plainSeek(docs, from, target));
+    }
+    // Targets met exactly, in rising order, as a search looks documents up.
+    let p = 0;
+    for (const doc of docs.filter((_, i) => i % 3 === 0)) {
+      p = cursor.seek(p, doc);
+      expect(cursor.doc(p)).toBe(doc);
+    }
+  });
+
+  test('behavior: postings appended after a list was trimmed read back after the rest', () => {
+    const { docs, counts } = postings(700, 1000, 5);
+    const list = new PostingList(500);
+    docs.slice(0, 500).forEach((doc, i) => list.push(doc, counts[i]!));
+    list.trim();
+    docs.slice(500).forEach((doc, i) => list.push(doc, counts[500 + i]!));
+    const seen: number[] = [];
+    list.forEach((doc) => seen.push(doc));
+    expect(seen).toEqual(docs);
+    expect(list.length).toBe(700);
+  });
+
+  test('behavior: a long list of small gaps and counts takes about two bytes a posting; plain arrays took six', () => {
+    const { docs } = postings(100_000, 40, 9);
+    const list = new PostingList(docs.length);
+    docs.forEach((doc, i) => list.push(doc, 1 + (i % 5)));
+    list.trim();
+    expect(list.byteSize() / docs.length).toBeLessThan(2.1);
+  });
+});
