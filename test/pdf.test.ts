@@ -206,6 +206,21 @@ describe('line order (Bidi.logicalLine)', () => {
     expect(Bidi.logicalLine([at(' ', 0, 200), at('מים', 20, 20), at('רבים', 50, 25)]).trim()).toBe('רבים מים');
   });
 
+  test('behavior: on a line drawn glyph by glyph, words a tightly justified line parts by less than a fifth of the size still stand apart', () => {
+    // Letters touching, words 0.15 of the size apart (LuaTeX drawing unjoined Arabic): "שלום עולם טוב" drawn left to right.
+    const size = 10;
+    const glyphs: { text: string; x: number; width: number; size: number; rtl: boolean }[] = [];
+    let x = 0;
+    for (const word of ['בוט', 'םלוע', 'םולש']) {
+      for (const letter of word) {
+        glyphs.push({ text: letter, x, width: 5, size, rtl: true });
+        x += 5;
+      }
+      x += 1.5;
+    }
+    expect(Bidi.logicalLine(glyphs)).toBe('שלום עולם טוב');
+  });
+
   test('behavior: a line whose stop is drawn at its right end is read left to right, however many of its letters are right to left', () => {
     // A left-to-right spreadsheet cell holding a Hebrew sentence: the sentence's stop ends the line on the right.
     expect(Bidi.logicalLine([run('השקיה בטפטוף חוסכת מים', 10), run('.', 120)])).toBe('השקיה בטפטוף חוסכת מים.');
