@@ -96,17 +96,17 @@ function runsOf(anchors: Anchor[]): Run[] {
 
 /**
  * A damaged glyph's place in the font's order: the value the order gives it, and whether its own value breaks the
- * order (a letter lower than the value of a glyph before it: a font keeps its Latin letters ahead of its right-to-left
- * ones). Between two anchors in step, the glyph takes its place in the step. Just outside a run of three or more
+ * order (a letter outside ASCII drawn between right-to-left glyphs, lower than the value of the glyph before it). Between two anchors in step, the glyph takes its place in the step. Just outside a run of three or more
  * anchors in step, it takes the place the run continues to, no further from the run than the run is long, and only
  * onto letters or marks of the run's script with no other character between (Unicode's gaps and punctuation stop it).
  */
 function placeOf(glyph: Glyph, anchors: Anchor[], runs: Run[]): { value?: string; breaks: boolean } {
   const below = anchors.findLast((a) => a.code < glyph.code);
   const above = anchors.find((a) => a.code > glyph.code);
-  // Only a single letter or symbol can break the order: a ligature's letters and punctuation may sit anywhere.
+  // Only a single letter or symbol outside ASCII, drawn among the right-to-left glyphs, breaks the order: a ligature's
+  // letters and punctuation may sit anywhere, and a font made for a right-to-left script may keep its Latin after it.
   const own = glyph.text.codePointAt(0) ?? 0;
-  const breaks = below !== undefined && [...glyph.text].length === 1 && /^[\p{L}\p{S}]$/u.test(glyph.text) && own < below.value;
+  const breaks = below !== undefined && above !== undefined && [...glyph.text].length === 1 && /^[^\p{ASCII}](?<=[\p{L}\p{S}])$/u.test(glyph.text) && own < below.value;
   if (below !== undefined && above !== undefined && inStep(below, above)) return { value: unmarked(below.value + glyph.code - below.code), breaks };
   const after = runs.find((r) => r.first === above && r.count >= 3);
   const before = runs.find((r) => r.last === below && r.count >= 3);
