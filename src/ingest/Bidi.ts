@@ -57,13 +57,20 @@ export function logicalLine(runs: Run[], options: { rightToLeft?: boolean } = {}
   return reorder(unmirrored, resolved).join('');
 }
 
-/** The line's last piece on the right is a sentence's stop (a right-to-left piece ends on the right where it starts). */
+/**
+ * The line's right end is a sentence's stop drawn beside a right-to-left letter: the end of a left-to-right paragraph.
+ * (A right-to-left line may start with a stop, as ".NET" or ".1965" do, but then beside a Latin letter or a digit.)
+ */
 function endsRightWithStop(visual: Run[]): boolean {
-  const last = visual.findLast((r) => r.text.trim() !== '');
-  if (last === undefined) return false;
-  const text = last.text.trim();
-  const right = last.rtl && hasRightToLeft(text) ? text[0]! : text.at(-1)!;
-  return /[.!?…؟]/u.test(right) && visual.some((r) => r !== last && /\p{L}/u.test(r.text));
+  const pieces = visual.filter((r) => r.text.trim() !== '');
+  // Each piece's characters as they are seen, left to right: a right-to-left piece holds them in reading order.
+  const seen = pieces.flatMap((r) => {
+    const chars = [...r.text.trim()];
+    return r.rtl && hasRightToLeft(r.text) ? chars.reverse() : chars;
+  });
+  if (!/[.!?…؟]/u.test(seen.at(-1) ?? '')) return false;
+  const before = seen.slice(0, -1).findLast((c) => !/[.!?…؟\s]/u.test(c));
+  return before !== undefined && rtlLetter.test(before);
 }
 
 /**

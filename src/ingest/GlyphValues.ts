@@ -33,8 +33,9 @@ const isSwapped = (text: string) =>
   [...text].length >= 2 && [...text].every((c) => (c.charCodeAt(0) & 0xff) === 0 && /[A-Za-z]/.test(String.fromCharCode(c.charCodeAt(0) >> 8)));
 const isSpace = (text: string) => /^\s+$/u.test(text);
 
-/** Share of neighbouring anchors, by code, whose values rise too, for a font to count as ordered. */
-const orderedShare = 0.8;
+/** Share of neighbouring anchors, by code, whose values rise too, and how many anchors, for a font to count as ordered. */
+const orderedShare = 0.9;
+const orderedAnchors = 12;
 
 type Anchor = { code: number; value: number };
 /** Anchors whose codes and values advance in step, one after another: where the font's order is seen. */
@@ -61,22 +62,31 @@ export function repairs(glyphs: Glyph[]): Map<number, string> {
     .sort((a, b) => a.code - b.code);
   const ordered = isOrdered(anchors);
   const runs = ordered ? runsOf(anchors) : [];
-  for (const glyph of all) {
-    // Right-to-left values (a letter, a ligature's letters, a phrase) are the font's word; spaces are spaces.
-    if ((hasRightToLeft(glyph.text) && !fromCode(glyph)) || isSpace(glyph.text) || out.has(glyph.code)) continue;
-    const place = ordered ? placeOf(glyph, anchors, runs) : undefined;
+  const damaged = (glyph: Glyph) => !(hasRightToLeft(glyph.text) && !fromCode(glyph)) && !isSpace(glyph.text) && !out.has(glyph.code);
+  // Glyphs between two anchors in step take their place in the step: in a clean font they already hold it.
+  for (const glyph of all.filter(damaged)) {
+    const value = ordered ? between(glyph, anchors) : undefined;
+    if (value !== undefined && value !== glyph.text) out.set(glyph.code, value);
+  }
+  // Only a font shown to be damaged (glyphs read from their codes, or values the order contradicts) loses letters or
+  // has glyphs placed past its runs: a clean font may keep its Latin letters after its right-to-left ones.
+  const shown = out.size > 0 || all.some(fromCode);
+  for (const glyph of all.filter(damaged)) {
+    const place = ordered && shown ? placeOf(glyph, anchors, runs) : undefined;
     if (place?.value !== undefined) out.set(glyph.code, place.value);
     else if (fromCode(glyph) || place?.breaks) out.set(glyph.code, '');
   }
   return out;
 }
 
-/** Two anchors prove an order only where they advance in step; more prove it when most of them rise. */
+/**
+ * A font whose right-to-left glyphs follow code point order: a dozen of them or more, nine in ten rising with their
+ * codes. A font numbered by first use rises as often as not, and a few glyphs prove nothing.
+ */
 function isOrdered(anchors: Anchor[]): boolean {
-  if (anchors.length === 2) return anchors[1]!.code - anchors[0]!.code === anchors[1]!.value - anchors[0]!.value;
   let rising = 0;
   for (let i = 1; i < anchors.length; i++) if (anchors[i]!.value > anchors[i - 1]!.value) rising++;
-  return anchors.length >= 3 && rising >= (anchors.length - 1) * orderedShare;
+  return anchors.length >= orderedAnchors && rising >= (anchors.length - 1) * orderedShare;
 }
 
 const inStep = (a: Anchor, b: Anchor) => b.code - a.code === b.value - a.value;
@@ -107,7 +117,8 @@ function placeOf(glyph: Glyph, anchors: Anchor[], runs: Run[]): { value?: string
   // letters and punctuation may sit anywhere, and a font made for a right-to-left script may keep its Latin after it.
   const own = glyph.text.codePointAt(0) ?? 0;
   const breaks = below !== undefined && above !== undefined && [...glyph.text].length === 1 && /^[^\p{ASCII}](?<=[\p{L}\p{S}])$/u.test(glyph.text) && own < below.value;
-  if (below !== undefined && above !== undefined && inStep(below, above)) return { value: unmarked(below.value + glyph.code - below.code), breaks };
+  const inside = between(glyph, anchors);
+  if (inside !== undefined) return { value: inside, breaks };
   const after = runs.find((r) => r.first === above && r.count >= 3);
   const before = runs.find((r) => r.last === below && r.count >= 3);
   for (const [run, from] of [
@@ -120,6 +131,13 @@ function placeOf(glyph: Glyph, anchors: Anchor[], runs: Run[]): { value?: string
     if (value > 0 && between.every(isRightToLeft)) return { value: unmarked(value), breaks };
   }
   return { breaks };
+}
+
+/** The value of a glyph between two anchors in step: its place in the step. */
+function between(glyph: Glyph, anchors: Anchor[]): string | undefined {
+  const below = anchors.findLast((a) => a.code < glyph.code);
+  const above = anchors.find((a) => a.code > glyph.code);
+  return below !== undefined && above !== undefined && inStep(below, above) ? unmarked(below.value + glyph.code - below.code) : undefined;
 }
 
 /**

@@ -11,25 +11,19 @@ const rtl = Bidi.rtlScripts;
 const otherLetters = new RegExp(`(?:(?![${rtl}])\\p{L}\\p{M}*)+`, 'gu');
 const endsRtl = new RegExp(`[${rtl}]\\p{M}*$`, 'u');
 const startsRtl = new RegExp(`^[${rtl}]`, 'u');
-/**
- * A word standing alone between right-to-left words that no one types there: one letter outside ASCII and the
- * right-to-left scripts, or letters of the Latin script none of which is ASCII (what a glyph's broken value reads as;
- * a real Latin word has ASCII letters).
- */
-const lone = new RegExp(`(?<=[${rtl}]\\p{M}*[.,،]?\\s)(?:(?![${rtl}])[^\\P{L}\\p{ASCII}]|(?:(?=\\p{Script=Latin})[^\\p{ASCII}]\\p{M}*)+)\\s(?=[${rtl}])`, 'gu');
+/** A letter standing alone that no one types in right-to-left text: outside ASCII and the right-to-left scripts. */
+const lone = new RegExp(`(?<=[${rtl}]\\p{M}*[.,،]?\\s)(?![${rtl}])[^\\P{L}\\p{ASCII}]\\s(?=[${rtl}])`, 'gu');
 
 /**
- * Text without glyph junk: letters of another script glued to a right-to-left letter, when there are one or two of
- * them, or any of them is outside ASCII (what a glyph without a Unicode value reads as: pdf.js falls back on the
- * glyph's code, which lands in Latin, Greek, Armenian or any other block; a real Latin word in right-to-left text stands
- * apart, as in "ה-USDA", and is seldom shorter than three letters), and lone junk words between right-to-left words.
+ * Text without glyph junk: one or two letters of another script glued to a right-to-left letter (what a glyph
+ * without a Unicode value reads as: a real Latin word in right-to-left text stands apart, as in "ה-USDA", and is
+ * seldom shorter than three letters), and lone letters outside ASCII between right-to-left words.
  */
 export function withoutJunk(text: string): string {
   if (!Bidi.hasRightToLeft(text)) return text;
-  const unglued = text.replace(otherLetters, (run: string, at: number) => {
-    const glued = endsRtl.test(text.slice(0, at)) || startsRtl.test(text.slice(at + run.length));
-    return glued && ([...run.replace(/\p{M}/gu, '')].length <= 2 || /[^\p{ASCII}\p{M}]/u.test(run)) ? '' : run;
-  });
+  const unglued = text.replace(otherLetters, (run: string, at: number) =>
+    [...run.replace(/\p{M}/gu, '')].length <= 2 && (endsRtl.test(text.slice(0, at)) || startsRtl.test(text.slice(at + run.length))) ? '' : run,
+  );
   return unglued.replace(lone, '');
 }
 

@@ -179,6 +179,7 @@ export class InvertedIndex {
         while (postings.length > 0 && postings.at(-1) === undefined) postings.pop();
         index.postings = postings;
         for (let doc = 0; doc < index.docCount; doc++) SearchDocs.decode(termsOf(doc), (termId, count) => postings[termId]!.push(doc, count));
+        for (const list of postings) list?.trim();
         index.postingCount = sizer.postings.reduce((n, x) => n + x, 0);
         return index;
       },

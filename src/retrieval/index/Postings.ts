@@ -28,12 +28,12 @@ export class PostingList {
 
   /**
    * `expected`: how many postings the list will hold, and `sealedBytes` what its sealed blocks will take (`Sizer`):
-   * given both, the list is made to size and filling it copies nothing.
+   * given both, filling the list copies none of its sealed bytes, and `trim` then fits its open block.
    */
   constructor(expected = 2, sealedBytes?: number) {
     const sealed = expected > 0 ? Math.floor((expected - 1) / blockLength) : 0;
-    const tail = Math.max(1, Math.min(expected - sealed * blockLength, blockLength));
-    this.tailDocs = new Int32Array(sealedBytes === undefined ? Math.min(expected, blockLength) || 1 : tail);
+    // A list that will seal blocks fills a whole open block first; `trim` fits the last one.
+    this.tailDocs = new Int32Array(Math.max(1, Math.min(expected, blockLength)));
     this.tailCounts = new Uint16Array(this.tailDocs.length);
     if (sealed > 0) {
       this.firsts = new Int32Array(sealed);
