@@ -12,7 +12,8 @@ type Line = { text: string; y: number; height: number };
  * The version of how text is read from a PDF: part of an upload's fingerprint, so a re-upload of a PDF indexed by an
  * older reading is indexed again (2: right-to-left lines in reading order, running lines dropped, metadata titles;
  * 3: right-to-left text stored in visual order, with multi-letter glyphs and glyph junk; 4: damaged glyph values put
- * back from the font's glyph order, glyphs read from their codes dropped, spaces as wide as a line).
+ * back from the font's glyph order, glyphs read from their codes dropped, word gaps measured on their own line, and a
+ * line's direction from the side its stop is drawn on).
  */
 export const extraction = 4;
 
