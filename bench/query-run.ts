@@ -19,6 +19,7 @@ import { projectRoot } from '../src/config/Config.js';
 import * as Beir from '../src/eval/Beir.js';
 import * as Fusion from '../src/retrieval/ranking/Fusion.js';
 import * as Reranker from '../src/retrieval/ranking/Reranker.js';
+import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
 import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import * as TermModel from '../src/retrieval/terms/TermModel.js';
 import * as VectorBuild from '../src/retrieval/vectors/VectorBuild.js';
@@ -246,6 +247,55 @@ for (const q of questions) {
 }
 await HttpServer.close(server);
 
+// A snapshot to start from: written as the keeping instance writes it, read back by a new index as a starting
+// instance reads it (it must answer every question as the index built from rows does), and `serve` started on the
+// store and timed from spawn to a ready `/ready`, from the snapshot and then from rows.
+started = performance.now();
+const snapshot = await index.writeSnapshot();
+const snapshotWriteSeconds = seconds(started);
+log(`snapshot written in ${snapshotWriteSeconds} s: ${Math.round(snapshot.bytes / 1e6)} MB`);
+const rssBeforeRestore = process.memoryUsage().rss;
+started = performance.now();
+let restored: LexicalIndex.LexicalIndex | undefined = await LexicalIndex.open(services.store, { onSnapshotRefused: (reason) => log(`snapshot refused: ${reason}`) });
+const snapshotOpenSeconds = seconds(started);
+const snapshotIndexMB = Math.round((process.memoryUsage().rss - rssBeforeRestore) / 1e6);
+let snapshotIdentical = 0;
+for (const [i, query] of queries.entries()) {
+  const a = prunedHits[i]!;
+  const b = await restored.search(query);
+  if (a.length === b.length && a.every((h, j) => h.rowid === b[j]!.rowid && h.score === b[j]!.score)) snapshotIdentical += 1;
+}
+if (restored.origin().source !== 'snapshot') throw new Error('the index did not start from the snapshot just written');
+restored = undefined;
+const readyFromSnapshotSeconds = await startToReady({});
+await services.store.searchSnapshots.drop();
+// No snapshot written by this one: it would outlive the measurement.
+const readyFromRowsSeconds = await startToReady({ SEARCH_SNAPSHOT_MIN_CHUNKS: String(10 * n) });
+await index.writeSnapshot();
+log(`serve to a ready /ready: ${readyFromSnapshotSeconds} s from the snapshot, ${readyFromRowsSeconds} s from rows`);
+
+/** Seconds from spawning `profile-edge serve` on the store to its `/ready` answering 200 (the demo dataset left out). */
+async function startToReady(extra: Record<string, string>): Promise<number> {
+  const begun = performance.now();
+  const env = { PATH: process.env.PATH ?? '', ...place, PORT: '0', ENVIRONMENT: 'test', DEMO_DATA: 'false', SYNC_SCHEDULE: 'false', LOG_LEVEL: 'warn', ...extra };
+  const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'profile-edge.mjs'), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        const m = /listening on (http:\/\/\S+)/.exec(d.toString());
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited with ${code} before listening`)));
+    });
+    while ((await fetch(`${url}/ready`)).status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    return seconds(begun);
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
 // The same questions with vectors on: a 384-dimension embedder on 127.0.0.1, in a process of its own, that costs next
 // to nothing, so what is measured is what vectors cost the query path (embedding over HTTP, the nearest chunks,
 // similarity for every candidate).
@@ -368,6 +418,14 @@ console.log(
     peakRssMB: Math.round(process.resourceUsage().maxRSS / 1e3),
     indexMB,
     indexOpenSeconds,
+    indexOpenFrom: index.origin().source,
+    snapshotMB: Math.round(snapshot.bytes / 1e6),
+    snapshotWriteSeconds,
+    snapshotOpenSeconds,
+    snapshotIndexMB,
+    snapshotIdenticalTop100: `${snapshotIdentical}/${questions.length}`,
+    readyFromSnapshotSeconds,
+    readyFromRowsSeconds,
     termModelLoadSeconds,
     storeReadSeconds,
     ingestSeconds,

@@ -7,6 +7,7 @@ import * as Rails from './payments/Rails.js';
 import * as Meaning from './answer/Meaning.js';
 import * as Synthesizers from './answer/Synthesizers.js';
 import type { Synthesizer } from './answer/Synthesizer.js';
+import type * as SnapshotStore from './retrieval/index/SnapshotStore.js';
 import * as LexicalIndex from './retrieval/index/LexicalIndex.js';
 import * as TermModel from './retrieval/terms/TermModel.js';
 import type { Embedder } from './retrieval/embedders/Embedder.js';
@@ -46,6 +47,10 @@ export type Services = {
   draining: boolean;
   /** Whether the lexical index is loaded (the first question would not wait for it). */
   indexLoaded(): boolean;
+  /** How far the lexical index's load has got, while it loads. */
+  indexLoading(): SnapshotStore.Progress | undefined;
+  /** The lexical index once loaded, without waiting (undefined while it loads). */
+  loadedIndex(): LexicalIndex.LexicalIndex | undefined;
   logger: Logger;
   /** What this process counted, for `/metrics`. */
   metrics: Metrics.Metrics;
@@ -120,7 +125,8 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     vectors = VectorSearch.create({ store, embedder: questions, logger, questionTimeoutMs: config.embedding.questionTimeoutMs, breaker: breakers.embedder, metrics });
   } else if (embedder) logger.warn('vector index missing or built with another embedder: answering lexically until `profile-edge reindex`', { configured: embedder.id, indexed: index?.embedderId });
   let lexicalIndex: Promise<LexicalIndex.LexicalIndex> | undefined;
-  let indexLoaded = false;
+  let loadedIndex: LexicalIndex.LexicalIndex | undefined;
+  let indexLoading: SnapshotStore.Progress | undefined;
   let termModel: { stamp: string | undefined; model: Promise<TermModel.TermModel | undefined> | undefined } = { stamp: undefined, model: undefined };
   const database = DatabaseWatch.create({ store, logger });
   const rails = Rails.fromConfig(config, store);
@@ -142,7 +148,9 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     pending: Pending.create(),
     settling,
     draining: false,
-    indexLoaded: () => indexLoaded,
+    indexLoaded: () => loadedIndex !== undefined,
+    indexLoading: () => indexLoading,
+    loadedIndex: () => loadedIndex,
     logger,
     metrics,
     breakers,
@@ -163,17 +171,23 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     lexicalIndex() {
       if (!lexicalIndex) {
         const started = performance.now();
-        lexicalIndex = LexicalIndex.open(store, { onProgress: (stage) => logger.info(`search index: ${stage}`) }).then(
+        lexicalIndex = LexicalIndex.open(store, {
+          onProgress: (stage) => logger.info(`search index: ${stage}`),
+          onLoading: (progress) => (indexLoading = progress),
+          onSnapshotRefused: (reason) => logger.warn(`search index: snapshot refused, loading from rows: ${reason}`),
+        }).then(
           (index) => {
             const ms = performance.now() - started;
-            logger.debug('search index loaded', { ...index.size(), ms: Math.round(ms) });
+            logger.info('search index loaded', { ...index.size(), from: index.origin().source, ms: Math.round(ms) });
             metrics.indexLoaded({ chunks: index.size().chunks, seconds: ms / 1000 });
-            indexLoaded = true;
+            loadedIndex = index;
+            indexLoading = undefined;
             return index;
           },
           (error: unknown) => {
             // A failed load (the database was down) is tried again by the next question.
             lexicalIndex = undefined;
+            indexLoading = undefined;
             throw error;
           },
         );

@@ -343,12 +343,15 @@ describe('metrics, request ids and logs of a served store', () => {
     try {
       const error = (await client.callTool({ name: 'profile_query', arguments: { question, rail: 'tempo' } }).catch((e: unknown) => e)) as { data: { requestId: string } };
       expect(error).toMatchObject({ code: -32042, data: { requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
-      for (let i = 0; i < 50 && !stderr.includes(error.data.requestId); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      const line = stderr
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l))
-        .find((l) => l.requestId === error.data.requestId && l.message === 'request');
+      // Other lines may carry the request's id too (the search index it made load): its own line ends the wait.
+      const requestLine = () =>
+        stderr
+          .split('\n')
+          .filter((l) => l.startsWith('{') && l.endsWith('}'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.requestId === error.data.requestId && l.message === 'request');
+      for (let i = 0; i < 100 && !requestLine(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      const line = requestLine();
       expect(line).toMatchObject({ transport: 'mcp_stdio', route: 'tools/call', status: 402, tool: 'profile_query', outcome: 'challenged' });
     } finally {
       await client.close();

@@ -34,6 +34,23 @@ describe('readiness', () => {
     for (const rail of Object.values(body.checks.rails)) expect(rail).toMatchObject({ ok: false, detail: expect.stringMatching(/did not answer/) });
   });
 
+  test('error: while the index loads, /ready answers 503 and says how far the load has got', async () => {
+    const { indexLoaded, indexLoading } = environment.services;
+    environment.services.indexLoaded = () => false;
+    try {
+      for (const [loading, percent] of [
+        [{ source: 'snapshot', done: 3 << 20, total: 12 << 20 }, 25],
+        [{ source: 'rows', done: 8_192, total: 1_000_000 }, 0.8],
+      ] as const) {
+        environment.services.indexLoading = () => loading;
+        expect(await ready()).toMatchObject({ status: 503, body: { ready: false, checks: { index: { ok: false, loading: { ...loading, percent } } } } });
+      }
+    } finally {
+      Object.assign(environment.services, { indexLoaded, indexLoading });
+    }
+    expect((await ready()).body.checks.index).not.toHaveProperty('loading');
+  });
+
   test('error: a draining instance answers 503, saying so', async () => {
     environment.services.draining = true;
     try {

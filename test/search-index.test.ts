@@ -1,66 +1,18 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
 import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Items from '../src/store/Items.js';
-import * as Stores from '../src/store/Store.js';
+import type * as Stores from '../src/store/Store.js';
 import * as SearchDocs from '../src/store/SearchDocs.js';
-import * as Engines from './support/Engines.js';
-import * as Peek from './support/Peek.js';
+import { connect, corpus, query, random, vocabulary } from './support/IndexCorpus.js';
+import type * as Peek from './support/Peek.js';
 
 /**
  * The in-memory lexical index: exact (the pruned search returns what scoring every match returns, and both equal a
  * plain BM25 written out below), current (a chunk written through any connection is found at the next search, a
  * removed one is gone), and rebuilt from the store after a restart.
  */
-
-type Place = Awaited<ReturnType<typeof Engines.fresh>>;
-
-/** What a case opened (stores on this run's engine, their places, peeks), closed and removed after it, last first. */
-const opened: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of opened.splice(0).reverse()) await close();
-});
-
-async function fresh(name: string): Promise<Place> {
-  const place = await Engines.fresh(Engines.current, `index-${name}`);
-  opened.push(place.drop);
-  return place;
-}
-
-/** One more connection to the store at `place`, with the Store over it, as another process would have. */
-async function connect(place: Place): Promise<Stores.Store> {
-  const { store } = await Stores.open(place.target);
-  opened.push(() => store.close());
-  return store;
-}
-
-const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x`);
-function random(seed: number): () => number {
-  let s = seed;
-  return () => (s = (s * 16807) % 2147483647) / 2147483647;
-}
-
-/**
- * A store of `items` items, 3 chunks each, words drawn with a skew so some are common and most are rare; with a peek
- * at its tables.
- */
-async function corpus(name: string, items: number, seed = 7): Promise<{ place: Place; store: Stores.Store; peek: Peek.Peek; channels: string[] }> {
-  const place = await fresh(name);
-  const store = await connect(place);
-  const peek = await Peek.open(place.env);
-  opened.push(() => peek.close());
-  const r = random(seed);
-  const word = () => vocabulary[Math.floor(r() * r() * r() * vocabulary.length)]!;
-  const profile = await store.profiles.create({ slug: `p${seed}`, name: 'P', visibility: 'public' });
-  const channels: string[] = [];
-  for (const c of [0, 1, 2]) channels.push((await store.channels.create({ profileId: profile.id, kind: 'rss', label: `c${c}`, accessLevel: 'public', ratePerMillionTokens: 1 })).id);
-  for (let i = 0; i < items; i++) {
-    const chunks = [0, 1, 2].map(() => ({ text: Array.from({ length: 10 + Math.floor(r() * 80) }, word).join(' ') }));
-    await store.items.put(SearchTerms.indexed({ channelId: channels[i % 3]!, externalId: `i${i}`, title: `${word()} ${word()}`, contentHash: `h${i}`, chunks }));
-  }
-  return { place, store, peek, channels };
-}
 
 /** BM25 as written in the textbook, over the store's own rows: the reference both searches must equal. */
 async function reference(store: Stores.Store, peek: Peek.Peek) {
@@ -99,13 +51,6 @@ async function bm25(input: { store: Stores.Store; docs: { rowid: number; channel
     .slice(0, k)
     .map(({ rowid, score }) => ({ rowid, score }));
 }
-
-const query = (words: string[], channelIds: Iterable<string>, limit = 100) => ({
-  terms: words.map((w) => ({ token: w, stem: Text.stem(w) })),
-  text: words.join(' '),
-  channelIds: new Set(channelIds),
-  limit,
-});
 
 describe('LexicalIndex', () => {
   test.each([

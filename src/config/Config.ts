@@ -107,6 +107,7 @@ const Environment = z.object({
   CITATION_LINK_TTL_SECONDS: z.coerce.number().int().min(60).max(604_800).default(3600),
   PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle', 'after_hold']).optional(),
   INSTANCE_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(20),
+  SEARCH_SNAPSHOT_MIN_CHUNKS: z.coerce.number().int().min(0).default(50_000),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3_600).default(300),
   SETTLEMENT_LANDING_MARGIN_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
   SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
@@ -258,6 +259,11 @@ export type Config = {
    * is settled by another. Shorter settles a killed instance's charges sooner; longer forgives longer pauses.
    */
   instanceLeaseSeconds: number;
+  /**
+   * Stores of at least this many chunks keep a snapshot of the search index, which instances start from in one read
+   * rather than rebuilding from rows; smaller stores load from rows in under a second and keep none.
+   */
+  searchSnapshotMinChunks: number;
   /**
    * How often a serving process settles what was left part-way: charges and payments of processes that stopped, once
    * old enough, and its own settlements whose outcome was lost, once past their deadline.
@@ -453,6 +459,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     },
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
     instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
+    searchSnapshotMinChunks: e.SEARCH_SNAPSHOT_MIN_CHUNKS,
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
     landingMarginSeconds: e.SETTLEMENT_LANDING_MARGIN_SECONDS,
     citationLinks: { secret: e.CITATION_LINK_SECRET, ttlSeconds: e.CITATION_LINK_TTL_SECONDS },

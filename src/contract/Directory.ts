@@ -79,7 +79,17 @@ export const Readiness = z
     checks: z
       .object({
         database: Dependency,
-        index: z.object({ ok: z.boolean(), chunks: z.number().int().nonnegative().optional() }).strict(),
+        index: z
+          .object({
+            ok: z.boolean(),
+            chunks: z.number().int().nonnegative().optional(),
+            /** While the index loads: from its snapshot (bytes read) or from rows (chunks read), how far it has got. */
+            loading: z
+              .object({ source: z.enum(['snapshot', 'rows']), done: z.number().int().nonnegative(), total: z.number().int().nonnegative(), percent: z.number().min(0).max(100) })
+              .strict()
+              .optional(),
+          })
+          .strict(),
         rails: z.record(z.string(), RailCheck),
       })
       .strict(),

@@ -6,6 +6,7 @@ export type Watched = {
   readonly draining: boolean;
   store: { ping(): Promise<void> };
   indexLoaded(): boolean;
+  indexLoading(): { source: 'snapshot' | 'rows'; done: number; total: number } | undefined;
   lexicalIndex(): Promise<{ size(): { chunks: number } }>;
   rails: { get(rail: Rail): Promise<{ probe(): Promise<void> } | undefined>; configured(): Rail[] };
 };
@@ -54,12 +55,17 @@ export function create(services: Watched): { check(): Promise<Readiness> } {
       ]);
       const loaded = services.indexLoaded();
       const chunks = loaded ? (await services.lexicalIndex()).size().chunks : undefined;
+      const loading = loaded ? undefined : services.indexLoading();
       return {
         ready: !services.draining && database && loaded,
         draining: services.draining,
         checks: {
           database: { ok: database },
-          index: { ok: loaded, ...(chunks !== undefined && { chunks }) },
+          index: {
+            ok: loaded,
+            ...(chunks !== undefined && { chunks }),
+            ...(loading && { loading: { ...loading, percent: loading.total > 0 ? Math.floor((1000 * loading.done) / loading.total) / 10 : 0 } }),
+          },
           rails: Object.fromEntries(configured.map((name, i) => [name, railChecks[i]!])),
         },
       };

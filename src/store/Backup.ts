@@ -42,6 +42,9 @@ export class Discrepant extends Error {
 
 /** The table of the secrets the service made for itself: its rows stay out of every backup. */
 const secretsTable = 'secrets';
+/** The search index's snapshot: derived from rows, hundreds of megabytes at a million chunks, made again by the restored store's instances. */
+const derivedTables = ['search_snapshot', 'search_snapshot_parts'];
+const leftOutData = [secretsTable, ...derivedTables].map((table) => `--exclude-table-data=${table}`);
 
 /** What a backup holds, counted in it: what an operator checks before relying on it. */
 export const counted = ['accounts', 'credentials', 'profiles', 'channels', 'items', 'chunks', 'ledger', 'payments', 'wallet_credits'] as const;
@@ -123,9 +126,9 @@ export async function backup(target: Target, file: string): Promise<BackupResult
           const counted = await counts(tx);
           await run(
             'pg_dump',
-            ['--format=custom', '--no-owner', `--exclude-table-data=${secretsTable}`, `--snapshot=${snapshot}`, `--file=${partial}`],
+            ['--format=custom', '--no-owner', ...leftOutData, `--snapshot=${snapshot}`, `--file=${partial}`],
             target.url,
-            `(umask 077 && pg_dump -Fc --no-owner --exclude-table-data=${secretsTable} -f ${file} "$DATABASE_URL")`,
+            `(umask 077 && pg_dump -Fc --no-owner ${leftOutData.join(' ')} -f ${file} "$DATABASE_URL")`,
           );
           return counted;
         });
@@ -140,7 +143,7 @@ export async function backup(target: Target, file: string): Promise<BackupResult
     const { engine } = Sqlite.open(target.path, { readOnly: true });
     let integrity: string[];
     try {
-      integrity = await engine.backup(partial, { emptied: [secretsTable] });
+      integrity = await engine.backup(partial, { emptied: [secretsTable, ...derivedTables] });
     } finally {
       await engine.close();
     }

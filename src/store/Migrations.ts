@@ -17,6 +17,7 @@ import { jobLeases } from './migrations/014_job_leases.js';
 import { queryDays } from './migrations/015_query_days.js';
 import { secrets } from './migrations/016_secrets.js';
 import { paymentStates } from './migrations/017_payment_states.js';
+import { searchSnapshots } from './migrations/018_search_snapshots.js';
 import * as Postgres from './migrations/postgres/Schema.js';
 
 export type Migration = { version: number; name: string } & Record<Dialect, string>;
@@ -40,6 +41,7 @@ export const migrations: readonly Migration[] = [
   { version: 15, name: 'query_days', sqlite: queryDays, postgres: Postgres.queryDays },
   { version: 16, name: 'secrets', sqlite: secrets, postgres: Postgres.secrets },
   { version: 17, name: 'payment_states', sqlite: paymentStates, postgres: Postgres.paymentStates },
+  { version: 18, name: 'search_snapshots', sqlite: searchSnapshots, postgres: Postgres.searchSnapshots },
 ];
 
 const ledgerTable: Record<Dialect, string> = {

@@ -173,6 +173,11 @@ export async function termIds(sql: Sql, stems: string[]): Promise<Map<string, nu
   return ids;
 }
 
+/** How many chunks have a row. */
+export async function count(sql: Sql): Promise<number> {
+  return Number((await sql.get<{ n: number }>('SELECT count(*) AS n FROM search_docs'))!.n);
+}
+
 /** Up to `limit` stored documents after `afterRowid`, in rowid order: the index loads page by page. */
 export async function page(sql: Sql, afterRowid: number, limit: number): Promise<StoredDoc[]> {
   return sql.all<StoredDoc>('SELECT rowid, channel_id AS channelId, length, terms FROM search_docs WHERE rowid > ? ORDER BY rowid LIMIT ?', [afterRowid, limit]);

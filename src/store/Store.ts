@@ -21,6 +21,7 @@ import * as Payments from './Payments.js';
 import * as Profiles from './Profiles.js';
 import * as RateLimits from './RateLimits.js';
 import * as SearchDocs from './SearchDocs.js';
+import * as SearchSnapshots from './SearchSnapshots.js';
 import * as Secrets from './Secrets.js';
 import * as TermModelRows from './TermModelRows.js';
 import * as VectorIndex from './VectorIndex.js';
@@ -60,6 +61,8 @@ export type Store = {
   profiles: Bound<typeof Profiles>;
   rateLimits: Bound<typeof RateLimits>;
   search: Bound<typeof SearchDocs>;
+  /** The search index's snapshot, for instances to start from. */
+  searchSnapshots: Bound<typeof SearchSnapshots>;
   /** Secrets the service made for itself (link signing, a development payment secret): never in a backup. */
   secrets: Bound<typeof Secrets>;
   termModel: Bound<typeof TermModelRows>;
@@ -125,6 +128,7 @@ function over(sql: Sql, urgent: Sql = sql): Store {
     profiles: bind(Profiles, sql),
     rateLimits: bind(RateLimits, sql),
     search: bind(SearchDocs, sql),
+    searchSnapshots: bind(SearchSnapshots, sql),
     secrets: bind(Secrets, sql),
     termModel: bind(TermModelRows, sql),
     vectors: bind(VectorIndex, sql),

@@ -61,7 +61,7 @@ const tableList = {
  * and credentials being redeemed are the running processes' bookkeeping, not data a request changes; the operator's
  * query counts count every query, refused ones too (as the metrics do).
  */
-const derived = ['chunk_fts', 'chunk_vectors', 'term_model', 'rate_buckets', 'instances', 'credential_claims', 'job_leases', 'query_days'];
+const derived = ['chunk_fts', 'chunk_vectors', 'search_snapshot', 'term_model', 'rate_buckets', 'instances', 'credential_claims', 'job_leases', 'query_days'];
 
 function requirePath(place: Place): string {
   if (place.DATABASE_PATH === undefined) throw new Error('a peek needs DATABASE_PATH or DATABASE_URL');

@@ -17,6 +17,7 @@ const loadHttpServer = lazy('The HTTP server', () => import('../../transport/htt
 const loadStdio = lazy('The stdio MCP server', () => import('../../transport/mcp/Stdio.js'));
 const loadMetricsRoute = lazy('The metrics server', () => import('../../transport/http/MetricsRoute.js'));
 const loadServices = lazy('The service layer', () => import('../../Services.js'));
+const loadSnapshotKeeper = lazy('The search index snapshot keeper', () => import('../../retrieval/index/SnapshotKeeper.js'));
 
 /**
  * A database URL as a terminal may show it: a password, if it has one (`user:password@`, or `?password=` and
@@ -110,8 +111,11 @@ export const serve: Command = {
     // A small store gets its term model (re)built now; a large one folds in what is new and waits for a rebuild.
     const refreshTermModel = termModelRefresher(services);
     await refreshTermModel(TermModel.automaticLimit);
-    // The search indexes load before the first question rather than during it (seconds per million chunks).
-    void services.lexicalIndex().catch((error: unknown) => services.logger.error('search index failed to load; the first question tries again', { error }));
+    // The search indexes load before the first question rather than during it (seconds per million chunks); then the
+    // snapshot instances start from is made again if it is missing or behind.
+    const keeper = (await loadSnapshotKeeper()).start({ store: services.store, index: services.loadedIndex, logger: services.logger, minChunks: config.searchSnapshotMinChunks });
+    const keepSnapshot = () => void services.pending.track(keeper.check());
+    void services.lexicalIndex().then(keepSnapshot, (error: unknown) => services.logger.error('search index failed to load; the first question tries again', { error }));
     void services.vectors?.warm();
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '')) {
@@ -140,13 +144,14 @@ export const serve: Command = {
           intervalMinutes: config.sync.intervalMinutes,
           // Rebuilding blocks requests for its duration: only small stores get it here; others fold in what is new.
           // Tracked, so a shutdown waits for it rather than leave its lease behind.
-          onReport: (r) => void (r.created + r.updated + r.removed > 0 && services.pending.track(refreshTermModel(serveRebuildLimit))),
+          onReport: (r) => void (r.created + r.updated + r.removed > 0 && services.pending.track(refreshTermModel(serveRebuildLimit).then(keepSnapshot))),
         })
       : undefined;
     // A server restarted within minutes of a crash reconciles later, while it runs; so are its own lost settlements.
     const stopReconciling = Reconciliation.periodically(services, config.reconcileIntervalSeconds * 1000);
     const signal = await untilSignal();
     stopReconciling();
+    keeper.stop();
     await drain(services, server, signal);
     if (metricsServer) await HttpServer.close(metricsServer.server);
     await scheduler?.stop();

@@ -71,13 +71,14 @@ export class ChannelAudiences {
     return moved;
   }
 
-  /** Forgets every channel, for a rebuild that numbers them afresh; audience numbers stay. */
-  clear(): void {
-    this.channelIndex.clear();
-    this.channelAudience = [];
+  /** Every channel with its audience, in the order of their numbers: what a snapshot keeps. */
+  entries(): [string, Audience][] {
+    const names = new Map([...this.audienceIndex].map(([name, n]) => [n, name as Audience]));
+    return [...this.channelIndex.keys()].map((id, index) => [id, names.get(this.channelAudience[index]!) ?? null]);
   }
 
-  private audienceNumber(audience: Audience): number {
+  /** An audience's number, given one when it has none. */
+  audienceNumber(audience: Audience): number {
     if (audience === null) return -1;
     let n = this.audienceIndex.get(audience);
     if (n === undefined) {
@@ -85,5 +86,17 @@ export class ChannelAudiences {
       this.audienceIndex.set(audience, n);
     }
     return n;
+  }
+
+  /** An audience's name, by its number. */
+  audienceName(number: number): Audience {
+    for (const [name, n] of this.audienceIndex) if (n === number) return name as Audience;
+    return null;
+  }
+
+  /** Forgets every channel, for a rebuild that numbers them afresh; audience numbers stay. */
+  clear(): void {
+    this.channelIndex.clear();
+    this.channelAudience = [];
   }
 }

@@ -39,6 +39,20 @@ function grow<T extends Int32Array | Uint8Array>(array: T, need: number): T {
   return next;
 }
 
+/** An index's arrays and counts, as a snapshot keeps them. */
+export type IndexState = {
+  rowids: Int32Array<ArrayBuffer>;
+  lengths: Int32Array<ArrayBuffer>;
+  channelOfDoc: Int32Array<ArrayBuffer>;
+  deleted: Uint8Array<ArrayBuffer>;
+  postings: (PostingList | undefined)[];
+  postingCount: number;
+  /** Each channel and its audience, in the order of the channels' numbers. */
+  channels: [string, Audiences.Audience][];
+  /** Each audience's counts, by its name. */
+  counts: (Counts & { audience: Audiences.Audience })[];
+};
+
 /** The documents, postings and counts; read by the search, changed only through the methods. */
 export class InvertedIndex {
   /** Each document's chunk rowid, length in tokens, channel number and removal mark. */
@@ -184,6 +198,67 @@ export class InvertedIndex {
         return index;
       },
     };
+  }
+
+  /** Everything the index holds, as views as long as what they hold (not copies): what a snapshot writes. */
+  state(): IndexState {
+    if (this.pendingRecount) this.settle(false);
+    const n = this.docCount;
+    return {
+      rowids: this.rowids.subarray(0, n),
+      lengths: this.lengths.subarray(0, n),
+      channelOfDoc: this.channelOfDoc.subarray(0, n),
+      deleted: this.deleted.subarray(0, n),
+      postings: this.postings,
+      postingCount: this.postingCount,
+      channels: this.channels.entries(),
+      counts: this.counts.map((c, audience) => ({ audience: this.channels.audienceName(audience), ...c })),
+    };
+  }
+
+  /**
+   * An index over a snapshot's arrays (kept as they are: an array a later change outgrows is copied then). Throws
+   * when they disagree with each other: a snapshot that reads so is refused, never searched.
+   */
+  static restore(state: IndexState): InvertedIndex {
+    const index = new InvertedIndex();
+    const n = state.rowids.length;
+    if (state.lengths.length !== n || state.channelOfDoc.length !== n || state.deleted.length !== n) throw new Error('document arrays of different lengths');
+    for (const [id] of state.channels) index.channels.number(id);
+    if (index.channels.size !== state.channels.length) throw new Error('a channel named twice');
+    index.channels.take(new Map(state.channels));
+    let largest = 0;
+    for (let doc = 0; doc < n; doc++) {
+      const channel = state.channelOfDoc[doc]!;
+      if (channel < 0 || channel >= state.channels.length || state.rowids[doc]! <= 0) throw new Error(`document ${doc} names no channel or chunk`);
+      largest = Math.max(largest, state.rowids[doc]!);
+    }
+    index.docOf = new Int32Array(largest + 1);
+    let deletedCount = 0;
+    for (let doc = 0; doc < n; doc++) {
+      if (state.deleted[doc]) {
+        deletedCount += 1;
+        continue;
+      }
+      const rowid = state.rowids[doc]!;
+      if (index.docOf[rowid]! > 0) throw new Error(`chunk ${rowid} indexed twice`);
+      index.docOf[rowid] = doc + 1;
+    }
+    index.rowids = state.rowids;
+    index.lengths = state.lengths;
+    index.channelOfDoc = state.channelOfDoc;
+    index.deleted = state.deleted;
+    index.docCount = n;
+    index.deletedCount = deletedCount;
+    index.postings = state.postings;
+    index.postingCount = state.postingCount;
+    for (const { audience, ...counts } of state.counts) {
+      const number = index.channels.audienceNumber(audience);
+      if (number < 0) continue;
+      while (index.counts.length <= number) index.countsOf(index.counts.length);
+      index.counts[number] = counts;
+    }
+    return index;
   }
 
   /** What the index holds: live chunks, terms with a posting list, postings (those of removed chunks included). */

@@ -5,6 +5,8 @@ import * as MaxScore from './MaxScore.js';
 import type { SearchHit, SearchIndex, SearchQuery } from './SearchIndex.js';
 import * as SearchLog from './SearchLog.js';
 import * as SearchTerms from './SearchTerms.js';
+import * as Snapshot from './Snapshot.js';
+import * as SnapshotStore from './SnapshotStore.js';
 import * as Stats from './Stats.js';
 
 /**
@@ -25,6 +27,16 @@ export type LexicalIndex = SearchIndex & {
   searchExhaustive(query: SearchQuery): Promise<SearchHit[]>;
   /** What the index holds, for benchmarks and diagnostics. */
   size(): { chunks: number; terms: number; postings: number };
+  /**
+   * Where the index was loaded from, the write-log position it has applied, and the id of a snapshot it refused at
+   * its last load (to be made again).
+   */
+  origin(): { source: 'snapshot' | 'rows'; position: number; refused?: string };
+  /**
+   * Writes the index, caught up to the last write, as the store's snapshot: its size and the position it covers.
+   * Run by one instance at a time (SnapshotKeeper).
+   */
+  writeSnapshot(): Promise<{ bytes: number; position: number }>;
 };
 
 const k1 = 1.2;
@@ -34,6 +46,11 @@ const compactShare = 0.25;
 
 export type Options = {
   onProgress?: (stage: string) => void;
+  /** Told how far loading has got, as it goes: for readiness. */
+  onLoading?: (progress: SnapshotStore.Progress) => void;
+  /** Start from the store's snapshot when one fits (default true); told why when one does not. */
+  snapshot?: boolean;
+  onSnapshotRefused?: (reason: string) => void;
   /** Documents MaxScore takes at a time (tests use small blocks). */
   blockSize?: number;
 };
@@ -42,14 +59,19 @@ export type Options = {
 export async function open(store: Store, options: Options = {}): Promise<LexicalIndex> {
   const filled = await SearchTerms.fill(store, { onProgress: (done, total) => options.onProgress?.(`indexed ${done} of ${total} chunks`) });
   if (filled > 0) options.onProgress?.(`indexed ${filled} chunks`);
-  const index = new CurrentIndex(store, options.blockSize);
-  await index.load();
+  const index = new CurrentIndex(store, options);
+  await index.load(options.snapshot ?? true);
   return {
     name: 'maxscore',
     search: (query) => index.rank(query, false),
     searchExhaustive: (query) => index.rank(query, true),
     statistics: (channelIds, stems) => index.statisticsNow(channelIds, stems),
     size: () => index.inverted.size(),
+    origin: () => ({ source: index.source, position: index.position, ...(index.refused !== undefined && { refused: index.refused }) }),
+    async writeSnapshot() {
+      await index.catchUpNow();
+      return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position }));
+    },
   };
 }
 
@@ -66,30 +88,76 @@ class CurrentIndex {
   /** Documents whose lengths are in `scratch.cells`. */
   private scratchFilled = 0;
   private readonly catchUp = new SearchLog.CatchUp(() => this.caughtUp());
+  source: 'snapshot' | 'rows' = 'rows';
+  /** The snapshot the last load refused, if it refused one. */
+  refused: string | undefined;
+  private readonly blockSize: number | undefined;
 
   constructor(
     private readonly store: Store,
-    private readonly blockSize: number | undefined,
-  ) {}
+    private readonly options: Options,
+  ) {
+    this.blockSize = options.blockSize;
+  }
+
+  /** The last log entry applied. */
+  get position(): number {
+    return this.applied;
+  }
+
+  /** Reads and applies what was logged until now. */
+  catchUpNow(): Promise<void> {
+    return this.catchUp.asOf(performance.now());
+  }
+
+  /**
+   * Loads the index: from the store's snapshot when `fromSnapshot` and one fits (then the log is followed from its
+   * position by the next search, as always), else from `search_docs`.
+   */
+  async load(fromSnapshot = false): Promise<void> {
+    if (fromSnapshot) {
+      try {
+        const restored = await SnapshotStore.read(this.store, this.options.onLoading);
+        if (restored) {
+          this.took(restored.index, restored.position, 'snapshot');
+          return;
+        }
+      } catch (error) {
+        if (!(error instanceof Snapshot.Refused)) throw error;
+        this.refused = error.snapshotId;
+        this.options.onSnapshotRefused?.(error.message);
+      }
+    }
+    await this.loadRows();
+  }
 
   /**
    * Builds everything from `search_docs`. The log position is read first: a write that lands while the rows are read
    * is in them or after that position, and applying it again is harmless (`add` replaces, `remove` of what is gone
    * does nothing).
    */
-  async load(): Promise<void> {
+  private async loadRows(): Promise<void> {
     const start = (await this.store.search.logBounds()).last ?? 0;
     const audiences = await Audiences.read(this.store);
+    const total = this.options.onLoading ? await this.store.search.count() : 0;
     // Built beside the index in use, page by page: a search meanwhile sees the old index or the new one, whole.
     const building = InvertedIndex.build(audiences);
-    for (let after = 0; ; ) {
+    for (let after = 0, done = 0; ; ) {
       const page = await this.store.search.page(after, SearchLog.pageSize);
       if (page.length === 0) break;
       building.append(page);
       after = page.at(-1)!.rowid;
+      done += page.length;
+      this.options.onLoading?.({ source: 'rows', done, total: Math.max(total, done) });
     }
-    this.inverted = building.finish();
-    this.applied = start;
+    this.took(building.finish(), start, 'rows');
+  }
+
+  /** Puts a loaded index in use, covering the log to `position`. */
+  private took(inverted: InvertedIndex, position: number, source: 'snapshot' | 'rows'): void {
+    this.inverted = inverted;
+    this.applied = position;
+    this.source = source;
     // Documents are numbered afresh: the lengths beside the scores are filled again before the next search.
     this.scratchFilled = 0;
     // Each list's bound for the public average length, so the first questions after a start do not pay a pass over

@@ -9,6 +9,19 @@
  * `Cursor`, which unpacks one block at a time.
  */
 
+/** A list as a snapshot keeps it: its sealed blocks' firsts, offsets and bytes, its open block, and its bound. */
+export type ListParts = {
+  length: number;
+  firsts: Int32Array;
+  offsets: Int32Array;
+  bytes: Uint8Array;
+  tailDocs: Int32Array;
+  tailCounts: Uint16Array;
+  bound: number;
+  boundAverage: number;
+  covered: number;
+};
+
 const shift = 7;
 /** Postings per block. */
 export const blockLength = 1 << shift;
@@ -159,6 +172,48 @@ export class PostingList {
       this.covered = this.length;
     }
     return this.listBound * Math.max(1, averageLength / this.boundAverage);
+  }
+
+  /** The list's arrays, as long as what they hold, and its bound: what a snapshot keeps of it. */
+  parts(): ListParts {
+    return {
+      length: this.length,
+      firsts: this.firsts?.subarray(0, this.sealed) ?? new Int32Array(0),
+      offsets: this.offsets?.subarray(0, this.sealed) ?? new Int32Array(0),
+      bytes: this.bytes?.subarray(0, this.used) ?? new Uint8Array(0),
+      tailDocs: this.tailDocs.subarray(0, this.tailLength),
+      tailCounts: this.tailCounts.subarray(0, this.tailLength),
+      bound: this.listBound,
+      boundAverage: this.boundAverage,
+      covered: this.covered,
+    };
+  }
+
+  /**
+   * A list over arrays a snapshot held (views into its bytes, not copied). Each is exactly as long as what it holds,
+   * so a posting added later moves the array it lands in to memory of its own before writing.
+   */
+  static restore(parts: ListParts): PostingList {
+    const list = new PostingList(0);
+    const sealed = parts.firsts.length;
+    if (parts.offsets.length !== sealed || parts.tailDocs.length !== parts.tailCounts.length || parts.length !== sealed * blockLength + parts.tailDocs.length) {
+      throw new Error('a posting list whose parts disagree on its length');
+    }
+    list.length = parts.length;
+    list.sealed = sealed;
+    if (sealed > 0) {
+      list.firsts = parts.firsts;
+      list.offsets = parts.offsets;
+      list.bytes = parts.bytes;
+      list.used = parts.bytes.length;
+    }
+    list.tailDocs = parts.tailDocs;
+    list.tailCounts = parts.tailCounts;
+    list.tailLength = parts.tailDocs.length;
+    list.listBound = parts.bound;
+    list.boundAverage = parts.boundAverage;
+    list.covered = parts.covered;
+    return list;
   }
 
   /** Every posting, in order. */

@@ -406,3 +406,21 @@ UPDATE wallet_credits SET payment_id = payment_id || ':sent'
   WHERE payment_id IN (SELECT id FROM payments WHERE state = 'answered' AND credit_id IS NOT NULL);
 UPDATE payments SET settle_by = NULL WHERE state = 'answered' AND credit_id IS NOT NULL AND id || ':sent' IN (SELECT id FROM payments);
 `;
+
+export const searchSnapshots = `
+CREATE TABLE search_snapshot (
+  slot INTEGER PRIMARY KEY CHECK (slot = 1),
+  id TEXT NOT NULL,
+  position BIGINT NOT NULL,
+  bytes BIGINT NOT NULL,
+  parts BIGINT NOT NULL,
+  header TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE TABLE search_snapshot_parts (
+  snapshot_id TEXT NOT NULL,
+  part BIGINT NOT NULL,
+  bytes BYTEA NOT NULL,
+  PRIMARY KEY (snapshot_id, part)
+);
+`;

@@ -1,0 +1,54 @@
+import type { Sql } from './Sql.js';
+
+/**
+ * The search index's snapshot as the store keeps it (migration 18): the current one's header, and its bytes in parts
+ * read one at a time, so neither engine holds more than a part in a result. What the bytes mean is the index's own
+ * (`retrieval/index/Snapshot.ts`).
+ */
+
+/** The current snapshot: its id, the write-log position it covers, its size, and the index's own header (JSON). */
+export type SnapshotRow = { id: string; position: number; bytes: number; parts: number; header: string; createdAt: number };
+
+/** Bytes a part holds: well under PostgreSQL's limits for a value and for the hex text it travels as. */
+export const partBytes = 8 << 20;
+
+/** The current snapshot's row, if one was written. */
+export async function current(sql: Sql): Promise<SnapshotRow | undefined> {
+  return sql.get<SnapshotRow>('SELECT id, position, bytes, parts, header, created_at AS createdAt FROM search_snapshot WHERE slot = 1');
+}
+
+/** One part of a snapshot, or undefined when that snapshot was replaced (its parts are gone). */
+export async function part(sql: Sql, id: string, index: number): Promise<Uint8Array | undefined> {
+  return (await sql.get<{ bytes: Uint8Array }>('SELECT bytes FROM search_snapshot_parts WHERE snapshot_id = ? AND part = ?', [id, index]))?.bytes;
+}
+
+/**
+ * Makes `body` the current snapshot, in one transaction: its parts, its row, and the old one's parts deleted. A reader
+ * part-way through the old one finds a part missing and starts again from the new row.
+ */
+export async function replace(sql: Sql, snapshot: Omit<SnapshotRow, 'bytes' | 'parts'>, body: Uint8Array): Promise<void> {
+  const parts = Math.ceil(body.length / partBytes);
+  await sql.transaction(async (tx) => {
+    for (let i = 0; i < parts; i++) {
+      await tx.run('INSERT INTO search_snapshot_parts (snapshot_id, part, bytes) VALUES (?, ?, ?)', [snapshot.id, i, asBuffer(body.subarray(i * partBytes, (i + 1) * partBytes))]);
+    }
+    await tx.run('DELETE FROM search_snapshot_parts WHERE snapshot_id <> ?', [snapshot.id]);
+    await tx.run(
+      `INSERT INTO search_snapshot (slot, id, position, bytes, parts, header, created_at) VALUES (1, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (slot) DO UPDATE SET id = excluded.id, position = excluded.position, bytes = excluded.bytes, parts = excluded.parts,
+         header = excluded.header, created_at = excluded.created_at`,
+      [snapshot.id, snapshot.position, body.length, parts, snapshot.header, snapshot.createdAt],
+    );
+  });
+}
+
+/** The same bytes as a Buffer, which both drivers bind as a blob. */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+
+/** Deletes the snapshot (tests, and a store whose rows were reset). */
+export async function drop(sql: Sql): Promise<void> {
+  await sql.transaction(async (tx) => {
+    await tx.run('DELETE FROM search_snapshot_parts');
+    await tx.run('DELETE FROM search_snapshot');
+  });
+}

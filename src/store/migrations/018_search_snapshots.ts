@@ -1,0 +1,23 @@
+/**
+ * The lexical index as one instance held it, for the others to start from: a header (the write-log position it
+ * covers, its size and checksum, what it holds) and its bytes in parts. One snapshot is current; a new one is written
+ * under its own id beside the old, which is deleted in the same transaction, so a reader sees one or the other whole.
+ * Derived data: rebuilt from `search_docs` whenever it is missing or does not fit, and left out of copies and backups.
+ */
+export const searchSnapshots = `
+CREATE TABLE search_snapshot (
+  slot INTEGER PRIMARY KEY CHECK (slot = 1),
+  id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  parts INTEGER NOT NULL,
+  header TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE search_snapshot_parts (
+  snapshot_id TEXT NOT NULL,
+  part INTEGER NOT NULL,
+  bytes BLOB NOT NULL,
+  PRIMARY KEY (snapshot_id, part)
+) STRICT;
+`;
