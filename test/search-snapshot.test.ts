@@ -61,6 +61,26 @@ describe('search index snapshots', () => {
     await sameAnswers(restarted, fromRows, all);
   });
 
+  test('behavior: a snapshot cut in many parts is read whole, parts in flight together', async () => {
+    const { place, store, all } = await mixed('parts');
+    await (await LexicalIndex.open(store)).writeSnapshot();
+    // The same bytes cut again into parts of 4 kB, under a new id.
+    const row = (await store.searchSnapshots.current())!;
+    const body = new Uint8Array(row.bytes);
+    for (let part = 0, at = 0; part < row.parts; part++) {
+      const bytes = (await store.searchSnapshots.part(row.id, part))!;
+      body.set(bytes, at);
+      at += bytes.length;
+    }
+    await store.searchSnapshots.replace({ id: 'snap_recut', position: row.position, header: row.header, createdAt: row.createdAt }, body, 4096);
+    expect((await store.searchSnapshots.current())!.parts).toBeGreaterThan(10);
+    const seen: number[] = [];
+    const restarted = await LexicalIndex.open(await connect(place), { onLoading: (p) => seen.push(p.done) });
+    expect(restarted.origin().source).toBe('snapshot');
+    expect(seen.at(-1)).toBe(row.bytes);
+    await sameAnswers(restarted, await LexicalIndex.open(store, { snapshot: false }), all);
+  });
+
   test('behavior: writes after the snapshot (new, replaced and removed chunks, a channel paused and resumed) are followed from its position', async () => {
     const { place, store, channels, all, r } = await mixed('follow');
     const writer = await LexicalIndex.open(store);

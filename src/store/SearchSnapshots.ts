@@ -17,20 +17,28 @@ export async function current(sql: Sql): Promise<SnapshotRow | undefined> {
   return sql.get<SnapshotRow>('SELECT id, position, bytes, parts, header, created_at AS createdAt FROM search_snapshot WHERE slot = 1');
 }
 
-/** One part of a snapshot, or undefined when that snapshot was replaced (its parts are gone). */
+/**
+ * One part of a snapshot, or undefined when that snapshot was replaced (its parts are gone). PostgreSQL sends it as
+ * base64 rather than bytea's hex text: two thirds of the bytes, read about 1.6 times as fast.
+ */
 export async function part(sql: Sql, id: string, index: number): Promise<Uint8Array | undefined> {
+  if (sql.dialect === 'postgres') {
+    const row = await sql.get<{ base64: string }>(`SELECT encode(bytes, 'base64') AS base64 FROM search_snapshot_parts WHERE snapshot_id = ? AND part = ?`, [id, index]);
+    // Node's decoder skips the line breaks PostgreSQL writes every 76 characters.
+    return row && Buffer.from(row.base64, 'base64');
+  }
   return (await sql.get<{ bytes: Uint8Array }>('SELECT bytes FROM search_snapshot_parts WHERE snapshot_id = ? AND part = ?', [id, index]))?.bytes;
 }
 
 /**
- * Makes `body` the current snapshot, in one transaction: its parts, its row, and the old one's parts deleted. A reader
- * part-way through the old one finds a part missing and starts again from the new row.
+ * Makes `body` the current snapshot, in one transaction: its parts (`size` bytes each but the last), its row, and the
+ * old one's parts deleted. A reader part-way through the old one finds a part missing and starts again from the new row.
  */
-export async function replace(sql: Sql, snapshot: Omit<SnapshotRow, 'bytes' | 'parts'>, body: Uint8Array): Promise<void> {
-  const parts = Math.ceil(body.length / partBytes);
+export async function replace(sql: Sql, snapshot: Omit<SnapshotRow, 'bytes' | 'parts'>, body: Uint8Array, size = partBytes): Promise<void> {
+  const parts = Math.ceil(body.length / size);
   await sql.transaction(async (tx) => {
     for (let i = 0; i < parts; i++) {
-      await tx.run('INSERT INTO search_snapshot_parts (snapshot_id, part, bytes) VALUES (?, ?, ?)', [snapshot.id, i, asBuffer(body.subarray(i * partBytes, (i + 1) * partBytes))]);
+      await tx.run('INSERT INTO search_snapshot_parts (snapshot_id, part, bytes) VALUES (?, ?, ?)', [snapshot.id, i, asBuffer(body.subarray(i * size, (i + 1) * size))]);
     }
     await tx.run('DELETE FROM search_snapshot_parts WHERE snapshot_id <> ?', [snapshot.id]);
     await tx.run(

@@ -13,14 +13,15 @@ import { analysisVersion } from './SearchTerms.js';
 /** How far a load has got: bytes of a snapshot, or chunks read from rows. */
 export type Progress = { source: 'snapshot' | 'rows'; done: number; total: number };
 
-/** The store's id, made on first use: a snapshot names the store it was made from. */
-async function storeId(store: Store): Promise<string> {
-  return (await store.meta.get('store_id')) ?? store.meta.claim('store_id', Ids.random('store'));
-}
+const storeIdKey = 'store_id';
 
-/** What this store is now, for a snapshot to be checked against. */
-async function expected(store: Store): Promise<{ store: string; analysis: string }> {
-  return { store: await storeId(store), analysis: (await store.search.analysis()) ?? analysisVersion };
+/**
+ * What this store is now, for a snapshot to be checked against: its id (made by the first snapshot written, so reading
+ * writes nothing; a store without one has no snapshot of its own) and its analysis.
+ */
+async function expected(store: Store, makeId = false): Promise<{ store: string; analysis: string }> {
+  const id = (await store.meta.get(storeIdKey)) ?? (makeId ? await store.meta.claim(storeIdKey, Ids.random('store')) : 'none');
+  return { store: id, analysis: (await store.search.analysis()) ?? analysisVersion };
 }
 
 /**
@@ -62,14 +63,34 @@ async function readRow(store: Store, row: SnapshotRow, now: { store: string; ana
   const followable = (last ?? 0) === row.position || (last !== null && first !== null && last > row.position && first <= row.position + 1);
   if (!followable) throw new Snapshot.Refused(`it covers the write log to ${row.position}, and the log now holds ${first ?? '-'} to ${last ?? '-'}`);
   const body = new Uint8Array(row.bytes);
-  for (let part = 0, at = 0; part < row.parts; part++) {
-    const bytes = await store.searchSnapshots.part(row.id, part);
-    if (!bytes) return undefined;
-    if (at + bytes.length > body.length) throw new Snapshot.Refused(`its parts hold more than its ${row.bytes} bytes`);
-    body.set(bytes, at);
-    at += bytes.length;
-    onProgress?.({ source: 'snapshot', done: at, total: row.bytes });
-  }
+  // Every part but the last is as long as the first: it says where the others go.
+  const opening = await store.searchSnapshots.part(row.id, 0);
+  if (!opening) return undefined;
+  const size = opening.length;
+  if (size === 0 || size > row.bytes || row.parts !== Math.ceil(row.bytes / size)) throw new Snapshot.Refused(`its ${row.parts} parts do not hold its ${row.bytes} bytes`);
+  body.set(opening);
+  let done = size;
+  onProgress?.({ source: 'snapshot', done, total: row.bytes });
+  // The rest a few at a time: the database encodes the next while this process decodes the last (on PostgreSQL).
+  let next = 1;
+  let missing = false;
+  const reader = async () => {
+    for (let part = next++; part < row.parts && !missing; part = next++) {
+      const bytes = await store.searchSnapshots.part(row.id, part);
+      if (!bytes) {
+        missing = true;
+        return;
+      }
+      const at = part * size;
+      const expected = Math.min(size, row.bytes - at);
+      if (bytes.length !== expected) throw new Snapshot.Refused(`part ${part} holds ${bytes.length} bytes, not ${expected}`);
+      body.set(bytes, at);
+      done += bytes.length;
+      onProgress?.({ source: 'snapshot', done, total: row.bytes });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(3, row.parts) }, reader));
+  if (missing) return undefined;
   return { index: Snapshot.decode(header, body, now), position: row.position };
 }
 
@@ -78,7 +99,7 @@ async function readRow(store: Store, row: SnapshotRow, now: { store: string; ana
  * index with the position it covers; it is encoded in the same turn, before anything can change it.
  */
 export async function write(store: Store, take: () => { index: InvertedIndex; position: number }): Promise<{ bytes: number; position: number }> {
-  const now = await expected(store);
+  const now = await expected(store, true);
   const { index, position } = take();
   const { header, body } = Snapshot.encode(index, { ...now, position });
   await store.searchSnapshots.replace({ id: Ids.random('snap'), position, header: JSON.stringify(header), createdAt: Date.now() }, body);

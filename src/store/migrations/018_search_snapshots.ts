@@ -3,6 +3,8 @@
  * covers, its size and checksum, what it holds) and its bytes in parts. One snapshot is current; a new one is written
  * under its own id beside the old, which is deleted in the same transaction, so a reader sees one or the other whole.
  * Derived data: rebuilt from `search_docs` whenever it is missing or does not fit, and left out of copies and backups.
+ * A store with no chunks yet is marked as having every chunk's row (`search_docs_filled`, under analysis 1): each
+ * chunk is given its row as it is written, so its opens never look for chunks without one.
  */
 export const searchSnapshots = `
 CREATE TABLE search_snapshot (
@@ -20,4 +22,5 @@ CREATE TABLE search_snapshot_parts (
   bytes BLOB NOT NULL,
   PRIMARY KEY (snapshot_id, part)
 ) STRICT;
+INSERT INTO meta (key, value) SELECT 'search_docs_filled', '1' WHERE NOT EXISTS (SELECT 1 FROM chunks) ON CONFLICT (key) DO NOTHING;
 `;

@@ -423,4 +423,5 @@ CREATE TABLE search_snapshot_parts (
   bytes BYTEA NOT NULL,
   PRIMARY KEY (snapshot_id, part)
 );
+INSERT INTO meta (key, value) SELECT 'search_docs_filled', '1' WHERE NOT EXISTS (SELECT 1 FROM chunks) ON CONFLICT (key) DO NOTHING;
 `;
