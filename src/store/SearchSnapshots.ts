@@ -31,22 +31,25 @@ export async function part(sql: Sql, id: string, index: number): Promise<Uint8Ar
 }
 
 /**
- * Makes `body` the current snapshot, in one transaction: its parts (`size` bytes each but the last), its row, and the
- * old one's parts deleted. A reader part-way through the old one finds a part missing and starts again from the new row.
+ * Makes `body` the current snapshot: its parts (`size` bytes each but the last) under its own id, each written on its
+ * own so no write holds the database for long (a snapshot of a million chunks is hundreds of megabytes: in one
+ * transaction SQLite's write lock would stall every other writer for seconds); then, in one short transaction, its row
+ * replaces the old one and every other part goes, the old snapshot's and any a writer stopped part-way left behind.
+ * Until then readers read the old one whole; one part-way through it then finds a part missing and reads the new one.
  */
 export async function replace(sql: Sql, snapshot: Omit<SnapshotRow, 'bytes' | 'parts'>, body: Uint8Array, size = partBytes): Promise<void> {
   const parts = Math.ceil(body.length / size);
+  for (let i = 0; i < parts; i++) {
+    await sql.run('INSERT INTO search_snapshot_parts (snapshot_id, part, bytes) VALUES (?, ?, ?)', [snapshot.id, i, asBuffer(body.subarray(i * size, (i + 1) * size))]);
+  }
   await sql.transaction(async (tx) => {
-    for (let i = 0; i < parts; i++) {
-      await tx.run('INSERT INTO search_snapshot_parts (snapshot_id, part, bytes) VALUES (?, ?, ?)', [snapshot.id, i, asBuffer(body.subarray(i * size, (i + 1) * size))]);
-    }
-    await tx.run('DELETE FROM search_snapshot_parts WHERE snapshot_id <> ?', [snapshot.id]);
     await tx.run(
       `INSERT INTO search_snapshot (slot, id, position, bytes, parts, header, created_at) VALUES (1, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (slot) DO UPDATE SET id = excluded.id, position = excluded.position, bytes = excluded.bytes, parts = excluded.parts,
          header = excluded.header, created_at = excluded.created_at`,
       [snapshot.id, snapshot.position, body.length, parts, snapshot.header, snapshot.createdAt],
     );
+    await tx.run('DELETE FROM search_snapshot_parts WHERE snapshot_id <> ?', [snapshot.id]);
   });
 }
 
