@@ -104,6 +104,8 @@ describe('search index snapshots', () => {
     ['made from another store', (store) => store.meta.set('store_id', 'store_elsewhere'), /another store/],
     ['of another analysis', (_, peek) => peek.run(`UPDATE search_snapshot SET header = replace(header, '"analysis":"1"', '"analysis":"0"')`), /analysed with version 0/],
     ['of another format', (_, peek) => peek.run(`UPDATE search_snapshot SET header = replace(header, '"format":1', '"format":99')`), /format 99/],
+    ['with a header that is not one', (_, peek) => peek.run(`UPDATE search_snapshot SET header = 'null'`), /not a snapshot header/],
+    ['of an impossible size', (_, peek) => peek.run(`UPDATE search_snapshot SET bytes = -1, header = replace(header, '"bytes":', '"bytes":-1,"was":')`), /not whole numbers/],
     ['a part missing', (_, peek) => peek.run('DELETE FROM search_snapshot_parts'), /parts were missing/],
     ['older than the log reaches back', (_, peek) => peek.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)'), /covers the write log to/],
   ];

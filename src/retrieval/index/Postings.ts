@@ -190,8 +190,9 @@ export class PostingList {
   }
 
   /**
-   * A list over arrays a snapshot held (views into its bytes, not copied). Each is exactly as long as what it holds,
-   * so a posting added later moves the array it lands in to memory of its own before writing.
+   * A list over arrays a snapshot held (views into its bytes, not copied). Each is exactly as long as what it holds:
+   * a posting added later writes only into the list's own slice of those bytes (its open block, once sealed), and an
+   * array it outgrows is copied to memory of its own. The snapshot's bytes are the index's from then on.
    */
   static restore(parts: ListParts): PostingList {
     const list = new PostingList(0);

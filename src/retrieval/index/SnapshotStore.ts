@@ -58,7 +58,11 @@ async function readRow(store: Store, row: SnapshotRow, now: { store: string; ana
   } catch {
     throw new Snapshot.Refused('its header is not JSON');
   }
+  if (typeof header !== 'object' || header === null || typeof header.sections !== 'object' || header.sections === null) throw new Snapshot.Refused('its header is not a snapshot header');
   if (header.position !== row.position || header.bytes !== row.bytes) throw new Snapshot.Refused('its header disagrees with its row');
+  // Sizes a store could hold (and an allocation could take): anything else is damage.
+  const whole = (n: unknown, max: number) => Number.isSafeInteger(n) && (n as number) >= 0 && (n as number) <= max;
+  if (!whole(row.bytes, 2 ** 32) || !whole(row.parts, 2 ** 32) || !whole(row.position, Number.MAX_SAFE_INTEGER)) throw new Snapshot.Refused(`its sizes are not whole numbers a store holds (${row.bytes} bytes, ${row.parts} parts)`);
   const { first, last } = await store.search.logBounds();
   const followable = (last ?? 0) === row.position || (last !== null && first !== null && last > row.position && first <= row.position + 1);
   if (!followable) throw new Snapshot.Refused(`it covers the write log to ${row.position}, and the log now holds ${first ?? '-'} to ${last ?? '-'}`);
