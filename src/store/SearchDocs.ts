@@ -200,6 +200,20 @@ export async function changes(sql: Sql, afterSeq: number, limit: number): Promis
   );
 }
 
+/** The log entries at the given positions that are there (committed since they were found missing), in order. */
+export async function changesAt(sql: Sql, seqs: number[]): Promise<LogEntry[]> {
+  const select = `SELECT l.seq, l.kind, l.chunk, l.terms AS oldTerms, d.channel_id AS channelId, d.length, d.terms
+     FROM search_log l LEFT JOIN search_docs d ON l.kind = 'add' AND d.rowid = l.chunk`;
+  return sql.dialect === 'postgres'
+    ? sql.all<LogEntry>(`${select} WHERE l.seq = ANY(CAST(? AS BIGINT[])) ORDER BY l.seq`, [seqs])
+    : sql.all<LogEntry>(`${select} WHERE l.seq IN (SELECT value FROM json_each(?)) ORDER BY l.seq`, [seqs]);
+}
+
+/** Which of the positions from `after` (excluded) to `upTo` (included) hold an entry now. */
+export async function present(sql: Sql, after: number, upTo: number): Promise<number[]> {
+  return (await sql.all<{ seq: number }>('SELECT seq FROM search_log WHERE seq > ? AND seq <= ? ORDER BY seq', [after, upTo])).map((r) => r.seq);
+}
+
 /** The analysis the stored rows were written with. */
 export async function analysis(sql: Sql): Promise<string | undefined> {
   return (await sql.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [versionKey]))?.value;

@@ -70,7 +70,7 @@ export async function open(store: Store, options: Options = {}): Promise<Lexical
     origin: () => ({ source: index.source, position: index.position, ...(index.refused !== undefined && { refused: index.refused }) }),
     async writeSnapshot() {
       await index.catchUpNow();
-      return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position }));
+      return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position, holes: index.holes.open() }));
     },
   };
 }
@@ -81,6 +81,8 @@ class CurrentIndex {
   private readonly termIds = new Map<string, number>();
   /** The last log entry applied. */
   private applied = 0;
+  /** Positions below `applied` still empty, whose writes may yet commit. */
+  readonly holes = new SearchLog.Holes();
   /** Moves whenever what the index holds changes: statistics are cached until it does. */
   private version = 0;
   private readonly statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
@@ -120,6 +122,7 @@ class CurrentIndex {
         const restored = await SnapshotStore.read(this.store, this.options.onLoading);
         if (restored) {
           this.took(restored.index, restored.position, 'snapshot');
+          for (const seq of restored.holes) this.holes.between(seq - 1, seq + 1);
           return;
         }
       } catch (error) {
@@ -138,6 +141,9 @@ class CurrentIndex {
    */
   private async loadRows(): Promise<void> {
     const start = (await this.store.search.logBounds()).last ?? 0;
+    // Writes numbered below `start` and still in flight are not in the rows read next: their positions are holes.
+    const below = Math.max(0, start - SearchLog.loadWindow);
+    const present = await this.store.search.present(below, start);
     const audiences = await Audiences.read(this.store);
     const total = this.options.onLoading ? await this.store.search.count() : 0;
     // Built beside the index in use, page by page: a search meanwhile sees the old index or the new one, whole.
@@ -151,12 +157,14 @@ class CurrentIndex {
       this.options.onLoading?.({ source: 'rows', done, total: Math.max(total, done) });
     }
     this.took(building.finish(), start, 'rows');
+    this.holes.missingFrom(below, start, present);
   }
 
   /** Puts a loaded index in use, covering the log to `position`. */
   private took(inverted: InvertedIndex, position: number, source: 'snapshot' | 'rows'): void {
     this.inverted = inverted;
     this.applied = position;
+    this.holes.clear();
     this.source = source;
     // Documents are numbered afresh: the lengths beside the scores are filled again before the next search.
     this.scratchFilled = 0;
@@ -215,7 +223,7 @@ class CurrentIndex {
 
   /** Reads what other writes logged since the last look, then applies it at once. */
   private async caughtUp(): Promise<void> {
-    const read = await SearchLog.changes(this.store, this.applied);
+    const read = await SearchLog.changes(this.store, this.applied, this.holes.open());
     if (read === 'reload') {
       await this.load();
       return;
@@ -224,11 +232,17 @@ class CurrentIndex {
     if (read) {
       let audiencesMoved = false;
       for (const row of read.entries) {
-        if (row.seq <= this.applied) continue;
+        // An entry below the last applied is one that committed late, into a hole; entries for one chunk never
+        // commit out of order (the chunk's row is locked), so applying it now is what applying it in order was.
+        if (row.seq <= this.applied && !this.holes.has(row.seq)) continue;
+        this.holes.fill(row.seq);
+        if (row.seq > this.applied) {
+          this.holes.between(this.applied, row.seq);
+          this.applied = row.seq;
+        }
         if (row.kind === 'add' && row.terms) inverted.add(row.chunk!, row.channelId!, row.length!, row.terms);
         else if (row.kind === 'remove') inverted.remove(row.chunk!, row.oldTerms ?? undefined);
         else if (row.kind === 'audiences' && read.audiences) audiencesMoved = inverted.channels.take(read.audiences) || audiencesMoved;
-        this.applied = row.seq;
       }
       inverted.settle(audiencesMoved);
       this.version += 1;

@@ -22,6 +22,8 @@ export type Header = {
   analysis: string;
   /** The last write-log entry it holds. */
   position: number;
+  /** Positions below it that were empty when it was written (writes in flight): a reader looks at them again. */
+  holes: number[];
   bytes: number;
   crc32: number;
   /** Each array's offset and length in bytes. */
@@ -46,7 +48,7 @@ export class Refused extends Error {
 }
 
 /** The bytes of an index, and the header that reads them, covering the log up to `position`. */
-export function encode(index: InvertedIndex, stamp: { store: string; analysis: string; position: number }): { header: Header; body: Uint8Array } {
+export function encode(index: InvertedIndex, stamp: { store: string; analysis: string; position: number; holes: number[] }): { header: Header; body: Uint8Array } {
   const state = index.state();
   const lists = state.postings.map((list) => list?.parts());
   const terms = lists.length;

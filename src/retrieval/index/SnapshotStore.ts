@@ -29,7 +29,7 @@ async function expected(store: Store, makeId = false): Promise<{ store: string; 
  * `Snapshot.Refused` when there is one that must not be used: of another format, store or analysis, damaged, or older
  * than what the write log still holds (it could not be brought up to date).
  */
-export async function read(store: Store, onProgress?: (progress: Progress) => void): Promise<{ index: InvertedIndex; position: number } | undefined> {
+export async function read(store: Store, onProgress?: (progress: Progress) => void): Promise<{ index: InvertedIndex; position: number; holes: number[] } | undefined> {
   const now = await expected(store);
   // A snapshot replaced while it is read loses its parts: read again from the new one's row.
   let lastId: string | undefined;
@@ -51,7 +51,7 @@ export async function read(store: Store, onProgress?: (progress: Progress) => vo
 }
 
 /** The index of one snapshot row; undefined when it was replaced part-way through the read. */
-async function readRow(store: Store, row: SnapshotRow, now: { store: string; analysis: string }, onProgress?: (progress: Progress) => void): Promise<{ index: InvertedIndex; position: number } | undefined> {
+async function readRow(store: Store, row: SnapshotRow, now: { store: string; analysis: string }, onProgress?: (progress: Progress) => void): Promise<{ index: InvertedIndex; position: number; holes: number[] } | undefined> {
   let header: Snapshot.Header;
   try {
     header = JSON.parse(row.header) as Snapshot.Header;
@@ -95,17 +95,18 @@ async function readRow(store: Store, row: SnapshotRow, now: { store: string; ana
   };
   await Promise.all(Array.from({ length: Math.min(3, row.parts) }, reader));
   if (missing) return undefined;
-  return { index: Snapshot.decode(header, body, now), position: row.position };
+  const holes = Array.isArray(header.holes) && header.holes.every((seq) => Number.isSafeInteger(seq) && seq <= row.position) ? header.holes : [];
+  return { index: Snapshot.decode(header, body, now), position: row.position, holes };
 }
 
 /**
  * Makes an index the store's snapshot, and returns its size in bytes and the log position it covers. `take` gives the
  * index with the position it covers; it is encoded in the same turn, before anything can change it.
  */
-export async function write(store: Store, take: () => { index: InvertedIndex; position: number }): Promise<{ bytes: number; position: number }> {
+export async function write(store: Store, take: () => { index: InvertedIndex; position: number; holes: number[] }): Promise<{ bytes: number; position: number }> {
   const now = await expected(store, true);
-  const { index, position } = take();
-  const { header, body } = Snapshot.encode(index, { ...now, position });
+  const { index, position, holes } = take();
+  const { header, body } = Snapshot.encode(index, { ...now, position, holes });
   await store.searchSnapshots.replace({ id: Ids.random('snap'), position, header: JSON.stringify(header), createdAt: Date.now() }, body);
   return { bytes: body.length, position };
 }
