@@ -43,7 +43,7 @@ async function traced(env: Record<string, string>, ...argv: string[]) {
 }
 
 /** Libraries only some work needs: the model's SDK, the rails, the readers and parsers, PostgreSQL's driver, the sandbox. */
-const heavy = ['@anthropic-ai/sdk', 'viem', 'mppx', '@x402/core', '@x402/evm', 'pdfjs-dist', '@notionhq/client', 'feedsmith', 'linkedom', 'pg', 'solc', 'ganache', 'onnxruntime-node'];
+const heavy = ['@anthropic-ai/sdk', 'viem', 'mppx', '@x402/core', '@x402/evm', 'pdfjs-dist', '@cantoo/pdf-lib', '@notionhq/client', 'feedsmith', 'linkedom', 'pg', 'solc', 'ganache', 'onnxruntime-node'];
 const server = ['express', '@modelcontextprotocol/sdk'];
 
 describe('what each command loads', () => {

@@ -1,6 +1,7 @@
 import * as Bidi from './Bidi.js';
 import type { Block, Document } from './Document.js';
 import { squash } from './Document.js';
+import * as FontPrograms from './FontPrograms.js';
 import * as GlyphValues from './GlyphValues.js';
 import * as VisualOrder from './VisualOrder.js';
 
@@ -13,9 +14,11 @@ type Line = { text: string; y: number; height: number };
  * older reading is indexed again (2: right-to-left lines in reading order, running lines dropped, metadata titles;
  * 3: right-to-left text stored in visual order, with multi-letter glyphs and glyph junk; 4: damaged glyph values put
  * back from the font's glyph order, glyphs read from their codes dropped, word gaps measured on their own line, and a
- * line's direction from the side its stop is drawn on).
+ * line's direction from the side its stop is drawn on; 5: fonts with no ToUnicode map read by their own cmap, pages
+ * drawn in reading order read as drawn, a number beside a right-to-left word in a left-to-right line, lone Greek
+ * letters kept, titles written as UTF-8 bytes).
  */
-export const extraction = 4;
+export const extraction = 5;
 
 /** A PDF that cannot be read (damaged, encrypted, or no PDF at all). */
 export class PdfError extends Error {
@@ -34,24 +37,39 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
   let pdf: Awaited<ReturnType<typeof pdfjs.getDocument>['promise']>;
   try {
     // A copy: pdf.js takes ownership of (detaches) the buffer it is given.
-    pdf = await pdfjs.getDocument({ data: new Uint8Array(data), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0 }).promise;
+    pdf = await pdfjs.getDocument({ data: new Uint8Array(data), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0, fontExtraProperties: true }).promise;
   } catch (error) {
     throw new PdfError(`not a readable PDF: ${error instanceof Error ? error.message : String(error)}`);
   }
   try {
     const drawnPages: { items: TextItem[]; drawn: Drawn }[] = [];
+    // Fonts looked at, by pdf.js's name: those with no ToUnicode map hold their base font name.
+    const fonts = new Map<string, string | undefined>();
     for (let number = 1; number <= pdf.numPages; number++) {
       const page = await pdf.getPage(number);
       const content = await page.getTextContent();
       const items = (content.items as Item[]).filter((i): i is TextItem => 'str' in i);
-      // What the page draws is looked at only where pdf.js's text may be wrong (a page's operators cost a second pass).
-      const look = items.some((i) => mayBeMisread(i.str));
-      drawnPages.push({ items, drawn: look ? drawnGlyphs(await page.getOperatorList(), pdfjs.OPS) : { runs: [], fonts: new Map() } });
+      const names = new Set(items.map((i) => i.fontName ?? ''));
+      // What the page draws is looked at only where pdf.js's text may be wrong (a page's operators cost a second pass):
+      // text that reads as misread, a font not seen before, or a font with no map.
+      const misread = items.some((i) => mayBeMisread(i.str));
+      const unmapped = [...names].some((n) => fonts.get(n) !== undefined);
+      const unseen = [...names].some((n) => n !== '' && !fonts.has(n));
+      let drawn: Drawn = { runs: [], fonts: new Map() };
+      if (misread || unmapped || unseen) {
+        const operators = await page.getOperatorList();
+        for (const name of names) if (name !== '' && !fonts.has(name)) fonts.set(name, unmappedFont(page.commonObjs, name));
+        if (misread || [...names].some((n) => fonts.get(n) !== undefined)) drawn = drawnGlyphs(operators, pdfjs.OPS);
+      }
+      drawnPages.push({ items, drawn });
       page.cleanup();
     }
     // A font's order shows across the document: the glyphs of one page may not be enough to place another's.
     const fixes = GlyphValues.documentRepairs(drawnPages.map((p) => p.drawn.fonts));
-    const pages = drawnPages.map(({ items, drawn }) => linesOf(withRepairedGlyphs(items, drawn.fonts, fixes), VisualOrder.repairs(drawn.runs, readable)));
+    for (const [name, values] of await fontValues(data, fonts, drawnPages)) fixes.set(name, values);
+    const repaired = drawnPages.map(({ items, drawn }) => withRepairedGlyphs(items, drawn.fonts, fixes));
+    const inReadingOrder = VisualOrder.drawnInReadingOrder(repaired.flatMap((items) => items.flatMap(drawnWords)));
+    const pages = repaired.map((items, i) => linesOf(items, VisualOrder.repairs(drawnPages[i]!.drawn.runs, readable), inReadingOrder));
     const blocks: Block[] = [];
     withoutRunningLines(pages).forEach((lines, index) => {
       for (const text of paragraphs(lines)) blocks.push({ kind: 'paragraph', text, page: index + 1 });
@@ -94,6 +112,37 @@ function mayBeMisread(text: string): boolean {
 
 type Drawn = { runs: VisualOrder.Drawn; fonts: Map<string, GlyphValues.Glyph[]> };
 
+/**
+ * The base font name of a composite font pdf.js found no ToUnicode map for (it then reads each glyph's code as its
+ * character: an identity map), or undefined for a font with one.
+ */
+function unmappedFont(objects: { has(name: string): boolean; get(name: string): unknown }, name: string): string | undefined {
+  if (!objects.has(name)) return undefined;
+  const font = objects.get(name) as { name?: unknown; composite?: unknown; toUnicode?: unknown } | null;
+  const map = font?.toUnicode as { firstChar?: unknown; _map?: unknown } | undefined;
+  const identity = typeof map === 'object' && map !== null && typeof map.firstChar === 'number' && map._map === undefined;
+  return font?.composite === true && identity && typeof font.name === 'string' ? font.name : undefined;
+}
+
+/**
+ * The values of the glyphs of fonts with no ToUnicode map, from the characters their embedded programs give them
+ * (`FontPrograms`), by pdf.js's font name: a glyph the font gives no character stands for nothing.
+ */
+async function fontValues(data: Uint8Array, fonts: Map<string, string | undefined>, pages: { drawn: Drawn }[]): Promise<Map<string, Map<number, string>>> {
+  const unmapped = [...fonts].filter((f): f is [string, string] => f[1] !== undefined);
+  const out = new Map<string, Map<number, string>>();
+  if (unmapped.length === 0) return out;
+  const characters = await FontPrograms.unmappedFontCharacters(data, new Set(unmapped.map(([, base]) => base)));
+  for (const [name, base] of unmapped) {
+    const known = characters.get(base);
+    if (known === undefined) continue;
+    const values = new Map<number, string>();
+    for (const page of pages) for (const glyph of page.drawn.fonts.get(name) ?? []) values.set(glyph.code, known.get(glyph.code) ?? '');
+    out.set(name, values);
+  }
+  return out;
+}
+
 /** Each text-showing operation's glyphs, as text, in the order they are drawn; and each font's glyphs, with codes. */
 function drawnGlyphs(operators: { fnArray: number[]; argsArray: unknown[] }, ops: { showText: number; setFont: number }): Drawn {
   const runs: VisualOrder.Drawn = [];
@@ -128,11 +177,20 @@ function withRepairedGlyphs(items: TextItem[], fonts: Map<string, GlyphValues.Gl
   });
 }
 
+/** An item's right-to-left words as it draws them, left to right (pdf.js turned the item into reading order). */
+function drawnWords(item: TextItem): string[] {
+  if (!Bidi.hasRightToLeft(item.str)) return [];
+  return Bidi.reordered(readable(item.str), item.dir === 'rtl')
+    .split(/[^\p{L}\p{M}]+/u)
+    .filter((w) => Bidi.hasRightToLeft(w));
+}
+
 /**
  * The page's lines in drawing order, each in reading order: a new line where the text moves off the baseline. Words
- * pdf.js read wrong are put right (`VisualOrder.repairs`), and glyph junk is dropped.
+ * pdf.js read wrong are put right (`VisualOrder.repairs`), and glyph junk is dropped. A document drawn in reading order
+ * (`VisualOrder.drawnInReadingOrder`) is read as drawn.
  */
-function linesOf(items: TextItem[], wrong: Map<string, string>): Line[] {
+function linesOf(items: TextItem[], wrong: Map<string, string>, inReadingOrder: boolean): Line[] {
   const lines: Line[] = [];
   let runs: Bidi.Run[] = [];
   let y: number | undefined;
@@ -140,7 +198,7 @@ function linesOf(items: TextItem[], wrong: Map<string, string>): Line[] {
   // The direction of the last line with letters: what a line of digits and stops alone continues.
   let rightToLeft = false;
   const endLine = () => {
-    const text = squash(VisualOrder.withoutJunk(Bidi.logicalLine(runs, { rightToLeft })));
+    const text = squash(VisualOrder.withoutJunk(Bidi.logicalLine(runs, { rightToLeft, drawnInReadingOrder: inReadingOrder })));
     const letters = text.match(/\p{L}/gu)?.length ?? 0;
     if (letters > 0) rightToLeft = (text.match(rightToLeftLetters)?.length ?? 0) * 2 > letters;
     if (text !== '') lines.push({ text, y: y ?? 0, height: height || 10 });
@@ -153,8 +211,10 @@ function linesOf(items: TextItem[], wrong: Map<string, string>): Line[] {
     if (y !== undefined && Math.abs(itemY - y) > Math.max(2, height * 0.5)) endLine();
     y ??= itemY;
     height = Math.max(height, item.height || Math.abs(item.transform[3] ?? 0));
-    const text = VisualOrder.repaired(VisualOrder.itemText(readable(item.str), item.dir === 'rtl'), wrong);
-    runs.push({ text, x: item.transform[4] ?? 0, rtl: item.dir === 'rtl', width: item.width, size: item.height || Math.abs(item.transform[3] ?? 0) });
+    const rtl = item.dir === 'rtl' && !inReadingOrder;
+    const read = inReadingOrder && Bidi.hasRightToLeft(item.str) ? Bidi.reordered(readable(item.str), item.dir === 'rtl') : readable(item.str);
+    const text = VisualOrder.repaired(VisualOrder.itemText(read, rtl), wrong);
+    runs.push({ text, x: item.transform[4] ?? 0, rtl, width: item.width, size: item.height || Math.abs(item.transform[3] ?? 0) });
     // pdf.js also ends a line after a vowel mark or a space nudged off the baseline; only text ends one here.
     if (item.hasEOL && /[\p{L}\p{N}]/u.test(item.str)) endLine();
   }
@@ -240,8 +300,10 @@ const fileExtension = /\.(?:docx?|dotx?|rtf|odt|odp|ods|pptx?|xlsx?|pages|key|nu
  * broken characters are no titles.
  */
 export function meaningfulTitle(value: unknown): string | undefined {
-  const raw = Array.isArray(value) ? value.find((v) => typeof v === 'string') : value;
-  if (typeof raw !== 'string' || /[\ufff0-\uffff]/u.test(raw)) return undefined;
+  const given = Array.isArray(value) ? value.find((v) => typeof v === 'string') : value;
+  if (typeof given !== 'string') return undefined;
+  const raw = fromMisreadUtf8(given);
+  if (/[\ufff0-\uffff]/u.test(raw)) return undefined;
   const text = squash(readable(raw));
   const name = squash(text.replace(application, '').replace(fileExtension, ''));
   const wasFileName = name !== text;
@@ -249,4 +311,34 @@ export function meaningfulTitle(value: unknown): string | undefined {
   if (/^(?:[a-z][a-z0-9+.-]*:\/\/|(?:file|about|data):|[a-z]:\\|\/|\\\\)/i.test(name)) return undefined;
   if (wasFileName && !/\s/.test(name)) return undefined;
   return name;
+}
+
+/** PDFDocEncoding's characters that differ from Latin-1, by byte (0x18 to 0x1f and 0x80 to 0xa0). */
+const pdfDocBytes = new Map<string, number>([
+  ...[...'\u02d8\u02c7\u02c6\u02d9\u02dd\u02db\u02da\u02dc'].map((c, i): [string, number] => [c, 0x18 + i]),
+  ...[...'\u2022\u2020\u2021\u2026\u2014\u2013\u0192\u2044\u2039\u203a\u2212\u2030\u201e\u201c\u201d\u2018\u2019\u201a\u2122\ufb01\ufb02\u0141\u0152\u0160\u0178\u017d\u0131\u0142\u0153\u0161\u017e'].map(
+    (c, i): [string, number] => [c, 0x80 + i],
+  ),
+  ['\u20ac', 0xa0],
+]);
+
+/**
+ * A metadata string written as UTF-8 bytes where PDF wants PDFDocEncoding or UTF-16 (CUPS's texttopdf writes titles
+ * so): read by its bytes, "دليل" comes out "Ø¯Ù\u0084Ù\u008aÙ\u0084". Such a string is read again as UTF-8 when all its
+ * characters are single bytes and those bytes are valid UTF-8 with characters beyond ASCII; any other string stays.
+ */
+function fromMisreadUtf8(text: string): string {
+  if (!/[\u0080-\uffff]/u.test(text)) return text;
+  const bytes: number[] = [];
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    const byte = pdfDocBytes.get(char) ?? (code <= 0xff ? code : undefined);
+    if (byte === undefined) return text;
+    bytes.push(byte);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes));
+  } catch {
+    return text;
+  }
 }

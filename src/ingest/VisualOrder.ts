@@ -11,13 +11,16 @@ const rtl = Bidi.rtlScripts;
 const otherLetters = new RegExp(`(?:(?![${rtl}])\\p{L}\\p{M}*)+`, 'gu');
 const endsRtl = new RegExp(`[${rtl}]\\p{M}*$`, 'u');
 const startsRtl = new RegExp(`^[${rtl}]`, 'u');
-/** A letter standing alone that no one types in right-to-left text: outside ASCII and the right-to-left scripts. */
-const lone = new RegExp(`(?<=[${rtl}]\\p{M}*[.,،]?\\s)(?![${rtl}])[^\\P{L}\\p{ASCII}]\\s(?=[${rtl}])`, 'gu');
+/**
+ * A letter standing alone that no one types in right-to-left text: an accented Latin letter, where a one-byte glyph
+ * code with no value lands. A Greek letter standing alone is a symbol people write (an angle, a wavelength).
+ */
+const lone = new RegExp(`(?<=[${rtl}]\\p{M}*[.,،]?\\s)(?=\\p{L})[\\u00c0-\\u024f]\\s(?=[${rtl}])`, 'gu');
 
 /**
  * Text without glyph junk: one or two letters of another script glued to a right-to-left letter (what a glyph
  * without a Unicode value reads as: a real Latin word in right-to-left text stands apart, as in "ה-USDA", and is
- * seldom shorter than three letters), and lone letters outside ASCII between right-to-left words.
+ * seldom shorter than three letters), and lone accented Latin letters between right-to-left words.
  */
 export function withoutJunk(text: string): string {
   if (!Bidi.hasRightToLeft(text)) return text;
@@ -71,4 +74,28 @@ export function repairs(drawn: Drawn, fold: (text: string) => string): Map<strin
 export function repaired(text: string, wrong: Map<string, string>): string {
   if (wrong.size === 0 || !Bidi.hasRightToLeft(text)) return text;
   return text.replace(/\S+/gu, (word) => wrong.get(word) ?? word);
+}
+
+/**
+ * Letters written only at the end of a word: Hebrew's final forms, Arabic's teh marbuta and alef maqsura (and their
+ * presentation forms, once folded).
+ */
+const wordFinal = /^[\u05da\u05dd\u05df\u05e3\u05e5\u0629\u0649]$/u;
+
+/**
+ * Whether a document draws its right-to-left words in reading order, left to right, as a writer with no bidi layout
+ * does (CUPS's `texttopdf`), rather than as they are seen. `words` are right-to-left words as drawn, left to right. A
+ * letter written only at a word's end tells: drawn last in reading order, first as seen. Reading order needs most of
+ * the evidence, and some: the usual drawing is the default.
+ */
+export function drawnInReadingOrder(words: string[]): boolean {
+  let reading = 0;
+  let seen = 0;
+  for (const word of words) {
+    const letters = [...word.normalize('NFKC')].filter((c) => /\p{L}/u.test(c));
+    if (letters.length < 2) continue;
+    if (wordFinal.test(letters.at(-1)!) && !wordFinal.test(letters[0]!)) reading++;
+    if (wordFinal.test(letters[0]!) && !wordFinal.test(letters.at(-1)!)) seen++;
+  }
+  return reading >= 3 && reading > seen * 4;
 }
