@@ -1,7 +1,7 @@
 import * as Bidi from './Bidi.js';
 import type { Block, Document } from './Document.js';
 import { squash } from './Document.js';
-import * as FontPrograms from './FontPrograms.js';
+import * as PdfFonts from './PdfFonts.js';
 import * as GlyphValues from './GlyphValues.js';
 import * as VisualOrder from './VisualOrder.js';
 
@@ -14,7 +14,8 @@ type Line = { text: string; y: number; height: number };
  * older reading is indexed again (2: right-to-left lines in reading order, running lines dropped, metadata titles;
  * 3: right-to-left text stored in visual order, with multi-letter glyphs and glyph junk; 4: damaged glyph values put
  * back from the font's glyph order, glyphs read from their codes dropped, word gaps measured on their own line, and a
- * line's direction from the side its stop is drawn on; 5: fonts with no ToUnicode map read by their own cmap, pages
+ * line's direction from the side its stop is drawn on; 5: fonts with no ToUnicode map read by their own cmap, glyphs
+ * mapped to nothing read by their marked content's replacement text, pages
  * drawn in reading order read as drawn, a number beside a right-to-left word in a left-to-right line, lone Greek
  * letters kept, titles written as UTF-8 bytes).
  */
@@ -43,8 +44,8 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
   }
   try {
     const drawnPages: { items: TextItem[]; drawn: Drawn }[] = [];
-    // Fonts looked at, by pdf.js's name: those with no ToUnicode map hold their base font name.
-    const fonts = new Map<string, string | undefined>();
+    // Fonts looked at, by pdf.js's name.
+    const fonts = new Map<string, FontFacts>();
     for (let number = 1; number <= pdf.numPages; number++) {
       const page = await pdf.getPage(number);
       const content = await page.getTextContent();
@@ -53,20 +54,23 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
       // What the page draws is looked at only where pdf.js's text may be wrong (a page's operators cost a second pass):
       // text that reads as misread, a font not seen before, or a font with no map.
       const misread = items.some((i) => mayBeMisread(i.str));
-      const unmapped = [...names].some((n) => fonts.get(n) !== undefined);
+      const unmapped = [...names].some((n) => fonts.get(n)?.unmapped === true);
       const unseen = [...names].some((n) => n !== '' && !fonts.has(n));
       let drawn: Drawn = { runs: [], fonts: new Map() };
       if (misread || unmapped || unseen) {
         const operators = await page.getOperatorList();
-        for (const name of names) if (name !== '' && !fonts.has(name)) fonts.set(name, unmappedFont(page.commonObjs, name));
-        if (misread || [...names].some((n) => fonts.get(n) !== undefined)) drawn = drawnGlyphs(operators, pdfjs.OPS);
+        for (const name of names) if (name !== '' && !fonts.has(name)) fonts.set(name, fontFacts(page.commonObjs, name));
+        const candidate = drawnGlyphs(operators, pdfjs.OPS);
+        // A font that maps glyphs to nothing may say what they are elsewhere in the file.
+        for (const [name, glyphs] of candidate.fonts) if (glyphs.some((g) => unreadable(g.text)) && fonts.get(name) !== undefined) fonts.get(name)!.blank = true;
+        if (misread || [...names].some((n) => fonts.get(n)?.unmapped === true || fonts.get(n)?.blank === true)) drawn = candidate;
       }
       drawnPages.push({ items, drawn });
       page.cleanup();
     }
     // A font's order shows across the document: the glyphs of one page may not be enough to place another's.
     const fixes = GlyphValues.documentRepairs(drawnPages.map((p) => p.drawn.fonts));
-    for (const [name, values] of await fontValues(data, fonts, drawnPages)) fixes.set(name, values);
+    for (const [name, values] of await fileValues(data, fonts, drawnPages)) fixes.set(name, new Map([...(fixes.get(name) ?? []), ...values]));
     const repaired = drawnPages.map(({ items, drawn }) => withRepairedGlyphs(items, drawn.fonts, fixes));
     const inReadingOrder = VisualOrder.drawnInReadingOrder(repaired.flatMap((items) => items.flatMap(drawnWords)));
     const pages = repaired.map((items, i) => linesOf(items, VisualOrder.repairs(drawnPages[i]!.drawn.runs, readable), inReadingOrder));
@@ -112,33 +116,49 @@ function mayBeMisread(text: string): boolean {
 
 type Drawn = { runs: VisualOrder.Drawn; fonts: Map<string, GlyphValues.Glyph[]> };
 
+/** What a page's font is: its base font name, and whether pdf.js found no ToUnicode map for it, or drew glyphs of it it could give no text. */
+type FontFacts = { base?: string; unmapped: boolean; blank: boolean };
+
 /**
- * The base font name of a composite font pdf.js found no ToUnicode map for (it then reads each glyph's code as its
- * character: an identity map), or undefined for a font with one.
+ * A font as pdf.js loaded it: a composite font with no ToUnicode map reads each glyph's code as its character (an
+ * identity map).
  */
-function unmappedFont(objects: { has(name: string): boolean; get(name: string): unknown }, name: string): string | undefined {
-  if (!objects.has(name)) return undefined;
+function fontFacts(objects: { has(name: string): boolean; get(name: string): unknown }, name: string): FontFacts {
+  if (!objects.has(name)) return { unmapped: false, blank: false };
   const font = objects.get(name) as { name?: unknown; composite?: unknown; toUnicode?: unknown } | null;
   const map = font?.toUnicode as { firstChar?: unknown; _map?: unknown } | undefined;
   const identity = typeof map === 'object' && map !== null && typeof map.firstChar === 'number' && map._map === undefined;
-  return font?.composite === true && identity && typeof font.name === 'string' ? font.name : undefined;
+  const base = typeof font?.name === 'string' ? font.name : undefined;
+  return { base, unmapped: base !== undefined && font?.composite === true && identity, blank: false };
 }
 
+/** A glyph value that reads as nothing: control characters (a writer's U+0000), but not a space. */
+const unreadable = (text: string) => /^[\p{Cc}\p{Co}\ufffd]*$/u.test(text) && !/\s/u.test(text);
+
 /**
- * The values of the glyphs of fonts with no ToUnicode map, from the characters their embedded programs give them
- * (`FontPrograms`), by pdf.js's font name: a glyph the font gives no character stands for nothing.
+ * The values of glyphs pdf.js cannot read, from the file itself (`PdfFonts`), by pdf.js's font name: a font with no
+ * ToUnicode map by its embedded program's cmap (a glyph the cmap does not name stands for nothing), and glyphs mapped to
+ * nothing by the replacement text of the marked content that draws them.
  */
-async function fontValues(data: Uint8Array, fonts: Map<string, string | undefined>, pages: { drawn: Drawn }[]): Promise<Map<string, Map<number, string>>> {
-  const unmapped = [...fonts].filter((f): f is [string, string] => f[1] !== undefined);
+async function fileValues(data: Uint8Array, fonts: Map<string, FontFacts>, pages: { drawn: Drawn }[]): Promise<Map<string, Map<number, string>>> {
+  const named = (want: (f: FontFacts) => boolean) => new Set([...fonts.values()].filter((f) => want(f) && f.base !== undefined).map((f) => f.base!));
   const out = new Map<string, Map<number, string>>();
-  if (unmapped.length === 0) return out;
-  const characters = await FontPrograms.unmappedFontCharacters(data, new Set(unmapped.map(([, base]) => base)));
-  for (const [name, base] of unmapped) {
-    const known = characters.get(base);
-    if (known === undefined) continue;
+  const unmapped = named((f) => f.unmapped);
+  const spoken = named((f) => f.blank && !f.unmapped);
+  if (unmapped.size === 0 && spoken.size === 0) return out;
+  const texts = await PdfFonts.glyphTexts(data, { unmapped, spoken });
+  for (const [name, facts] of fonts) {
+    const program = facts.unmapped ? texts.programs.get(facts.base!) : undefined;
+    const said = facts.blank ? texts.spoken.get(facts.base!) : undefined;
+    if (program === undefined && said === undefined) continue;
     const values = new Map<number, string>();
-    for (const page of pages) for (const glyph of page.drawn.fonts.get(name) ?? []) values.set(glyph.code, known.get(glyph.code) ?? '');
-    out.set(name, values);
+    for (const page of pages) {
+      for (const glyph of page.drawn.fonts.get(name) ?? []) {
+        if (program !== undefined) values.set(glyph.code, program.get(glyph.code) ?? '');
+        else if (unreadable(glyph.text) && said!.has(glyph.code)) values.set(glyph.code, said!.get(glyph.code)!);
+      }
+    }
+    if (values.size > 0) out.set(name, values);
   }
   return out;
 }
