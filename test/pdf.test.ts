@@ -71,6 +71,8 @@ const producers = [
   { name: 'ghostscript-chromium-arabic.pdf', producer: 'Ghostscript from Chromium', question: 'كم بلغت كفاءة الألواح في عام 2024؟', answer: 'بلغت كفاءة الألواح 22 بالمئة في عام 2024', phrases: ['تعتمد الألواح الشمسية على تحويل ضوء الشمس إلى كهرباء نظيفة.', 'بلغت كفاءة الألواح 22 بالمئة في عام 2024 حسب تقرير IEA السنوي (الوكالة الدولية للطاقة).', 'ويكفي تنظيفها من الغبار مرتين في السنة بالماء والصابون اللطيف.', 'أما البطاريات فتدوم عادة عشر سنوات، ويجب فحص المحول مرة كل عام.'] },
   { name: 'ghostscript-cairo-arabic.pdf', producer: 'Ghostscript from cairo', question: 'كم لترا من الماء لكل شجرة؟', answer: 'استخدم 12 لترا من الماء لكل شجرة', phrases: ['يحتاج البستان إلى الري مرتين في الأسبوع خلال الصيف. استخدم 12 لترا من الماء لكل شجرة حسب دليل FAO لعام 2019.', 'لا تسق الأشجار وقت الظهيرة، فالماء يتبخر بسرعة.'] },
   { name: 'ghostscript-cairo-hebrew.pdf', producer: 'Ghostscript from cairo', question: 'כמה מים נחסכים בשיטת Netafim?', answer: 'נחסכים בשיטת Netafim משנת 1965', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.'] },
+  // Amiri is in code point order only block by block: a damaged glyph inside a long run of glyphs in step takes its place.
+  { name: 'ghostscript-xetex-arabic.pdf', producer: 'Ghostscript from XeLaTeX', question: 'كم مرة يحتاج البستان إلى الري في الأسبوع؟', answer: 'يحتاج البستان إلى الري مرتين في الأسبوع خلال الصيف', phrases: ['يحتاج البستان إلى الري مرتين في الأسبوع خلال الصيف. استخدم 12 لترا من الماء لكل شجرة حسب دليل FAO لعام 2019.', 'لا تسق الأشجار وقت الظهيرة، فالماء يتبخر بسرعة.'] },
   { name: 'ghostscript-libreoffice-hebrew.pdf', producer: 'Ghostscript from LibreOffice', question: 'כמה מים נחסכים בשיטת Netafim?', answer: 'נחסכים בשיטת Netafim משנת 1965', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.'] },
   // WeasyPrint 57 maps a line's text to one glyph and leaves the others unmapped: the text is read once, in order, with
   // no junk; the producer's own mapping repeats and cuts it.
@@ -177,6 +179,19 @@ describe('damaged glyph values (GlyphValues)', () => {
     expect(fixes.get(0x91f)).toBe('');
     expect(fixes.get(0x13b2)).toBe('fi');
     expect(fixes.has(0x12a5)).toBe(false);
+  });
+
+  test('behavior: in a font ordered only block by block, a glyph inside a long run of glyphs in step takes its place in it', () => {
+    // Amiri: isolated letters in code point order at a fixed offset, contextual forms after them in no order.
+    const offset = 0x4a0;
+    const block = [...'ءإاةجدرعوي'].map((letter) => glyph(letter.codePointAt(0)! - offset, letter));
+    const forms = [glyph(0x7f1, 'ا'), glyph(0x80e, 'ع'), glyph(0x813, 'ت'), glyph(0x820, 'ب'), glyph(0x83c, 'ت'), glyph(0x858, 'ي'), glyph(0x85f, 'ب'), glyph(0x87a, 'د'), glyph(0x884, 'ف'), glyph(0x88e, 'ق'), glyph(0x88f, 'ف'), glyph(0x8b7, 'ح')];
+    const damaged = [glyph(0x644 - offset, 'F'), glyph(0x645 - offset, 'G'), glyph(0x646 - offset, 'H')];
+    const fixes = GlyphValues.repairs([...block, ...forms, ...damaged]);
+    expect(damaged.map((g) => fixes.get(g.code))).toEqual(['ل', 'م', 'ن']);
+    // Five anchors in step could be chance in a font numbered by first use: nothing is placed.
+    const short = [...'ءإاعي'].map((letter) => glyph(letter.codePointAt(0)! - offset, letter));
+    expect(GlyphValues.repairs([...short, ...forms, ...damaged]).size).toBe(0);
   });
 
   test('behavior: fonts without an order are left as they are: glyphs numbered by first use, code points as codes, one-byte codes', () => {

@@ -13,7 +13,7 @@ import * as Bidi from './Bidi.js';
  * glyphs whose codes and values advance in step takes the value at its place in that step, or just past a longer run
  * of them, the place the run continues to; a letter whose value falls below the glyphs before it, and a glyph read from
  * its bare code, that the order does not place stand for nothing. Only fonts whose right-to-left glyphs follow code
- * point order are repaired, and only glyphs whose value is not right-to-left text: a font that numbers its glyphs in
+ * point order are repaired (or, in a font ordered only block by block, glyphs inside a long run of glyphs in step), and only glyphs whose value is not right-to-left text: a font that numbers its glyphs in
  * order of use (Chromium, cairo) has no such order, and its values are left as they are.
  */
 
@@ -36,6 +36,8 @@ const isSpace = (text: string) => /^\s+$/u.test(text);
 /** Share of neighbouring anchors, by code, whose values rise too, and how many anchors, for a font to count as ordered. */
 const orderedShare = 0.9;
 const orderedAnchors = 12;
+/** Anchors in step, one after another, that show a block of a font in order when the font as a whole is not. */
+const localRunAnchors = 6;
 
 type Anchor = { code: number; value: number };
 /** Anchors whose codes and values advance in step, one after another: where the font's order is seen. */
@@ -63,9 +65,12 @@ export function repairs(glyphs: Glyph[]): Map<number, string> {
   const ordered = isOrdered(anchors);
   const runs = ordered ? runsOf(anchors) : [];
   const damaged = (glyph: Glyph) => !(hasRightToLeft(glyph.text) && !fromCode(glyph)) && !isSpace(glyph.text) && !out.has(glyph.code);
-  // Glyphs between two anchors in step take their place in the step: in a clean font they already hold it.
+  // Glyphs between two anchors in step take their place in the step: in a clean font they already hold it. A font
+  // not ordered as a whole (Amiri keeps its contextual forms after its letters, in no such order) may still keep a
+  // block in order: inside a long run of anchors in step, a glyph takes its place too.
+  const long = runsOf(anchors).filter((r) => r.count >= localRunAnchors);
   for (const glyph of all.filter(damaged)) {
-    const value = ordered ? between(glyph, anchors) : undefined;
+    const value = ordered ? between(glyph, anchors) : insideRun(glyph, long);
     if (value !== undefined && value !== glyph.text) out.set(glyph.code, value);
   }
   // Only a font shown to be damaged (glyphs read from their codes, or values the order contradicts) loses letters or
@@ -131,6 +136,17 @@ function placeOf(glyph: Glyph, anchors: Anchor[], runs: Run[]): { value?: string
     if (value > 0 && between.every(isRightToLeft)) return { value: unmarked(value), breaks };
   }
   return { breaks };
+}
+
+/**
+ * The value of a glyph inside a run of anchors in step, when it is a right-to-left letter or mark: a run of several
+ * anchors in step does not happen by chance in a font numbered by first use.
+ */
+function insideRun(glyph: Glyph, runs: Run[]): string | undefined {
+  const run = runs.find((r) => r.first.code < glyph.code && glyph.code < r.last.code);
+  if (run === undefined) return undefined;
+  const value = run.first.value + glyph.code - run.first.code;
+  return isRightToLeft(String.fromCodePoint(value)) ? unmarked(value) : undefined;
 }
 
 /** The value of a glyph between two anchors in step: its place in the step. */
