@@ -73,6 +73,8 @@ const producers = [
   { name: 'ghostscript-cairo-hebrew.pdf', producer: 'Ghostscript from cairo', question: 'כמה מים נחסכים בשיטת Netafim?', answer: 'נחסכים בשיטת Netafim משנת 1965', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.'] },
   // Amiri is in code point order only block by block: a damaged glyph inside a long run of glyphs in step takes its place.
   { name: 'ghostscript-xetex-arabic.pdf', producer: 'Ghostscript from XeLaTeX', question: 'كم مرة يحتاج البستان إلى الري في الأسبوع؟', answer: 'يحتاج البستان إلى الري مرتين في الأسبوع خلال الصيف', phrases: ['يحتاج البستان إلى الري مرتين في الأسبوع خلال الصيف. استخدم 12 لترا من الماء لكل شجرة حسب دليل FAO لعام 2019.', 'لا تسق الأشجار وقت الظهيرة، فالماء يتبخر بسرعة.'] },
+  // Four right values, the rest one byte each, rising with the glyph numbers: the run in step continues over them.
+  { name: 'ghostscript-xetex-hebrew.pdf', producer: 'Ghostscript from XeLaTeX', question: 'כמה אחוז מהמים נחסכים?', answer: '40 אחוז מהמים נחסכים', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.'] },
   { name: 'ghostscript-libreoffice-hebrew.pdf', producer: 'Ghostscript from LibreOffice', question: 'כמה מים נחסכים בשיטת Netafim?', answer: 'נחסכים בשיטת Netafim משנת 1965', phrases: ['השקיה בטפטוף חוסכת מים רבים בגינה.', 'לפי משרד החקלאות, 40 אחוז מהמים נחסכים בשיטת Netafim משנת 1965.'] },
   // WeasyPrint 57 maps a line's text to one glyph and leaves the others unmapped: the text is read once, in order, with
   // no junk; the producer's own mapping repeats and cuts it.
@@ -192,6 +194,20 @@ describe('damaged glyph values (GlyphValues)', () => {
     // Five anchors in step could be chance in a font numbered by first use: nothing is placed.
     const short = [...'ءإاعي'].map((letter) => glyph(letter.codePointAt(0)! - offset, letter));
     expect(GlyphValues.repairs([...short, ...forms, ...damaged]).size).toBe(0);
+  });
+
+  test('behavior: beside a run in step, four or more damaged bytes rising with their codes continue the run', () => {
+    // DejaVu Sans's Hebrew as Ghostscript keeps it: four right values in step (nun, samekh, final pe, pe), the rest bytes.
+    const offset = 0xa9;
+    const right = [...'נסףפ'].map((letter) => glyph(letter.codePointAt(0)! - offset, letter));
+    const below = [...'אבגדהוזחטי'].map((letter, i) => glyph(letter.codePointAt(0)! - offset, String.fromCharCode(0xd5 + i)));
+    const above = [...'קרשת'].map((letter, i) => glyph(letter.codePointAt(0)! - offset, String.fromCharCode(0xe7 + i)));
+    const fixes = GlyphValues.repairs([...right, ...below, ...above]);
+    expect([...below, ...above].map((g) => fixes.get(g.code)).join('')).toBe('אבגדהוזחטיקרשת');
+    // Bytes that do not rise with their codes, or too few of them, are not a block of letters: left alone.
+    const shuffled = below.map((g, i) => glyph(g.code, String.fromCharCode(0xd5 + ((i * 7) % 10))));
+    expect(GlyphValues.repairs([...right, ...shuffled]).size).toBe(0);
+    expect(GlyphValues.repairs([...right, ...above.slice(0, 3)]).size).toBe(0);
   });
 
   test('behavior: fonts without an order are left as they are: glyphs numbered by first use, code points as codes, one-byte codes', () => {

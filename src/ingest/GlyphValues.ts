@@ -13,7 +13,8 @@ import * as Bidi from './Bidi.js';
  * glyphs whose codes and values advance in step takes the value at its place in that step, or just past a longer run
  * of them, the place the run continues to; a letter whose value falls below the glyphs before it, and a glyph read from
  * its bare code, that the order does not place stand for nothing. Only fonts whose right-to-left glyphs follow code
- * point order are repaired (or, in a font ordered only block by block, glyphs inside a long run of glyphs in step), and only glyphs whose value is not right-to-left text: a font that numbers its glyphs in
+ * point order are repaired (or, in a font ordered only block by block, glyphs inside a long run of glyphs in step,
+ * and beside a run, damaged bytes that rise with their codes as a block of letters does), and only glyphs whose value is not right-to-left text: a font that numbers its glyphs in
  * order of use (Chromium, cairo) has no such order, and its values are left as they are.
  */
 
@@ -72,6 +73,10 @@ export function repairs(glyphs: Glyph[]): Map<number, string> {
   for (const glyph of all.filter(damaged)) {
     const value = ordered ? between(glyph, anchors) : insideRun(glyph, long);
     if (value !== undefined && value !== glyph.text) out.set(glyph.code, value);
+  }
+  // Beside a run in step, damaged values that rise with their codes are a block of the font's letters, in order.
+  for (const run of runsOf(anchors).filter((r) => r.count >= 3)) {
+    for (const [code, value] of risingBeside(run, all, damaged)) out.set(code, value);
   }
   // Only a font shown to be damaged (glyphs read from their codes, or values the order contradicts) loses letters or
   // has glyphs placed past its runs: a clean font may keep its Latin letters after its right-to-left ones.
@@ -147,6 +152,40 @@ function insideRun(glyph: Glyph, runs: Run[]): string | undefined {
   if (run === undefined) return undefined;
   const value = run.first.value + glyph.code - run.first.code;
   return isRightToLeft(String.fromCodePoint(value)) ? unmarked(value) : undefined;
+}
+
+/** Damaged glyphs in a row beside a run, for their own values to show the font's order. */
+const risingGlyphs = 4;
+/** A damaged value Ghostscript writes: one accented Latin letter, a byte of the letter it stands for. */
+const isByteValue = (text: string) => /^[\u00c0-\u00ff]$/u.test(text);
+
+/**
+ * Damaged glyphs next to a run of anchors in step, on either side, each with the place the run continues to: when four
+ * or more of them in a row, by code, hold one accented Latin letter each (a damaged value's byte), values that rise with
+ * their codes as the letters of a block do, and places that are right-to-left letters. Ghostscript's values for a
+ * subset of DejaVu Sans's Hebrew are such bytes, with too few right values among them to order the font.
+ */
+function risingBeside(run: Run, glyphs: Glyph[], damaged: (glyph: Glyph) => boolean): Map<number, string> {
+  const out = new Map<number, string>();
+  const sorted = [...glyphs].sort((a, b) => a.code - b.code);
+  const sides = [
+    { side: sorted.filter((g) => g.code > run.last.code), from: run.last, up: true },
+    { side: sorted.filter((g) => g.code < run.first.code).reverse(), from: run.first, up: false },
+  ];
+  for (const { side, from, up } of sides) {
+    const taken: [number, string][] = [];
+    let previous: number | undefined;
+    for (const glyph of side) {
+      const value = from.value + glyph.code - from.code;
+      const own = glyph.text.codePointAt(0) ?? 0;
+      const inOrder = previous === undefined || (up ? own > previous : own < previous);
+      if (!damaged(glyph) || !isByteValue(glyph.text) || !inOrder || value <= 0 || !isRightToLeft(String.fromCodePoint(value))) break;
+      taken.push([glyph.code, unmarked(value)]);
+      previous = own;
+    }
+    if (taken.length >= risingGlyphs) for (const [code, value] of taken) out.set(code, value);
+  }
+  return out;
 }
 
 /** The value of a glyph between two anchors in step: its place in the step. */
