@@ -58,11 +58,14 @@ const presentationForm = /[\ufb50-\ufdff\ufe70-\ufefe]/u;
 const reversedWord = /(?<![\p{L}\p{M}])(?:[ךםןףץ]|[ةى])[\p{L}\p{M}]/u;
 
 /**
- * What some fixtures hold as written, and why: code shown as code keeps its characters, entities included.
+ * What some fixtures hold as written, and why: code shown as code keeps its characters, entities included; a PDF whose
+ * producer wrote its text layer wrong keeps what it wrote.
  */
 const asWritten: Record<string, RegExp> = {
   // A <pre> of XML whose data is itself escaped HTML (`&lt;a href=…`): a browser shows those characters too.
   'rss-parser_feedburner.atom': /^an escaped entity: &lt;$/,
+  // WeasyPrint 57's own ToUnicode map holds runs of this report reversed, and cut and repeated: poppler reads them so too.
+  'weasyprint-report-hebrew.pdf': /^reversed right-to-left text/,
 };
 
 /** What is wrong with a chunk's text, if anything. */
@@ -84,7 +87,8 @@ describe('every chunk of every fixture reads as the source wrote it', () => {
     const format = Upload.formatOf(file);
     const document = await Upload.parse(fs.readFileSync(file), format, path.basename(file), () => undefined).catch(() => undefined);
     const chunks = chunksOf(document ? [document] : []);
-    expect(chunks.flatMap((c) => problems(c).map((p) => `${p} in "${c.slice(0, 80)}…"`))).toEqual([]);
+    const allowed = asWritten[path.basename(file)];
+    expect(chunks.flatMap((c) => problems(c).filter((p) => !allowed?.test(p)).map((p) => `${p} in "${c.slice(0, 80)}…"`))).toEqual([]);
   });
 
   test.each(feeds.map((f) => [path.relative(path.dirname(ours), f).replace(/^.*fixtures\//, ''), f]))('behavior: feed %s', (_name, file) => {

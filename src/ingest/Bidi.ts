@@ -54,9 +54,7 @@ export function logicalLine(runs: Run[], options: { rightToLeft?: boolean; drawn
   // A sentence's stop is drawn at the end of its line in the paragraph's direction: one at the line's right end marks a
   // left-to-right paragraph, whatever most of its letters are (a spreadsheet cell, a left-to-right page quoting).
   const base = !unlettered && endsRightWithStop(visual) ? 0 : unlettered || rtl > letters - rtl ? 1 : 0;
-  // Drawn left to right, a number between a Latin and a right-to-left word may belong to either: in a line of mostly
-  // right-to-left words it belongs to the right-to-left one ("Netafim משנת 1965" is drawn "Netafim 1965 תנשמ").
-  const resolved = levels(tokens, base, { numbersLeanRight: base === 0 && rtl > letters - rtl });
+  const resolved = levels(tokens, base);
   // Rule L4 the other way round: right to left, a bracket is drawn as its mirror image, and maps to that.
   const unmirrored = tokens.map((t, i) => (t.type === 'R' || resolved[i]! % 2 === 1 ? t.text.replace(/[()[\]{}<>«»‹›]/gu, (c) => mirrors[c] ?? c) : t.text));
   return reorder(unmirrored, resolved).join('');
@@ -181,7 +179,7 @@ function typeOf(char: string): Type {
 }
 
 /** Embedding levels of the tokens (rules W4 to W7, N1, N2, I1 and I2 of UAX #9, one paragraph, no explicit embeddings). */
-function levels(tokens: Token[], base: 0 | 1, options: { numbersLeanRight?: boolean } = {}): number[] {
+function levels(tokens: Token[], base: 0 | 1): number[] {
   const types = tokens.map((t) => t.type);
   const n = types.length;
   // W4: one separator between two numbers joins them; W5: terminators next to a number are part of it.
@@ -200,7 +198,7 @@ function levels(tokens: Token[], base: 0 | 1, options: { numbersLeanRight?: bool
   for (let i = 0; i < n; i++) {
     if (types[i] === 'ES' || types[i] === 'CS' || types[i] === 'ET') types[i] = 'N';
     if (types[i] === 'L' || types[i] === 'R') strong = types[i]!;
-    else if (types[i] === 'EN' && strong === 'L' && !(options.numbersLeanRight === true && nextStrong(types, i) === 'R')) types[i] = 'L';
+    else if (types[i] === 'EN' && strong === 'L') types[i] = 'L';
   }
   // N1, N2: neutrals between two of one direction take it (numbers count as right to left); others take the base.
   const direction = (t: Type | undefined): Type => (t === undefined ? (base ? 'R' : 'L') : t === 'EN' ? 'R' : t);
@@ -215,12 +213,6 @@ function levels(tokens: Token[], base: 0 | 1, options: { numbersLeanRight?: bool
   }
   // I1, I2.
   return types.map((t) => (base === 0 ? (t === 'L' ? 0 : t === 'R' ? 1 : 2) : t === 'R' ? 1 : 2));
-}
-
-/** The first strong type after position `at`, past numbers and neutrals. */
-function nextStrong(types: Type[], at: number): Type | undefined {
-  for (let i = at + 1; i < types.length; i++) if (types[i] === 'L' || types[i] === 'R') return types[i];
-  return undefined;
 }
 
 /** Rule L2: from the highest level down to the lowest odd one, reverse every run at that level or higher. */

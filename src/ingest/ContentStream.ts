@@ -11,6 +11,9 @@ const whitespace = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]);
 const delimiters = new Set([0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f, 0x25]);
 const regular = (byte: number | undefined) => byte !== undefined && !whitespace.has(byte) && !delimiters.has(byte);
 
+/** Bytes as ISO 8859-1 characters, one each (TextDecoder's "latin1" is windows-1252). */
+const latin1 = { decode: (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') };
+
 /** Raised inside the reader where the stream stops making sense; the operations read so far stand. */
 class Broken extends Error {}
 
@@ -83,14 +86,14 @@ class Reader {
     const start = this.at;
     while (regular(this.bytes[this.at])) this.at++;
     if (this.at === start) throw new Broken();
-    return String.fromCharCode(...this.bytes.subarray(start, this.at));
+    return latin1.decode(this.bytes.subarray(start, this.at));
   }
 
   private name(): { name: string } {
     this.at++;
     const start = this.at;
     while (regular(this.bytes[this.at])) this.at++;
-    const raw = String.fromCharCode(...this.bytes.subarray(start, this.at));
+    const raw = latin1.decode(this.bytes.subarray(start, this.at));
     return { name: raw.replace(/#([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) };
   }
 

@@ -42,18 +42,19 @@ const preference = (platform: number, encoding: number): number =>
 function fromTable(cmap: DataView | undefined): Map<number, string> {
   const glyphs = new Map<number, number>();
   if (cmap === undefined) return new Map();
-  const subtables: { rank: number; offset: number }[] = [];
+  const subtables = new Map<number, number>();
   for (let i = 0; i < cmap.getUint16(2); i++) {
     const rank = preference(cmap.getUint16(4 + i * 8), cmap.getUint16(6 + i * 8));
-    if (rank >= 0) subtables.push({ rank, offset: cmap.getUint32(8 + i * 8) });
+    const offset = cmap.getUint32(8 + i * 8);
+    // Records may share a subtable: each is read once, at its best rank.
+    if (rank >= 0 && rank < (subtables.get(offset) ?? Infinity)) subtables.set(offset, rank);
   }
-  subtables.sort((a, b) => a.rank - b.rank);
-  for (const { offset } of subtables) {
+  // One budget for the whole table: many records, or overlapping ranges, could make a small table cost billions of steps.
+  let budget = maxMappings;
+  for (const [offset] of [...subtables].sort((a, b) => a[1] - b[1])) {
     const read = readers[cmap.getUint16(offset)];
     if (read === undefined) continue;
-    let budget = maxMappings;
     read(cmap, offset, (code, glyph) => {
-      // Overlapping or repeated ranges could make a small table cost billions of steps.
       if (--budget < 0) throw new RangeError('cmap maps more codes than Unicode has, twice over');
       if (glyph === 0 || !wanted(code)) return;
       const held = glyphs.get(glyph);

@@ -223,7 +223,7 @@ export function documentRepairs(pages: Map<string, Glyph[]>[]): Map<string, Map<
  * matches is matched as one set of characters, in the glyphs' order (spaces pdf.js put in are lost then); one that
  * does not match at all is left as it is, and the cursor with it.
  */
-export function repairedItem(text: string, rtl: boolean, glyphs: Glyph[], cursor: { at: number }, fixes: Map<number, string>): { text: string; rtl: boolean } {
+export function repairedItem(text: string, rtl: boolean, glyphs: Glyph[], cursor: { at: number }, fixes: Map<number, string>): { text: string; rtl: boolean; phrase?: boolean } {
   // pdf.js's reordering and this one may differ around junk; reversing or keeping the text are the other readings.
   const readings = [...new Set([Bidi.reordered(text, rtl), [...text].reverse().join(''), text])];
   const attempts = [...readings.map((drawn) => () => inOrder(drawn, new Taker(glyphs, cursor.at, fixes))), () => asOneSet(text, new Taker(glyphs, cursor.at, fixes))];
@@ -234,7 +234,7 @@ export function repairedItem(text: string, rtl: boolean, glyphs: Glyph[], cursor
     if (!matched.changed) return { text, rtl };
     const letters = matched.text.match(/\p{L}/gu)?.length ?? 0;
     const rightToLeft = (matched.text.match(rtlLetters)?.length ?? 0) * 2 > letters;
-    return { text: Bidi.reordered(matched.text, rightToLeft), rtl: rightToLeft };
+    return { text: Bidi.reordered(matched.text, rightToLeft), rtl: rightToLeft, phrase: matched.phrase };
   }
   return { text, rtl };
 }
@@ -245,10 +245,12 @@ const rtlLetters = new RegExp(`(?=\\p{L})[${Bidi.rtlScripts}]`, 'gu');
 class Taker {
   text = '';
   changed = false;
+  /** A glyph taken stands for several letters. */
+  phrase = false;
   constructor(
     private readonly glyphs: Glyph[],
     public at: number,
-    private readonly fixes: Map<number, string>,
+    readonly fixes: Map<number, string>,
   ) {}
 
   get next(): Glyph | undefined {
@@ -259,6 +261,7 @@ class Taker {
     const fix = this.fixes.get(this.next!.code);
     this.changed ||= fix !== undefined;
     const value = fix ?? seen;
+    this.phrase ||= (value.match(/\p{L}/gu)?.length ?? 0) > 1;
     // A glyph that stands for a phrase holds it in reading order: turned here, so that reading the line turns it back.
     this.text += /\s/u.test(value) && Bidi.hasRightToLeft(value) ? Bidi.reordered(value, true) : value;
     this.at++;
@@ -296,8 +299,14 @@ function inOrder(drawn: string, taker: Taker): Taker | undefined {
       taker.take(exact);
       i += exact.length;
     } else if (/\s/u.test(drawn[i]!)) {
-      taker.text += drawn[i];
+      // A glyph pdf.js read as white space (its code's own value, a line feed) holds its fixed value there.
+      if (glyph !== undefined && /^\s+$/u.test(glyph.text) && taker.fixes.has(glyph.code)) taker.take(glyph.text);
+      else taker.text += drawn[i];
       i++;
+    } else if (glyph !== undefined && /^[\p{Cc}\p{Cf}]*$/u.test(glyph.text) && taker.fixes.has(glyph.code)) {
+      // A glyph pdf.js read as a control or format character (a soft hyphen) and left out of the text: its fixed value
+      // goes where it was drawn.
+      taker.take('');
     } else if (glyph !== undefined && isSpace(glyph.text)) {
       // A space glyph pdf.js made a piece of its own, or left out.
       taker.at++;

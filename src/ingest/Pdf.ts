@@ -5,7 +5,7 @@ import * as PdfFonts from './PdfFonts.js';
 import * as GlyphValues from './GlyphValues.js';
 import * as VisualOrder from './VisualOrder.js';
 
-type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; width?: number; height: number; fontName?: string };
+type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; width?: number; height: number; fontName?: string; phrase?: boolean };
 type Item = TextItem | { type: string };
 type Line = { text: string; y: number; height: number };
 
@@ -16,8 +16,7 @@ type Line = { text: string; y: number; height: number };
  * back from the font's glyph order, glyphs read from their codes dropped, word gaps measured on their own line, and a
  * line's direction from the side its stop is drawn on; 5: fonts with no ToUnicode map read by their own cmap, glyphs
  * mapped to nothing read by their marked content's replacement text, pages
- * drawn in reading order read as drawn, a number beside a right-to-left word in a left-to-right line, lone Greek
- * letters kept, titles written as UTF-8 bytes).
+ * drawn in reading order read as drawn, lone Greek letters kept, titles written as UTF-8 bytes).
  */
 export const extraction = 5;
 
@@ -54,16 +53,17 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
       // What the page draws is looked at only where pdf.js's text may be wrong (a page's operators cost a second pass):
       // text that reads as misread, a font not seen before, or a font with no map.
       const misread = items.some((i) => mayBeMisread(i.str));
-      const unmapped = [...names].some((n) => fonts.get(n)?.unmapped === true);
+      // A font known to need the file's own account of its glyphs needs it on every page it draws.
+      const needs = (n: string) => fonts.get(n)?.unmapped === true || fonts.get(n)?.blank === true;
       const unseen = [...names].some((n) => n !== '' && !fonts.has(n));
       let drawn: Drawn = { runs: [], fonts: new Map() };
-      if (misread || unmapped || unseen) {
+      if (misread || unseen || [...names].some(needs)) {
         const operators = await page.getOperatorList();
         for (const name of names) if (name !== '' && !fonts.has(name)) fonts.set(name, fontFacts(page.commonObjs, name));
         const candidate = drawnGlyphs(operators, pdfjs.OPS);
         // A font that maps glyphs to nothing may say what they are elsewhere in the file.
         for (const [name, glyphs] of candidate.fonts) if (glyphs.some((g) => unreadable(g.text)) && fonts.get(name) !== undefined) fonts.get(name)!.blank = true;
-        if (misread || [...names].some((n) => fonts.get(n)?.unmapped === true || fonts.get(n)?.blank === true)) drawn = candidate;
+        if (misread || [...names].some(needs)) drawn = candidate;
       }
       drawnPages.push({ items, drawn });
       page.cleanup();
@@ -72,7 +72,10 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
     const fixes = GlyphValues.documentRepairs(drawnPages.map((p) => p.drawn.fonts));
     for (const [name, values] of await fileValues(data, fonts, drawnPages)) fixes.set(name, new Map([...(fixes.get(name) ?? []), ...values]));
     const repaired = drawnPages.map(({ items, drawn }) => withRepairedGlyphs(items, drawn.fonts, fixes));
-    const inReadingOrder = VisualOrder.drawnInReadingOrder(repaired.flatMap((items) => items.flatMap(drawnWords)));
+    // Fonts with a glyph for a whole phrase (WeasyPrint maps a run of a line to one glyph) hold it in reading order
+    // whatever the page draws: their text says nothing of the order.
+    const phrasing = new Set(drawnPages.flatMap((p) => [...p.drawn.fonts].filter(([name, glyphs]) => glyphs.some((g) => (readable(fixes.get(name)?.get(g.code) ?? g.text).match(/\p{L}/gu)?.length ?? 0) > 2)).map(([name]) => name)));
+    const inReadingOrder = VisualOrder.drawnInReadingOrder(repaired.flatMap((items) => items.filter((i) => !phrasing.has(i.fontName ?? '')).flatMap(drawnWords)));
     const pages = repaired.map((items, i) => linesOf(items, VisualOrder.repairs(drawnPages[i]!.drawn.runs, readable), inReadingOrder));
     const blocks: Block[] = [];
     withoutRunningLines(pages).forEach((lines, index) => {
@@ -177,7 +180,8 @@ function drawnGlyphs(operators: { fnArray: number[]; argsArray: unknown[] }, ops
     if (fn !== ops.showText) return;
     const glyphs = ((operators.argsArray[i] as unknown[][])[0] ?? []) as (number | { unicode?: unknown; originalCharCode?: unknown } | null)[];
     const shown = glyphs.flatMap((g) => (typeof g === 'object' && g !== null && typeof g.unicode === 'string' ? [{ code: Number(g.originalCharCode), text: g.unicode }] : []));
-    font.push(...shown);
+    // One at a time: a text-showing operation may draw hundreds of thousands of glyphs, more than a call's arguments.
+    for (const glyph of shown) font.push(glyph);
     runs.push(shown.map((g) => g.text));
   });
   return { runs, fonts };
@@ -193,13 +197,17 @@ function withRepairedGlyphs(items: TextItem[], fonts: Map<string, GlyphValues.Gl
     const fix = fixes.get(name);
     if (glyphs === undefined || fix === undefined || fix.size === 0 || item.str === '') return item;
     const repaired = GlyphValues.repairedItem(item.str, item.dir === 'rtl', glyphs, cursors.get(name)!, fix);
-    return { ...item, str: repaired.text, dir: repaired.rtl ? 'rtl' : 'ltr' };
+    return { ...item, str: repaired.text, dir: repaired.rtl ? 'rtl' : 'ltr', phrase: repaired.phrase };
   });
 }
 
-/** An item's right-to-left words as it draws them, left to right (pdf.js turned the item into reading order). */
+/**
+ * An item's right-to-left words as it draws them, left to right (pdf.js turned the item into reading order). An item
+ * repaired with a glyph standing for several letters (a phrase, as WeasyPrint maps them) holds them in reading order
+ * whatever the page draws, and says nothing.
+ */
 function drawnWords(item: TextItem): string[] {
-  if (!Bidi.hasRightToLeft(item.str)) return [];
+  if (item.phrase === true || !Bidi.hasRightToLeft(item.str)) return [];
   return Bidi.reordered(readable(item.str), item.dir === 'rtl')
     .split(/[^\p{L}\p{M}]+/u)
     .filter((w) => Bidi.hasRightToLeft(w));

@@ -40,6 +40,13 @@ type Span = { text?: string; glyphs: { base: string; code: number }[]; whole: bo
 
 /** Forms inside forms deeper than this are not followed. */
 const maxFormDepth = 8;
+/** Content operations followed for one document, forms drawn again included: past them, marked content is not read. */
+const maxOperations = 5_000_000;
+
+type Walk = { spans: Span[]; note: (span: Span) => void; forms: Set<string>; budget: { operations: number } };
+
+/** A document draws more than `maxOperations`. */
+class Exhausted extends Error {}
 
 class PdfFile {
   private constructor(
@@ -51,7 +58,8 @@ class PdfFile {
   static async open(data: Uint8Array): Promise<PdfFile | undefined> {
     const lib = await import('@cantoo/pdf-lib');
     try {
-      const document = await quietly(() => lib.PDFDocument.load(data, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false }));
+      // An empty password opens what readers open without asking (a file locked only against editing or printing).
+      const document = await lib.PDFDocument.load(data, { ignoreEncryption: true, password: '', updateMetadata: false, throwOnInvalidObject: false });
       return new PdfFile(lib, document, data);
     } catch {
       return undefined;
@@ -78,7 +86,7 @@ class PdfFile {
     const object = ref === undefined ? key : this.context.lookup(ref);
     if (object instanceof PDFRawStream && object.dict.get(PDFName.of('Length')) instanceof PDFNumber) return this.lib.decodePDFRawStream(object).decode();
     if (ref === undefined) return undefined;
-    const raw = rawStream(this.data, ref.objectNumber, ref.generationNumber);
+    const raw = this.rawStream(ref.objectNumber, ref.generationNumber);
     if (raw === undefined) return undefined;
     const dict = this.lib.PDFObjectParser.forBytes(raw.dict, this.context).parseObject();
     const length = dict instanceof PDFDict ? dict.lookup(PDFName.of('Length')) : undefined;
@@ -86,6 +94,33 @@ class PdfFile {
     const end = raw.start + length.asNumber();
     if (!/^\s*endstream/.test(latin1(this.data.subarray(end, end + 16)))) return undefined;
     return this.lib.decodePDFRawStream(PDFRawStream.of(dict, this.data.subarray(raw.start, end))).decode();
+  }
+
+  /** The file as text, one character a byte, and where each object's last definition starts: found once. */
+  private objects: { text: string; at: Map<string, number> } | undefined;
+
+  /**
+   * Where an indirect object's stream lies in the file: its dictionary's bytes and where its data starts. The last
+   * definition wins, as in a file updated incrementally.
+   */
+  private rawStream(number: number, generation: number): { dict: Uint8Array; start: number } | undefined {
+    if (this.objects === undefined) {
+      const text = latin1(this.data);
+      const at = new Map<string, number>();
+      for (const match of text.matchAll(/(?:^|[\s>])(\d+)\s+(\d+)\s+obj\b/g)) at.set(`${match[1]} ${match[2]}`, match.index + match[0].length);
+      this.objects = { text, at };
+    }
+    const { text, at } = this.objects;
+    const from = at.get(`${number} ${generation}`);
+    if (from === undefined) return undefined;
+    const open = /\s*<</y;
+    open.lastIndex = from;
+    if (!open.test(text)) return undefined;
+    const keyword = />>\s*stream(?:\r\n|\n|\r)/g;
+    keyword.lastIndex = from;
+    const end = keyword.exec(text);
+    if (end === null) return undefined;
+    return { dict: this.data.subarray(from, end.index + 2), start: end.index + end[0].length };
   }
 
   /** Code to character for each unmapped composite TrueType font named, from its program's cmap. */
@@ -144,14 +179,18 @@ class PdfFile {
       // A code given two texts is not one glyph's text.
       codes.set(code, held === undefined || held === span.text ? span.text : null);
     };
+    const budget = { operations: maxOperations };
     for (const page of this.document.getPages()) {
       try {
-        const contents = page.node.Contents();
-        const streams = contents instanceof this.lib.PDFArray ? contents.asArray() : contents === undefined ? [] : [contents];
+        // The references, not the streams: a stream whose length comes after it is read again by its reference.
+        const contents = page.node.get(this.lib.PDFName.of('Contents'));
+        const listed = contents === undefined ? undefined : this.context.lookup(contents);
+        const streams = listed instanceof this.lib.PDFArray ? listed.asArray() : contents === undefined ? [] : [contents];
         const bytes = streams.map((stream) => this.streamBytes(stream) ?? new Uint8Array());
-        this.walk(concat(bytes), page.node.Resources(), { spans: [], note, depth: 0 });
-      } catch {
-        // A page whose content cannot be read says nothing.
+        this.walk(concat(bytes), page.node.Resources(), { spans: [], note, forms: new Set(), budget });
+      } catch (error) {
+        // A file that draws more than a reader should follow says nothing more; a page that cannot be read, nothing.
+        if (error instanceof Exhausted) break;
         continue;
       }
     }
@@ -159,7 +198,7 @@ class PdfFile {
   }
 
   /** Follows a content stream's fonts, marked content and forms, noting each span with replacement text as it closes. */
-  private walk(bytes: Uint8Array, resources: Dict | undefined, state: { spans: Span[]; note: (span: Span) => void; depth: number }): void {
+  private walk(bytes: Uint8Array, resources: Dict | undefined, state: Walk): void {
     const { PDFDict, PDFName } = this.lib;
     const fonts = new Map<string, Font | undefined>();
     let font: Font | undefined;
@@ -176,7 +215,10 @@ class PdfFile {
         open.glyphs.push({ base: font.base, code: font.codeLength === 2 ? (operand[i]! << 8) | operand[i + 1]! : operand[i]! });
       }
     };
-    for (const { operator, operands } of ContentStream.operations(bytes)) {
+    const operations = ContentStream.operations(bytes);
+    state.budget.operations -= operations.length;
+    if (state.budget.operations < 0) throw new Exhausted();
+    for (const { operator, operands } of operations) {
       switch (operator) {
         case 'q':
           saved.push(font);
@@ -226,14 +268,17 @@ class PdfFile {
         }
         case 'Do': {
           const key = nameOf(operands[0]);
-          if (key === undefined || resources === undefined || state.depth >= maxFormDepth) break;
+          if (key === undefined || resources === undefined || state.forms.size >= maxFormDepth) break;
           const objects = resources.lookup(PDFName.of('XObject'));
           const ref = objects instanceof PDFDict ? objects.get(PDFName.of(key)) : undefined;
           const form = ref === undefined ? undefined : this.context.lookup(ref);
           if (!(form instanceof this.lib.PDFRawStream) || this.name(form.dict, 'Subtype') !== 'Form') break;
+          // A form that draws itself, at any depth, is drawn once (as pdf.js does).
+          const id = ref instanceof this.lib.PDFRef ? ref.toString() : undefined;
+          if (id !== undefined && state.forms.has(id)) break;
           const own = form.dict.lookup(PDFName.of('Resources'));
           const content = this.streamBytes(ref);
-          if (content !== undefined) this.walk(content, own instanceof PDFDict ? own : resources, { ...state, depth: state.depth + 1 });
+          if (content !== undefined) this.walk(content, own instanceof PDFDict ? own : resources, { ...state, forms: new Set([...state.forms, id ?? `form ${state.forms.size}`]) });
           break;
         }
       }
@@ -282,41 +327,3 @@ function textString(bytes: Uint8Array): string {
 
 const latin1 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 
-/**
- * Where an indirect object's stream lies in the file: its dictionary's bytes and where its data starts. The last
- * definition wins, as in a file updated incrementally.
- */
-function rawStream(data: Uint8Array, number: number, generation: number): { dict: Uint8Array; start: number } | undefined {
-  const text = latin1(data);
-  const header = new RegExp(`(?:^|[\\s>])${number}\\s+${generation}\\s+obj\\b`, 'g');
-  let at: number | undefined;
-  for (const match of text.matchAll(header)) at = match.index + match[0].length;
-  if (at === undefined) return undefined;
-  const open = /\s*<</y;
-  open.lastIndex = at;
-  if (!open.test(text)) return undefined;
-  const keyword = />>\s*stream(?:\r\n|\n|\r)/g;
-  keyword.lastIndex = at;
-  const end = keyword.exec(text);
-  if (end === null) return undefined;
-  const dictEnd = end.index + 2;
-  return { dict: data.subarray(at, dictEnd), start: end.index + end[0].length };
-}
-
-/**
- * pdf-lib reports each object it cannot parse on the console, and has no option to stop it; what it cannot parse is
- * handled here (`streamBytes`). Only its own two messages are held back.
- */
-async function quietly<T>(work: () => Promise<T>): Promise<T> {
-  /* eslint-disable no-console -- the one place that speaks to the console on pdf-lib's behalf */
-  const warn = console.warn;
-  console.warn = (...args: unknown[]) => {
-    if (!/^(?:Trying to parse invalid object|Invalid object ref)/.test(String(args[0]))) warn(...args);
-  };
-  try {
-    return await work();
-  } finally {
-    console.warn = warn;
-  }
-  /* eslint-enable no-console */
-}
