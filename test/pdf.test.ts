@@ -141,8 +141,9 @@ describe('PDF text in right-to-left scripts written in visual order', () => {
     expect(VisualOrder.drawnInReadingOrder(['םולש', 'םלוע', 'ןאכ', 'ץרא', 'רפס'])).toBe(false);
     expect(VisualOrder.drawnInReadingOrder(['نظيفة', 'إلى', 'على', 'الشمسية'])).toBe(true);
     expect(VisualOrder.drawnInReadingOrder(['ةفيظن', 'ىلإ', 'ىلع', 'ةيسمشلا'])).toBe(false);
-    // Too little evidence, or evidence both ways: the usual drawing.
-    expect(VisualOrder.drawnInReadingOrder(['שלום', 'עולם'])).toBe(false);
+    // Two words and none the other way are enough; one word, or evidence both ways, is not: the usual drawing.
+    expect(VisualOrder.drawnInReadingOrder(['שלום', 'עולם'])).toBe(true);
+    expect(VisualOrder.drawnInReadingOrder(['שלום', 'ספר'])).toBe(false);
     expect(VisualOrder.drawnInReadingOrder(['שלום', 'עולם', 'כאן', 'םולש', 'םלוע'])).toBe(false);
     expect(VisualOrder.drawnInReadingOrder([])).toBe(false);
   });

@@ -85,8 +85,8 @@ const wordFinal = /^[\u05da\u05dd\u05df\u05e3\u05e5\u0629\u0649]$/u;
 /**
  * Whether a document draws its right-to-left words in reading order, left to right, as a writer with no bidi layout
  * does (CUPS's `texttopdf`), rather than as they are seen. `words` are right-to-left words as drawn, left to right. A
- * letter written only at a word's end tells: drawn last in reading order, first as seen. Reading order needs most of
- * the evidence, and some: the usual drawing is the default.
+ * letter written only at a word's end tells: drawn last in reading order, first as seen. Reading order needs two such
+ * words and none the other way, or most of the evidence: the usual drawing is the default.
  */
 export function drawnInReadingOrder(words: string[]): boolean {
   let reading = 0;
@@ -97,5 +97,5 @@ export function drawnInReadingOrder(words: string[]): boolean {
     if (wordFinal.test(letters.at(-1)!) && !wordFinal.test(letters[0]!)) reading++;
     if (wordFinal.test(letters[0]!) && !wordFinal.test(letters.at(-1)!)) seen++;
   }
-  return reading >= 3 && reading > seen * 4;
+  return (reading >= 2 && seen === 0) || (reading >= 3 && reading > seen * 4);
 }
