@@ -1,8 +1,8 @@
 import * as Bidi from './Bidi.js';
 import type { Block, Document } from './Document.js';
 import { squash } from './Document.js';
-import * as PdfFonts from './PdfFonts.js';
 import * as GlyphValues from './GlyphValues.js';
+import * as PdfFonts from './PdfFonts.js';
 import * as VisualOrder from './VisualOrder.js';
 
 type TextItem = { str: string; dir?: string; hasEOL?: boolean; transform: number[]; width?: number; height: number; fontName?: string; phrase?: boolean };
@@ -15,8 +15,8 @@ type Line = { text: string; y: number; height: number };
  * 3: right-to-left text stored in visual order, with multi-letter glyphs and glyph junk; 4: damaged glyph values put
  * back from the font's glyph order, glyphs read from their codes dropped, word gaps measured on their own line, and a
  * line's direction from the side its stop is drawn on; 5: fonts with no ToUnicode map read by their own cmap, glyphs
- * mapped to nothing read by their marked content's replacement text, pages
- * drawn in reading order read as drawn, lone Greek letters kept, titles written as UTF-8 bytes).
+ * mapped to nothing read by their marked content's replacement text, pages drawn in reading order read as drawn, lone
+ * Greek letters kept, titles written as UTF-8 bytes).
  */
 export const extraction = 5;
 
@@ -119,7 +119,10 @@ function mayBeMisread(text: string): boolean {
 
 type Drawn = { runs: VisualOrder.Drawn; fonts: Map<string, GlyphValues.Glyph[]> };
 
-/** What a page's font is: its base font name, and whether pdf.js found no ToUnicode map for it, or drew glyphs of it it could give no text. */
+/**
+ * What is known of a font: its base font name, whether pdf.js found no ToUnicode map for it, and whether it draws glyphs
+ * pdf.js could give no text.
+ */
 type FontFacts = { base?: string; unmapped: boolean; blank: boolean };
 
 /**
@@ -352,7 +355,7 @@ const pdfDocBytes = new Map<string, number>([
 
 /**
  * A metadata string written as UTF-8 bytes where PDF wants PDFDocEncoding or UTF-16 (CUPS's texttopdf writes titles
- * so): read by its bytes, "دليل" comes out "Ø¯Ù\u0084Ù\u008aÙ\u0084". Such a string is read again as UTF-8 when all its
+ * so): read by its bytes, "دليل" comes out "Ø¯Ù—Ù−Ù—". Such a string is read again as UTF-8 when all its
  * characters are single bytes and those bytes are valid UTF-8 with characters beyond ASCII; any other string stays.
  */
 function fromMisreadUtf8(text: string): string {
