@@ -74,7 +74,7 @@ export async function fromPdf(data: Uint8Array): Promise<Document> {
     const repaired = drawnPages.map(({ items, drawn }) => withRepairedGlyphs(items, drawn.fonts, fixes));
     // Fonts with a glyph for a whole phrase (WeasyPrint maps a run of a line to one glyph) hold it in reading order
     // whatever the page draws: their text says nothing of the order.
-    const phrasing = new Set(drawnPages.flatMap((p) => [...p.drawn.fonts].filter(([name, glyphs]) => glyphs.some((g) => (readable(fixes.get(name)?.get(g.code) ?? g.text).match(/\p{L}/gu)?.length ?? 0) > 2)).map(([name]) => name)));
+    const phrasing = phraseFonts(drawnPages.map((p) => p.drawn.fonts), fixes);
     const inReadingOrder = VisualOrder.drawnInReadingOrder(repaired.flatMap((items) => items.filter((i) => !phrasing.has(i.fontName ?? '')).flatMap(drawnWords)));
     const pages = repaired.map((items, i) => linesOf(items, VisualOrder.repairs(drawnPages[i]!.drawn.runs, readable), inReadingOrder));
     const blocks: Block[] = [];
@@ -204,13 +204,40 @@ function withRepairedGlyphs(items: TextItem[], fonts: Map<string, GlyphValues.Gl
   });
 }
 
+/** Letters written only at a word's end, and their presentation forms. */
+const endOnly = /[\u05da\u05dd\u05df\u05e3\u05e5\u0629\u0649\ufe93\ufe94\ufeef\ufef0]/u;
+
+/** The fonts with a glyph that stands for three letters or more, its repairs (`fixes`) applied. */
+function phraseFonts(pages: Map<string, GlyphValues.Glyph[]>[], fixes: Map<string, Map<number, string>>): Set<string> {
+  const out = new Set<string>();
+  const seen = new Map<string, Set<number>>();
+  for (const fonts of pages) {
+    for (const [name, glyphs] of fonts) {
+      if (out.has(name)) continue;
+      const codes = seen.get(name) ?? new Set<number>();
+      seen.set(name, codes);
+      for (const glyph of glyphs) {
+        // A glyph is looked at once, however often it is drawn.
+        if (codes.has(glyph.code)) continue;
+        codes.add(glyph.code);
+        if ((readable(fixes.get(name)?.get(glyph.code) ?? glyph.text).match(/\p{L}/gu)?.length ?? 0) > 2) {
+          out.add(name);
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
 /**
  * An item's right-to-left words as it draws them, left to right (pdf.js turned the item into reading order). An item
  * repaired with a glyph standing for several letters (a phrase, as WeasyPrint maps them) holds them in reading order
  * whatever the page draws, and says nothing.
  */
 function drawnWords(item: TextItem): string[] {
-  if (item.phrase === true || !Bidi.hasRightToLeft(item.str)) return [];
+  // Only words with a letter that ends words tell (`VisualOrder.drawnInReadingOrder`): other items are not turned back.
+  if (item.phrase === true || !endOnly.test(item.str)) return [];
   return Bidi.reordered(readable(item.str), item.dir === 'rtl')
     .split(/[^\p{L}\p{M}]+/u)
     .filter((w) => Bidi.hasRightToLeft(w));

@@ -215,6 +215,8 @@ class PdfFile {
         open.glyphs.push({ base: font.base, code: font.codeLength === 2 ? (operand[i]! << 8) | operand[i + 1]! : operand[i]! });
       }
     };
+    // A stream that opens no marked content and draws no form, outside any span, has nothing to say: not read.
+    if (state.spans.length === 0 && !contains(bytes, 'BDC') && !contains(bytes, 'Do')) return;
     const operations = ContentStream.operations(bytes);
     state.budget.operations -= operations.length;
     if (state.budget.operations < 0) throw new Exhausted();
@@ -301,6 +303,8 @@ class PdfFile {
 
 const nameOf = (operand: Operand | undefined): string | undefined =>
   typeof operand === 'object' && operand !== null && !Array.isArray(operand) && !(operand instanceof Uint8Array) && !(operand instanceof Map) ? operand.name : undefined;
+
+const contains = (bytes: Uint8Array, word: string): boolean => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(word, 0, 'latin1');
 
 const concat = (parts: Uint8Array[]): Uint8Array => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length + 1, 0));
