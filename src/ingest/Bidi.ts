@@ -39,11 +39,11 @@ export const hasRightToLeft = (text: string): boolean => rtlLetter.test(text);
  */
 export function logicalLine(runs: Run[], options: { rightToLeft?: boolean; drawnInReadingOrder?: boolean } = {}): string {
   const present = runs.filter((r) => r.text !== '');
-  // A page drawn in reading order, left to right (no bidi layout), is read as it is drawn.
-  if (options.drawnInReadingOrder === true) return withSpaces(runs).map((r) => r.text).join('');
   // A line of no letters at all (the end of a sentence wrapped alone: ".1965") takes the direction of its paragraph.
   const unlettered = options.rightToLeft === true && !present.some((r) => /\p{L}/u.test(r.text));
   if (!unlettered && !present.some((r) => hasRightToLeft(r.text))) return present.map((r) => r.text).join('');
+  // A page drawn in reading order, left to right (no bidi layout), is read as it is drawn.
+  if (options.drawnInReadingOrder === true) return withSpaces(runs).map((r) => r.text).join('');
   // A vowel mark drawn as a piece of its own cannot be put on its letter reliably: where and when producers draw it
   // differs. Unvowelled text is how these scripts are mostly written, and searched.
   const visual = withSpaces(runs);
