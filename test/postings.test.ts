@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { blockLength, Cursor, PostingList } from '../src/retrieval/index/Postings.js';
+import { blockLength, Cursor, PostingList, Probe } from '../src/retrieval/index/Postings.js';
 
 /**
  * Posting lists in blocks: whatever is pushed reads back the same, through every way a search reads it (in order,
- * block by block, by seeking), before and after a list is trimmed, and with postings appended afterwards.
+ * block by block, by looking documents up), before and after a list is trimmed, and with postings appended
+ * afterwards.
  */
 
 function random(seed: number): () => number {
@@ -25,13 +26,6 @@ function postings(n: number, widest: number, seed: number): { docs: number[]; co
   return { docs, counts };
 }
 
-/** The first position at or after `from` whose document is at least `target`, read plainly. */
-const plainSeek = (docs: number[], from: number, target: number) => {
-  let p = from;
-  while (p < docs.length && docs[p]! < target) p++;
-  return Math.max(p, from);
-};
-
 const sizes = [0, 1, 2, blockLength - 1, blockLength, blockLength + 1, 3 * blockLength, 1000, 5000];
 
 describe('PostingList', () => {
@@ -47,28 +41,28 @@ describe('PostingList', () => {
         expect(seen).toEqual(docs.map((doc, i) => [doc, counts[i]]));
         const cursor = new Cursor(list);
         expect(cursor.length).toBe(n);
-        for (let p = 0; p < n; p += 1 + Math.floor(p / 7)) expect([cursor.doc(p), cursor.countAt(p)]).toEqual([docs[p], counts[p]]);
+        for (let p = 0; p < n; p += 1 + Math.floor(p / 7)) expect(cursor.doc(p)).toBe(docs[p]);
         expect([...cursor.firstDocs(1000)]).toEqual(docs.slice(0, 1000));
       }
     }
   });
 
-  test.each(sizes)('behavior: seeking %i postings finds what a plain scan finds, from any start', (n) => {
-    const { docs, counts } = postings(n, 50, 3 * n + 1);
-    const list = new PostingList(2);
-    docs.forEach((doc, i) => list.push(doc, counts[i]!));
-    const cursor = new Cursor(list);
-    const r = random(n + 11);
-    for (let t = 0; t < 300; t++) {
-      const from = Math.floor(r() * (n + 2));
-      const target = Math.floor(r() * ((docs.at(-1) ?? 0) + 20));
-      expect(cursor.seek(from, target)).toBe(plainSeek(docs, from, target));
-    }
-    // Targets met exactly, in rising order, as a search looks documents up.
-    let p = 0;
-    for (const doc of docs.filter((_, i) => i % 3 === 0)) {
-      p = cursor.seek(p, doc);
-      expect(cursor.doc(p)).toBe(doc);
+  test.each(sizes)('behavior: a probe of %i postings gives the count of every document asked in rising order, 0 for one absent', (n) => {
+    for (const widest of [2, 300, 1 << 19]) {
+      const { docs, counts } = postings(n, widest, 7 * n + widest);
+      const list = new PostingList(n);
+      docs.forEach((doc, i) => list.push(doc, counts[i]!));
+      const held = new Map(docs.map((doc, i) => [doc, counts[i]!]));
+      const r = random(n + widest);
+      // Every density of asking: each document and its neighbours, every few, or a few far apart.
+      for (const share of [1, 0.3, 0.01]) {
+        const asked = new Set<number>();
+        for (const doc of docs) if (r() < share) [doc - 1, doc, doc + 1, doc + Math.floor(r() * widest)].forEach((t) => t >= 0 && asked.add(t));
+        const targets = [...asked].sort((x, y) => x - y);
+        const probe = new Probe(list);
+        const found = targets.map((t) => probe.countOf(t));
+        expect(found).toEqual(targets.map((t) => held.get(t) ?? 0));
+      }
     }
   });
 

@@ -51,8 +51,6 @@ export type Options = {
   /** Start from the store's snapshot when one fits (default true); told why when one does not. */
   snapshot?: boolean;
   onSnapshotRefused?: (reason: string) => void;
-  /** Documents MaxScore takes at a time (tests use small blocks). */
-  blockSize?: number;
 };
 
 /** Opens the index over a store: fills rows missing from `search_docs`, then loads them. */
@@ -86,21 +84,15 @@ class CurrentIndex {
   /** Moves whenever what the index holds changes: statistics are cached until it does. */
   private version = 0;
   private readonly statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
-  private scratch = MaxScore.scratch(1024);
-  /** Documents whose lengths are in `scratch.cells`. */
-  private scratchFilled = 0;
   private readonly catchUp = new SearchLog.CatchUp(() => this.caughtUp());
   source: 'snapshot' | 'rows' = 'rows';
   /** The snapshot the last load refused, if it refused one. */
   refused: string | undefined;
-  private readonly blockSize: number | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly options: Options,
-  ) {
-    this.blockSize = options.blockSize;
-  }
+  ) {}
 
   /** The last log entry applied. */
   get position(): number {
@@ -166,8 +158,6 @@ class CurrentIndex {
     this.applied = position;
     this.holes.clear();
     this.source = source;
-    // Documents are numbered afresh: the lengths beside the scores are filled again before the next search.
-    this.scratchFilled = 0;
     // Each list's bound for the public average length, so the first questions after a start do not pay a pass over
     // every long list they name (seconds at millions of chunks).
     const everyone = this.inverted.publicCounts();
@@ -206,13 +196,10 @@ class CurrentIndex {
       const list = id === undefined ? undefined : postings[id];
       if (list && list.length > 0) terms.push({ list, idf: stats.idf(stem) });
     }
-    this.ensureScratch();
     const { rowids, lengths, deleted, channelOfDoc } = this.inverted;
     const ranked = MaxScore.topK({
       terms,
       documents: this.inverted.docCount,
-      blockSize: this.blockSize,
-      scratch: this.scratch,
       k: query.limit,
       scoring: { k1, b, averageLength: stats.averageTokens, docLength: lengths },
       accept: (doc) => deleted[doc] === 0 && allowed[channelOfDoc[doc]!] === 1,
@@ -287,15 +274,5 @@ class CurrentIndex {
     if (this.statsCache.size > 1000) this.statsCache.clear();
     this.statsCache.set(key, { version: this.version, stats });
     return stats;
-  }
-
-  /** Fills in the lengths beside the scores up to the last document, on scratch space large enough for them all. */
-  private ensureScratch(): void {
-    const { docCount, lengths } = this.inverted;
-    if (this.scratch.mark.length < docCount) {
-      this.scratch = MaxScore.scratch(Math.ceil(docCount * 1.25));
-      this.scratchFilled = 0;
-    }
-    for (; this.scratchFilled < docCount; this.scratchFilled++) this.scratch.cells[2 * this.scratchFilled + 1] = lengths[this.scratchFilled]!;
   }
 }

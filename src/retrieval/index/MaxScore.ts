@@ -1,16 +1,17 @@
-
-import { Cursor, type PostingList } from './Postings.js';
+import { Cursor, type PostingList, Probe } from './Postings.js';
 
 /**
- * Exact top-k BM25 by MaxScore (Turtle and Flood, 1995), term at a time within ranges of documents. The documents
- * are taken a block at a time (a block's scores fit in the core's own cache, where reading whole lists one after the
- * other would miss it at every posting). Within a block, the lists are read strongest first (by the most a posting
- * of theirs can add), scores accumulating per document, while any document not yet met could still reach the k-th
- * best score known; once the lists left cannot lift an unmet document that far, they are only consulted for the
- * documents that still could, and those that no longer can are dropped as the lists are read. The block's survivors
- * then have full scores, and the k-th best full score so far is the bar for every later block. The result is the
- * exhaustive top k, the same documents with the same scores: each finalist's score is summed again in the question's
- * term order, and ties go to the earlier document.
+ * Exact top-k BM25 by MaxScore (Turtle and Flood, 1995), document at a time. The lists are ordered strongest first (by
+ * the most a posting of theirs can add). Those whose postings could lift a document to the k-th best score known are
+ * essential: every document they hold is met, in document order. Those left (the weakest, whose bounds together fall
+ * below the k-th best) are only looked up, strongest first, for a document met, and only while it could still reach
+ * the k-th best. As that score rises, lists stop being essential, and fewer documents are met.
+ *
+ * The essential lists are read a small window of documents at a time, their postings summed per document in a window
+ * of scores that stays in the core's fastest cache; the window's documents are then taken in order. Nothing is kept
+ * per document of the index, and the lookups go forward only, so memory is read in the order it lies. The result is
+ * the exhaustive top k, the same documents with the same scores: each finalist's score is summed again in the
+ * question's term order, and ties go to the earlier document.
  */
 
 export type ScoredTerm = { list: PostingList; idf: number };
@@ -19,44 +20,27 @@ export type Scoring = { k1: number; b: number; averageLength: number; docLength:
 
 export type Ranked = { doc: number; score: number };
 
-/**
- * Per-document working space, reused by every search of one index (searches run one at a time). `cells` holds each
- * document's partial score beside its length, so reading a posting costs one cache line, not two; the index fills in
- * the lengths.
- */
-export type Scratch = { cells: Float32Array; mark: Uint8Array; touched: Int32Array; values: Float64Array };
-
-export function scratch(size: number): Scratch {
-  return { cells: new Float32Array(2 * size), mark: new Uint8Array(size), touched: new Int32Array(size), values: new Float64Array(size) };
-}
-
-/** Postings read, since the process started: what the benchmark reports as work per query. */
+/** Postings read or looked up, since the process started: what the benchmark reports as work per query. */
 export const counters = { postings: 0 };
-
-/**
- * Documents per block: their cells take 1 MB, half this machine's per-core cache. At 4M chunks, blocks of 64k to 256k
- * documents all took the first stage from 54 to 23 ms p50; one block per list read (the plain term-at-a-time order)
- * misses the cache on most postings once the scores outgrow it.
- */
-export const blockSize = 1 << 17;
 
 /** How many documents of the strongest short list are scored in full to start the threshold. */
 const seedSize = 1_000;
 
-/** How many of the documents met first the running k-th best is taken over, until k documents have full scores. */
-const sampleSize = 20_000;
+/**
+ * Scores summed in another order than the final ones may differ in their last bits: a document is only ever pruned,
+ * or left out of the finalists, by more than this. Finalists are scored again in the question's term order.
+ */
+const margin = (threshold: number) => 1e-9 * Math.max(1, Math.abs(threshold));
+
+/** Past every document. */
+const end = 0x7fffffff;
 
 /**
- * Partial scores add up in 32 bits (half the memory traffic of the accumulation, which is most of the work), so
- * they may sit a few parts in ten million off: a document is only ever pruned, or left out of the finalists, by more
- * than that. Finalists are scored again in 64 bits.
+ * Documents per window: the essential lists are read a window at a time into scores that stay in the core's fastest
+ * cache (32 KB), and the window's documents are then taken in order from a bitmap, as a merge of the lists would meet
+ * them, without the merge's comparisons at every posting.
  */
-const margin = (threshold: number) => 1e-5 * Math.max(1, Math.abs(threshold));
-
-// Marks: a document met and in scope, met and out of scope, or still a candidate after the lists turned selective.
-const inScope = 1;
-const outOfScope = 2;
-const candidate = 3;
+const windowSize = 4096;
 
 export function topK(options: {
   terms: ScoredTerm[];
@@ -64,10 +48,7 @@ export function topK(options: {
   scoring: Scoring;
   /** Documents are numbered from 0 to below this. */
   documents: number;
-  /** Documents per block, `blockSize` unless given. */
-  blockSize?: number;
   accept: (doc: number) => boolean;
-  scratch: Scratch;
   exhaustive?: boolean;
 }): Ranked[] {
   const { terms, k, accept } = options;
@@ -77,75 +58,95 @@ export function topK(options: {
   const norm0 = k1 * (1 - b);
   const norm1 = (k1 * b) / averageLength;
   const weight = (count: number, length: number) => (count * (k1 + 1)) / (count + norm0 + norm1 * length);
-  /** The full scores of documents (ascending), in 64 bits, summed in the question's term order. */
+  /** The full scores of documents (ascending), summed in the question's term order. */
   const fullScores = (docs: ArrayLike<number>): Float64Array => {
     const full = new Float64Array(docs.length);
     for (const { list, idf } of terms) {
-      const cursor = new Cursor(list);
-      let p = 0;
+      const probe = new Probe(list);
       for (let d = 0; d < docs.length; d++) {
-        const doc = docs[d]!;
-        p = cursor.seek(p, doc);
-        if (p < cursor.length && cursor.doc(p) === doc) full[d]! += idf * weight(cursor.countAt(p), docLength[doc]!);
+        const count = probe.countOf(docs[d]!);
+        if (count > 0) full[d]! += idf * weight(count, docLength[docs[d]!]!);
       }
     }
     return full;
   };
-  const { cells, mark, touched, values } = options.scratch;
   const exhaustive = options.exhaustive === true;
 
   const bounds = terms.map(({ list, idf }) => list.bound(options.scoring) * idf);
   const order = [...terms.keys()].sort((x, y) => bounds[y]! - bounds[x]! || x - y);
-  const lists = order.map((t) => new Cursor(terms[t]!.list));
-  const idfs = order.map((t) => terms[t]!.idf);
+  const lists = order.map((t) => terms[t]!.list);
+  const idfs = Float64Array.from(order, (t) => terms[t]!.idf);
   /** rest[i]: the most the lists from the i-th strongest on can add together. */
   const rest = new Float64Array(n + 1);
   for (let i = n - 1; i >= 0; i--) rest[i] = rest[i + 1]! + bounds[order[i]!]!;
+
+  /** The k best scores so far, a heap with the lowest on top; the threshold is its top once it holds k. */
+  const heap = new Float64Array(k);
+  let held = 0;
   let threshold = -Infinity;
-  const beaten = (bound: number) => !exhaustive && bound < threshold - margin(threshold);
+  const offer = (score: number) => {
+    if (held < k) {
+      let at = held++;
+      while (at > 0 && heap[(at - 1) >> 1]! > score) {
+        heap[at] = heap[(at - 1) >> 1]!;
+        at = (at - 1) >> 1;
+      }
+      heap[at] = score;
+    } else if (score > heap[0]!) {
+      let at = 0;
+      for (;;) {
+        let child = 2 * at + 1;
+        if (child >= k) break;
+        if (child + 1 < k && heap[child + 1]! < heap[child]!) child += 1;
+        if (heap[child]! >= score) break;
+        heap[at] = heap[child]!;
+        at = child;
+      }
+      heap[at] = score;
+    }
+    if (held === k && !exhaustive) threshold = Math.max(threshold, heap[0]! - margin(heap[0]!));
+  };
 
   // A first bound from below: the full scores of the first documents of the strongest short list, likely among the best.
   if (!exhaustive) {
     const seed = lists.slice(0, 3).sort((x, y) => x.length - y.length)[0]!;
-    const docs = seed.firstDocs(seedSize).filter(accept);
+    const docs = new Cursor(seed).firstDocs(seedSize).filter(accept);
     if (docs.length >= k) {
-      const full = fullScores(docs);
+      // Not offered: the search meets these documents again. The k-th best of them is a bound from below.
+      const full = fullScores(docs).sort();
       counters.postings += docs.length * n;
-      // Summed in another order than the final scores: a hair lower, so it never excludes a tie.
-      const value = select(full, full.length, k);
-      threshold = value - 2 * margin(value);
+      const value = full[full.length - k]!;
+      threshold = value - margin(value);
     }
   }
 
-  /** The k-th best partial score among the given documents: a lower bound of the k-th best final score. */
-  const kth = (docs: Int32Array, count: number, wanted: number): number => {
-    let m = 0;
-    for (let i = 0; i < count; i++) if (mark[docs[i]!] === wanted) values[m++] = cells[docs[i]! << 1]!;
-    return m < k ? -Infinity : select(values, m, k);
-  };
-
-  // Documents with full scores (in 32 bits) that may be among the k best.
+  // Documents that may be among the k best, with their scores.
   let contenders: number[] = [];
   let contenderScores: number[] = [];
-  const kthContender = (): number => {
-    if (contenderScores.length < k) return -Infinity;
-    contenderScores.forEach((score, c) => (values[c] = score));
-    return select(values, contenderScores.length, k);
-  };
-  /** The k-th best full score so far (or the threshold, when higher): contenders below it are dropped. */
-  let bar = -Infinity;
-  /** Where each list's next block starts. */
-  const positions = new Int32Array(n);
 
-  const block = options.blockSize ?? blockSize;
-  for (let low = 0; low < options.documents; low += block) {
-    const high = Math.min(options.documents, low + block);
-    let met = 0;
-    let i = 0;
-    // Any document of the block may still enter: read the lists' whole stretch in the block.
-    for (; i < n; i++) {
-      if (beaten(rest[i]!)) break;
-      const cursor = lists[i]!;
+  const cursors = lists.map((list) => new Cursor(list));
+  /** Where each essential list's next window starts. */
+  const positions = new Int32Array(n);
+  const probes: (Probe | undefined)[] = [];
+  /** Lists from `essential` on are only looked up. */
+  let essential = n;
+  const settle = () => {
+    while (essential > 1 && rest[essential - 1]! < threshold) essential -= 1;
+  };
+  settle();
+  const scores = new Float64Array(windowSize);
+  const met = new Int32Array(windowSize >> 5);
+  let postings = 0;
+  for (let low = 0; low < options.documents; ) {
+    // Windows no essential list has a document in are skipped.
+    let next = end;
+    for (let i = 0; i < essential; i++) if (positions[i]! < cursors[i]!.length) next = Math.min(next, cursors[i]!.doc(positions[i]!));
+    if (next === end) break;
+    if (next >= low + windowSize) low = next - (next % windowSize);
+    const high = low + windowSize;
+    // The essential lists' postings in the window, summed per document in list order.
+    for (let i = 0; i < essential; i++) {
+      const cursor = cursors[i]!;
       const idf = idfs[i]!;
       const from = positions[i]!;
       let p = from;
@@ -156,135 +157,59 @@ export function topK(options: {
         for (; q < count; q++) {
           const doc = docs[q]!;
           if (doc >= high) break;
-          // One read decides: 0 is a document not met yet (every match adds above 0), below 0 one out of scope.
-          const at = doc << 1;
-          const sum = cells[at]!;
-          if (sum === 0) {
-            touched[met++] = doc;
-            if (!accept(doc)) {
-              cells[at] = -1;
-              mark[doc] = outOfScope;
-              continue;
-            }
-            mark[doc] = inScope;
-          } else if (sum < 0) continue;
-          cells[at] = sum + idf * weight(counts[q]!, cells[at + 1]!);
+          const at = doc - low;
+          scores[at]! += idf * weight(counts[q]!, docLength[doc]!);
+          met[at >> 5]! |= 1 << (at & 31);
         }
         p = start + q;
         if (q < count) break;
       }
-      counters.postings += p - from;
+      postings += p - from;
       positions[i] = p;
-      // Until k documents have full scores, any k met bound the k-th best from below; those met first (in the
-      // strongest lists) are the likeliest.
-      if (!exhaustive && contenders.length < k) threshold = Math.max(threshold, kth(touched, Math.min(met, sampleSize), inScope));
     }
-
-    // No unmet document of the block can enter: only those that still could are scored further.
-    let size = 0;
-    for (let x = 0; x < met; x++) {
-      const doc = touched[x]!;
-      if (mark[doc] === inScope && !beaten(cells[doc << 1]! + rest[i]!)) values[size++] = doc;
-    }
-    let pool = Int32Array.from(values.subarray(0, size));
-    if (i < n) pool.sort();
-    for (; i < n; i++) {
-      let kept = 0;
-      for (const doc of pool) {
-        if (beaten(cells[doc << 1]! + rest[i]!)) mark[doc] = inScope;
-        else {
-          mark[doc] = candidate;
-          pool[kept++] = doc;
+    // The window's documents in order: each one met is looked up in the other lists while it could still enter.
+    for (let word = 0; word < met.length; word++) {
+      let bits = met[word]!;
+      met[word] = 0;
+      while (bits !== 0) {
+        const at = (word << 5) | (31 - Math.clz32(bits & -bits));
+        bits &= bits - 1;
+        let score = scores[at]!;
+        scores[at] = 0;
+        const doc = low + at;
+        if (score + rest[essential]! < threshold || !accept(doc)) continue;
+        let i = essential;
+        for (; i < n; i++) {
+          if (score + rest[i]! < threshold) break;
+          const count = (probes[i] ??= new Probe(lists[i]!)).countOf(doc);
+          postings += 1;
+          if (count > 0) score += idfs[i]! * weight(count, docLength[doc]!);
         }
-      }
-      pool = pool.subarray(0, kept);
-      const cursor = lists[i]!;
-      const idf = idfs[i]!;
-      const from = positions[i]!;
-      const end = cursor.seek(from, high);
-      // A few candidates are looked up; many are met by reading the list's stretch in the block.
-      if (pool.length * 4 < end - from) {
-        let p = from;
-        for (const doc of pool) {
-          p = cursor.seek(p, doc);
-          if (p < end && cursor.doc(p) === doc) cells[doc << 1]! += idf * weight(cursor.countAt(p), cells[(doc << 1) + 1]!);
-        }
-        counters.postings += pool.length;
-      } else {
-        for (let p = from; p < end; ) {
-          cursor.load(p);
-          const { docs, counts, start } = cursor;
-          const stop = Math.min(end - start, cursor.count);
-          for (let q = p - start; q < stop; q++) {
-            const doc = docs[q]!;
-            if (mark[doc] === candidate) cells[doc << 1]! += idf * weight(counts[q]!, cells[(doc << 1) + 1]!);
-          }
-          p = start + stop;
-        }
-        counters.postings += end - from;
-      }
-      positions[i] = end;
-    }
-
-    // The survivors' scores are full: the k-th best of them is the bar for the blocks after.
-    if (pool.length >= k) {
-      pool.forEach((doc, x) => (values[x] = cells[doc << 1]!));
-      bar = Math.max(bar, select(values, pool.length, k));
-    }
-    for (const doc of pool) {
-      const score = cells[doc << 1]!;
-      if (score >= bar - 2 * margin(bar)) {
+        if (i < n || score < threshold) continue;
         contenders.push(doc);
         contenderScores.push(score);
+        offer(score);
+        // Those below the k-th best are dropped (by the exhaustive search too: it scores every match, but keeps the best).
+        if (contenders.length > 4 * k && held === k) {
+          const bar = heap[0]! - 2 * margin(heap[0]!);
+          const kept = contenderScores.flatMap((s, c) => (s >= bar ? [c] : []));
+          contenders = kept.map((c) => contenders[c]!);
+          contenderScores = kept.map((c) => contenderScores[c]!);
+        }
       }
     }
-    for (let x = 0; x < met; x++) {
-      cells[touched[x]! << 1] = 0;
-      mark[touched[x]!] = 0;
-    }
-    bar = Math.max(bar, threshold, kthContender());
-    if (!exhaustive) threshold = bar;
-    // Those below the bar are dropped (by the exhaustive search too: it scores every match, but keeps only the best).
-    if (contenders.length > 4 * k) {
-      const kept = contenders.flatMap((_, c) => (contenderScores[c]! >= bar - 2 * margin(bar) ? [c] : []));
-      contenders = kept.map((c) => contenders[c]!);
-      contenderScores = kept.map((c) => contenderScores[c]!);
-    }
+    // A list stops being essential between windows: documents of this one were all met.
+    settle();
+    low = high;
   }
+  counters.postings += postings;
 
   // Finalists: the k best, and any within rounding of the k-th; each scored again in the question's term order.
-  const last = kthContender();
-  const finalists = contenders.filter((_, c) => last === -Infinity || contenderScores[c]! >= last - 2 * margin(last)).sort((x, y) => x - y);
+  const last = held < k ? -Infinity : heap[0]! - 2 * margin(heap[0]!);
+  const finalists = contenders.filter((_, c) => contenderScores[c]! >= last).sort((x, y) => x - y);
   const exact = fullScores(finalists);
   return finalists
     .map((doc, f) => ({ doc, score: exact[f]! }))
     .sort((x, y) => y.score - x.score || x.doc - y.doc)
     .slice(0, k);
-}
-
-/** The k-th largest of the first `count` values (which it reorders), by quickselect. */
-function select(values: Float64Array, count: number, k: number): number {
-  let lo = 0;
-  let hi = count - 1;
-  const target = k - 1;
-  while (lo < hi) {
-    const pivot = values[(lo + hi) >>> 1]!;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (values[i]! > pivot) i++;
-      while (values[j]! < pivot) j--;
-      if (i <= j) {
-        const t = values[i]!;
-        values[i] = values[j]!;
-        values[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (target <= j) hi = j;
-    else if (target >= i) lo = i;
-    else return values[target]!;
-  }
-  return values[target]!;
 }

@@ -6,7 +6,7 @@
  * its documents and its counts are written in as few whole bytes as the block's largest needs (a byte at its head says
  * how many), two to three bytes a posting where plain arrays take six, unpacked by loops without a branch a byte. The
  * last block stays open, in plain arrays, so a chunk written later is appended at no cost. Readers go through a
- * `Cursor`, which unpacks one block at a time.
+ * `Cursor`, which unpacks one block at a time, or a `Probe`, which looks documents up without unpacking.
  */
 
 /** A list as a snapshot keeps it: its sealed blocks' firsts, offsets and bytes, its open block, and its bound. */
@@ -347,6 +347,27 @@ function grow(array: Int32Array | undefined, need: number): Int32Array {
 }
 
 /**
+ * The last of a list's first `blocks` blocks, from `low` on (whose first document is at most the target), whose first
+ * document is at most `target`: galloping over blocks, then bisecting.
+ */
+function lastBlockFrom(list: PostingList, low: number, blocks: number, target: number): number {
+  let step = 1;
+  let high = low + 1;
+  while (high < blocks && list.first(high) <= target) {
+    low = high;
+    step *= 2;
+    high = low + step;
+  }
+  if (high > blocks) high = blocks;
+  while (high - low > 1) {
+    const mid = (low + high) >>> 1;
+    if (list.first(mid) <= target) low = mid;
+    else high = mid;
+  }
+  return low;
+}
+
+/**
  * A reader of one list: holds one unpacked block (`docs`, `counts`: `count` postings from position `start`). Made per
  * search; a list written to after the cursor was made is read as it was.
  */
@@ -376,49 +397,108 @@ export class Cursor {
     return this.docs[p - this.start]!;
   }
 
-  countAt(p: number): number {
-    this.load(p);
-    return this.counts[p - this.start]!;
-  }
-
   /** The first `n` documents. */
   firstDocs(n: number): Int32Array {
     const out = new Int32Array(Math.min(n, this.length));
     for (let p = 0; p < out.length; p++) out[p] = this.doc(p);
     return out;
   }
+}
 
-  /** The first position at or after `from` whose document is at least `target` (`length` when none is). */
-  seek(from: number, target: number): number {
-    const n = this.length;
-    if (from >= n || this.doc(from) >= target) return from;
-    const list = this.list;
-    const blocks = Math.ceil(n / blockLength);
-    // The last block from `from`'s on whose first document is at most the target: gallop over blocks, then bisect.
-    let low = from >> shift;
-    let step = 1;
-    let high = low + 1;
-    while (high < blocks && list.first(high) <= target) {
-      low = high;
-      step *= 2;
-      high = low + step;
+/**
+ * A forward-only lookup in one list: the count of each document asked, asked in ascending order, read straight from
+ * the packed bytes. It skips blocks by their first documents and walks a block's gaps only as far as the document
+ * asked, reading the one count it needs: looking up a few documents of a long list unpacks nothing. Made per search,
+ * like a `Cursor`.
+ */
+export class Probe {
+  private readonly firsts: Int32Array;
+  private readonly offsets: Int32Array;
+  private readonly bytes: Uint8Array;
+  private readonly tailDocs: Int32Array;
+  private readonly tailCounts: Uint16Array;
+  private readonly sealed: number;
+  private readonly blocks: number;
+  /** The block being walked (-1 before the first), the index in it and document there, and where the next gap lies. */
+  private block = -1;
+  private index = 0;
+  private doc = 0;
+  private at = 0;
+  private gapWidth = 0;
+  private countWidth = 0;
+  /** Where the block's counts start. */
+  private countsAt = 0;
+
+  constructor(private readonly list: PostingList) {
+    const parts = list.parts();
+    this.firsts = parts.firsts;
+    this.offsets = parts.offsets;
+    this.bytes = parts.bytes;
+    this.tailDocs = parts.tailDocs;
+    this.tailCounts = parts.tailCounts;
+    this.sealed = parts.firsts.length;
+    this.blocks = this.sealed + (parts.tailDocs.length > 0 ? 1 : 0);
+  }
+
+  /** The count of `target` in the list, 0 when the list does not hold it. Each target must be above the last asked. */
+  countOf(target: number): number {
+    const blocks = this.blocks;
+    let block = this.block;
+    if (block < 0 || (block + 1 < blocks && this.list.first(block + 1) <= target)) {
+      const low = block < 0 ? 0 : block + 1;
+      if (low >= blocks || this.list.first(low) > target) return 0;
+      this.enter((block = lastBlockFrom(this.list, low, blocks, target)));
     }
-    if (high > blocks) high = blocks;
-    while (high - low > 1) {
-      const mid = (low + high) >>> 1;
-      if (list.first(mid) <= target) low = mid;
-      else high = mid;
+    if (block < this.sealed) {
+      const bytes = this.bytes;
+      let doc = this.doc;
+      let index = this.index;
+      let at = this.at;
+      const gapWidth = this.gapWidth;
+      if (gapWidth === 1) {
+        while (doc < target && index < blockLength - 1) {
+          doc += bytes[at++]!;
+          index++;
+        }
+      } else if (gapWidth === 2) {
+        while (doc < target && index < blockLength - 1) {
+          doc += bytes[at]! | (bytes[at + 1]! << 8);
+          at += 2;
+          index++;
+        }
+      } else {
+        while (doc < target && index < blockLength - 1) {
+          let gap = 0;
+          for (let k = 0; k < gapWidth; k++) gap |= bytes[at++]! << (8 * k);
+          doc += gap >>> 0;
+          index++;
+        }
+      }
+      this.doc = doc;
+      this.index = index;
+      this.at = at;
+      if (doc !== target) return 0;
+      const c = this.countsAt + index * this.countWidth;
+      return this.countWidth === 1 ? bytes[c]! : bytes[c]! | (bytes[c + 1]! << 8);
     }
-    this.load(low << shift);
-    // Within the block (from `from` in its own block), the first document at least the target; else the next block's.
-    let lo = Math.max(from, this.start) - this.start;
-    let hi = this.count;
-    const docs = this.docs;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docs[mid]! < target) lo = mid + 1;
-      else hi = mid;
-    }
-    return Math.min(n, this.start + lo);
+    const docs = this.tailDocs;
+    let index = this.index;
+    while (index < docs.length && docs[index]! < target) index++;
+    this.index = index;
+    return index < docs.length && docs[index] === target ? this.tailCounts[index]! : 0;
+  }
+
+  /** Starts walking a block from its first document. */
+  private enter(block: number): void {
+    this.block = block;
+    this.index = 0;
+    if (block >= this.sealed) return;
+    const at = this.offsets[block]!;
+    const head = this.bytes[at]!;
+    this.gapWidth = head & 0x0f;
+    this.countWidth = head >> 4;
+    this.doc = this.firsts[block]!;
+    this.at = at + 1;
+    this.countsAt = at + 1 + (blockLength - 1) * this.gapWidth;
   }
 }
