@@ -51,27 +51,72 @@ const k1 = 1.2;
 const b = 0.75;
 const titleWeight = 3;
 
-function coverageOf(q: Question, present: (stem: string) => boolean): number {
+/**
+ * What every candidate's features ask of a question, made once per question: its distinct key stems numbered, each
+ * key stem's number and weight in question order (sums keep that order), and its word pairs.
+ */
+type Prepared = {
+  index: Map<string, number>;
+  distinct: number;
+  stemIndex: Int32Array;
+  stemIdf: Float64Array;
+  hasDigit: boolean[];
+  sequenceStems: Set<string>;
+  sequencePairs: string[];
+};
+
+const preparedQuestions = new WeakMap<Question, Prepared>();
+
+function prepared(q: Question): Prepared {
+  let p = preparedQuestions.get(q);
+  if (!p) {
+    const index = new Map<string, number>();
+    for (const s of q.stems) if (!index.has(s)) index.set(s, index.size);
+    const sequencePairs: string[] = [];
+    for (let i = 0; i + 1 < q.sequence.length; i++) sequencePairs.push(`${q.sequence[i]} ${q.sequence[i + 1]}`);
+    p = {
+      index,
+      distinct: index.size,
+      stemIndex: Int32Array.from(q.stems, (s) => index.get(s)!),
+      stemIdf: Float64Array.from(q.stems, (s) => q.idf.get(s)!),
+      hasDigit: q.stems.map((s) => /\d/.test(s)),
+      sequenceStems: new Set(q.sequence),
+      sequencePairs,
+    };
+    preparedQuestions.set(q, p);
+  }
+  return p;
+}
+
+/** The share of the question's weight whose key stems are marked (in `a`, or in `b` when given). */
+function coverageOf(q: Question, p: Prepared, a: Uint8Array, b?: Uint8Array): number {
   let sum = 0;
-  for (const s of q.stems) if (present(s)) sum += q.idf.get(s)!;
+  for (let j = 0; j < p.stemIndex.length; j++) {
+    const i = p.stemIndex[j]!;
+    if (a[i] || b?.[i]) sum += p.stemIdf[j]!;
+  }
   return sum / q.totalIdf;
 }
 
-function bigramShare(q: Question, stems: string[]): number {
+/** The share of the question's word pairs that the stems hold side by side. */
+function bigramShare(q: Question, p: Prepared, stems: string[]): number {
   if (q.sequence.length < 2) return 0;
-  const pairs = new Set<string>();
-  for (let i = 0; i + 1 < stems.length; i++) pairs.add(`${stems[i]} ${stems[i + 1]}`);
+  // Only pairs of the question's own stems can match: no other pair is made.
+  let pairs: Set<string> | undefined;
+  for (let i = 0; i + 1 < stems.length; i++) {
+    if (p.sequenceStems.has(stems[i]!) && p.sequenceStems.has(stems[i + 1]!)) (pairs ??= new Set()).add(`${stems[i]} ${stems[i + 1]}`);
+  }
+  if (!pairs) return 0;
   let hits = 0;
-  for (let i = 0; i + 1 < q.sequence.length; i++) if (pairs.has(`${q.sequence[i]} ${q.sequence[i + 1]}`)) hits += 1;
+  for (const pair of p.sequencePairs) if (pairs.has(pair)) hits += 1;
   return hits / (q.sequence.length - 1);
 }
 
 /** Distinct query terms matched, divided by the shortest span (in tokens) that holds them all. */
-function proximity(q: Question, stems: string[]): number {
-  const wanted = new Set(q.stems);
+function proximity(p: Prepared, stems: string[]): number {
   const positions: [number, string][] = [];
-  stems.forEach((s, i) => wanted.has(s) && positions.push([i, s]));
-  const distinct = new Set(positions.map((p) => p[1])).size;
+  stems.forEach((s, i) => p.index.has(s) && positions.push([i, s]));
+  const distinct = new Set(positions.map((x) => x[1])).size;
   if (distinct < 2) return 0;
   const counts = new Map<string, number>();
   let have = 0;
@@ -92,24 +137,32 @@ function proximity(q: Question, stems: string[]): number {
 }
 
 /** Key terms the chunk lacks but has a longer or shorter form of (e.g. "biomaterials" for "biomaterial-based"). */
-function partialMatch(q: Question, present: Set<string>, vocabulary: string[]): number {
+function partialMatch(q: Question, p: Prepared, present: Uint8Array, title: string[], text: string[]): number {
   let sum = 0;
-  for (const s of q.stems) {
-    if (present.has(s) || s.length < 5) continue;
-    if (vocabulary.some((x) => x.length >= 5 && (x.startsWith(s) || s.startsWith(x)))) sum += q.idf.get(s)!;
+  let vocabulary: Set<string> | undefined;
+  for (let j = 0; j < q.stems.length; j++) {
+    const s = q.stems[j]!;
+    if (present[p.stemIndex[j]!] || s.length < 5) continue;
+    vocabulary ??= new Set([...title, ...text].filter((x) => x.length >= 5));
+    for (const x of vocabulary) {
+      if (x.startsWith(s) || s.startsWith(x)) {
+        sum += p.stemIdf[j]!;
+        break;
+      }
+    }
   }
   return sum / q.totalIdf;
 }
 
 /** Field-weighted BM25 over the question's terms that contain a digit: figures, doses, years, gene names. */
-function numberMatch(q: Question, title: string[], text: string[], lengthRatio: number): number {
+function numberMatch(q: Question, p: Prepared, inTitle: Int32Array, inText: Int32Array, lengthRatio: number): number {
   const saturate = (f: number) => (2.2 * f) / (f + 1.2 * (0.25 + 0.75 * lengthRatio));
   let sum = 0;
-  for (const s of q.stems) {
-    if (!/\d/.test(s)) continue;
-    const inTitle = title.filter((t) => t === s).length;
-    const inText = text.filter((t) => t === s).length;
-    if (inTitle + inText > 0) sum += q.idf.get(s)! * (3 * saturate(inTitle) + saturate(inText));
+  for (let j = 0; j < q.stems.length; j++) {
+    if (!p.hasDigit[j]) continue;
+    const t = inTitle[p.stemIndex[j]!]!;
+    const x = inText[p.stemIndex[j]!]!;
+    if (t + x > 0) sum += p.stemIdf[j]! * (3 * saturate(t) + saturate(x));
   }
   return sum / (4 * q.totalIdf);
 }
@@ -119,40 +172,62 @@ function numberMatch(q: Question, title: string[], text: string[], lengthRatio: 
  * stage's weighting), IDF-weighted coverage of the key terms (in the chunk, its title, its best sentence and best
  * two-sentence window), phrase (bigram) matches, term proximity, partial word matches and number matches. Every
  * feature is normalized by the question's own weight, not by the other candidates, so a score is absolute: it means
- * the same thing whatever the question and whatever else was found.
+ * the same thing whatever the question and whatever else was found. The chunk's stems are looked up once each among
+ * the question's, and every feature is then counted over the question's few stems.
  */
 export function extract(q: Question, c: Candidate, stats: Stats, soft?: TermModel.TermFeatures): number[] {
+  const p = prepared(q);
   const { title, text } = c;
-  const titleSet = new Set(title);
-  const textSet = new Set(text);
-  const tf = new Map<string, number>();
-  for (const s of title) tf.set(s, (tf.get(s) ?? 0) + titleWeight);
-  for (const s of text) tf.set(s, (tf.get(s) ?? 0) + 1);
+  // How often each key stem occurs in the title and in the text.
+  const inTitle = new Int32Array(p.distinct);
+  const inText = new Int32Array(p.distinct);
+  for (const s of title) {
+    const i = p.index.get(s);
+    if (i !== undefined) inTitle[i]! += 1;
+  }
+  for (const s of text) {
+    const i = p.index.get(s);
+    if (i !== undefined) inText[i]! += 1;
+  }
+  const titleMarks = new Uint8Array(p.distinct);
+  const textMarks = new Uint8Array(p.distinct);
+  for (let i = 0; i < p.distinct; i++) {
+    titleMarks[i] = inTitle[i]! > 0 ? 1 : 0;
+    textMarks[i] = inText[i]! > 0 ? 1 : 0;
+  }
   const lengthNorm = 1 - b + (b * (c.tokenCount || title.length + text.length)) / stats.averageTokens;
   let bm25 = 0;
-  for (const s of q.stems) {
-    const f = tf.get(s) ?? 0;
-    if (f > 0) bm25 += (q.idf.get(s)! * f * (k1 + 1)) / (f + k1 * lengthNorm);
+  for (let j = 0; j < q.stems.length; j++) {
+    const i = p.stemIndex[j]!;
+    const f = titleWeight * inTitle[i]! + inText[i]!;
+    if (f > 0) bm25 += (p.stemIdf[j]! * f * (k1 + 1)) / (f + k1 * lengthNorm);
   }
-  const sentenceSets = c.sentences.map((s) => new Set(s));
+  const sentenceMarks = c.sentences.map((sentence) => {
+    const marks = new Uint8Array(p.distinct);
+    for (const s of sentence) {
+      const i = p.index.get(s);
+      if (i !== undefined) marks[i] = 1;
+    }
+    return marks;
+  });
   let sentenceCoverage = 0;
   let windowCoverage = 0;
-  sentenceSets.forEach((set, i) => {
-    sentenceCoverage = Math.max(sentenceCoverage, coverageOf(q, (s) => set.has(s)));
-    const next = sentenceSets[i + 1];
-    windowCoverage = Math.max(windowCoverage, coverageOf(q, (s) => set.has(s) || (next?.has(s) ?? false)));
+  sentenceMarks.forEach((marks, i) => {
+    sentenceCoverage = Math.max(sentenceCoverage, coverageOf(q, p, marks));
+    windowCoverage = Math.max(windowCoverage, coverageOf(q, p, marks, sentenceMarks[i + 1]));
   });
+  const present = titleMarks.map((t, i) => t | textMarks[i]!);
   return [
     bm25 / q.totalIdf,
-    coverageOf(q, (s) => textSet.has(s) || titleSet.has(s)),
-    coverageOf(q, (s) => titleSet.has(s)),
-    bigramShare(q, text),
-    bigramShare(q, title),
+    coverageOf(q, p, present),
+    coverageOf(q, p, titleMarks),
+    bigramShare(q, p, text),
+    bigramShare(q, p, title),
     sentenceCoverage,
     Math.max(windowCoverage, sentenceCoverage),
-    Math.max(proximity(q, title), proximity(q, text)),
-    partialMatch(q, new Set([...titleSet, ...textSet]), [...new Set([...titleSet, ...textSet])]),
-    numberMatch(q, title, text, (c.tokenCount || title.length + text.length) / stats.averageTokens),
+    Math.max(proximity(p, title), proximity(p, text)),
+    partialMatch(q, p, present, title, text),
+    numberMatch(q, p, inTitle, inText, (c.tokenCount || title.length + text.length) / stats.averageTokens),
     // Soft matches come from the term model built on the corpus; without one they fall back to exact matching.
     soft?.softPpmi ?? 0,
     soft?.softLsa ?? 0,
