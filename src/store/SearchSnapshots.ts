@@ -9,7 +9,7 @@ import type { Sql } from './Sql.js';
 /** The current snapshot: its id, the write-log position it covers, its size, and the index's own header (JSON). */
 export type SnapshotRow = { id: string; position: number; bytes: number; parts: number; header: string; createdAt: number };
 
-/** Bytes a part holds: well under PostgreSQL's limits for a value and for the hex text it travels as. */
+/** Bytes a part holds: well under PostgreSQL's limit for a value, and little to hold in memory at once. */
 export const partBytes = 8 << 20;
 
 /** The current snapshot's row, if one was written. */
@@ -18,16 +18,11 @@ export async function current(sql: Sql): Promise<SnapshotRow | undefined> {
 }
 
 /**
- * One part of a snapshot, or undefined when that snapshot was replaced (its parts are gone). PostgreSQL sends it as
- * base64 rather than bytea's hex text: two thirds of the bytes, read about 1.6 times as fast.
+ * One part of a snapshot, or undefined when that snapshot was replaced (its parts are gone). PostgreSQL sends it raw,
+ * by a binary COPY: four times as fast as bytea's hex text, three times as fast as base64.
  */
 export async function part(sql: Sql, id: string, index: number): Promise<Uint8Array | undefined> {
-  if (sql.dialect === 'postgres') {
-    const row = await sql.get<{ base64: string }>(`SELECT encode(bytes, 'base64') AS base64 FROM search_snapshot_parts WHERE snapshot_id = ? AND part = ?`, [id, index]);
-    // Node's decoder skips the line breaks PostgreSQL writes every 76 characters.
-    return row && Buffer.from(row.base64, 'base64');
-  }
-  return (await sql.get<{ bytes: Uint8Array }>('SELECT bytes FROM search_snapshot_parts WHERE snapshot_id = ? AND part = ?', [id, index]))?.bytes;
+  return sql.blob('SELECT bytes FROM search_snapshot_parts WHERE snapshot_id = ? AND part = ?', [id, index]);
 }
 
 /**

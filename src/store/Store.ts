@@ -156,6 +156,10 @@ function reporting(sql: Sql, listener: (statement: { text: string; rows: number 
       const row = await sql.get(text, params);
       return told(text, row as never, row === undefined ? 0 : 1);
     },
+    blob: async (text, params) => {
+      const value = await sql.blob(text, params);
+      return told(text, value, value === undefined ? 0 : 1);
+    },
     run: async (text, params) => {
       const changed = await sql.run(text, params);
       return told(text, changed, changed);

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { bindable, Conflict, Unavailable, type Availability, type Engine, type Param, type Sql } from '../Sql.js';
 import * as Turns from './Turns.js';
 
@@ -121,6 +122,33 @@ function wrap(pool: pg.Pool, url: string, turns: Turns.Turns, begin: string): En
       memo,
       all: async <T>(text: string, params?: readonly Param[]) => (await query<T>(text, params)).rows,
       get: async <T>(text: string, params?: readonly Param[]) => (await query<T>(text, params)).rows[0],
+      blob: async (text, params) => {
+        const statement = `COPY (${withLiterals(text, params ?? [])}) TO STDOUT (FORMAT binary)`;
+        const done = pooled ? await turns.take(lane) : undefined;
+        let connection: pg.PoolClient | undefined;
+        let failure: Error | undefined;
+        try {
+          connection = pooled ? await connect(client) : client;
+          const stream = connection.query(copyTo(statement));
+          // COPY takes no statement timeout of its own: a server that stops answering is given up on as any other.
+          const timer = setTimeout(() => stream.destroy(new Error(`no answer in ${timeoutMs ?? statementTimeoutMs} ms`)), timeoutMs ?? statementTimeoutMs);
+          const chunks: Buffer[] = [];
+          try {
+            for await (const chunk of stream) chunks.push(chunk as Buffer);
+          } finally {
+            clearTimeout(timer);
+          }
+          answered();
+          return copiedValue(Buffer.concat(chunks));
+        } catch (error) {
+          failure = error instanceof Error ? error : new Error(String(error));
+          throw failed(error);
+        } finally {
+          // A connection whose COPY failed part-way is closed, not given to the next statement.
+          if (pooled) connection?.release(failure);
+          done?.();
+        }
+      },
       run: async (text, params) => (await query(text, params)).rowCount ?? 0,
       script: async (text) => {
         await query(text, undefined, false);
@@ -240,6 +268,39 @@ export async function temporaryDatabase(url: string): Promise<{ url: string; dro
 function textual(value: Param): unknown {
   const bound = bindable(value);
   return typeof bound === 'string' && bound.includes('\u0000') ? bound.replaceAll('\u0000', '\uFFFD') : bound;
+}
+
+/**
+ * A statement with its `?` placeholders replaced by its parameters as literals (strings quoted by node-postgres's
+ * escaping, whole numbers as they are): for COPY, which takes no parameters.
+ */
+function withLiterals(text: string, params: readonly (string | number)[]): string {
+  let next = 0;
+  const written = text.replace(/\?/g, () => {
+    const value = params[next++];
+    if (typeof value === 'string') return pg.escapeLiteral(textual(value) as string);
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+    throw new Error(`a COPY parameter is a string or a whole number, not ${String(value)}`);
+  });
+  if (next !== params.length) throw new Error(`the statement has ${next} placeholders for ${params.length} parameters`);
+  return written;
+}
+
+/** What opens every binary COPY: PGCOPY, newline, 0xFF, carriage return, newline, NUL. */
+const copySignature = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+
+/**
+ * The one value of the one row a binary COPY sent (PostgreSQL's documented format: the signature, flags, a header
+ * extension, then per row a field count and each field's length and bytes, and -1 to end), or undefined for no row.
+ */
+function copiedValue(data: Buffer): Buffer | undefined {
+  if (data.length < 21 || !data.subarray(0, 11).equals(copySignature)) throw new Error('not a binary COPY');
+  const at = 15 + 4 + data.readUInt32BE(15);
+  const fields = data.readInt16BE(at);
+  if (fields === -1) return undefined;
+  if (fields !== 1) throw new Error(`a binary COPY of ${fields} columns where one was asked`);
+  const length = data.readInt32BE(at + 2);
+  return length < 0 ? undefined : data.subarray(at + 6, at + 6 + length);
 }
 
 /** The host and database of a URL, without its credentials. */

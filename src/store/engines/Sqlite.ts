@@ -105,6 +105,11 @@ function over(db: Database, file: string): SqliteEngine {
       memo,
       all: <T>(text: string, params?: readonly Param[]) => now(() => prepared(text).all(...args(params)) as T[]),
       get: <T>(text: string, params?: readonly Param[]) => now(() => prepared(text).get(...args(params)) as T | undefined),
+      blob: (text, params) =>
+        now(() => {
+          const row = prepared(text).get(...args(params)) as Record<string, Uint8Array> | undefined;
+          return row && Object.values(row)[0];
+        }),
       run: (text, params) => now(() => prepared(text).run(...args(params)).changes),
       script: (text) => now(() => void db.exec(text)),
       transaction: async <T>(work: (tx: Sql) => Promise<T>): Promise<T> => {
