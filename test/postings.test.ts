@@ -66,16 +66,22 @@ describe('PostingList', () => {
     }
   });
 
-  test('behavior: postings appended after a list was trimmed read back after the rest', () => {
-    const { docs, counts } = postings(700, 1000, 5);
-    const list = new PostingList(500);
+  test.each(['trimmed', 'restored from its parts'])('behavior: postings appended after a list was %s read back after the rest, by every reader, and into parts again', (how) => {
+    const { docs, counts } = postings(1500, 1000, 5);
+    let list = new PostingList(500);
     docs.slice(0, 500).forEach((doc, i) => list.push(doc, counts[i]!));
     list.trim();
+    if (how !== 'trimmed') list = PostingList.restore(list.parts());
+    // Enough to seal several blocks after the load, into memory of their own.
     docs.slice(500).forEach((doc, i) => list.push(doc, counts[500 + i]!));
-    const seen: number[] = [];
-    list.forEach((doc) => seen.push(doc));
-    expect(seen).toEqual(docs);
-    expect(list.length).toBe(700);
+    const seen: [number, number][] = [];
+    list.forEach((doc, count) => seen.push([doc, count]));
+    expect(seen).toEqual(docs.map((doc, i) => [doc, counts[i]]));
+    const probe = new Probe(list);
+    expect(docs.map((doc) => probe.countOf(doc))).toEqual(counts);
+    const again: [number, number][] = [];
+    PostingList.restore(list.parts()).forEach((doc, count) => again.push([doc, count]));
+    expect(again).toEqual(seen);
   });
 
   test('behavior: a long list of small gaps and counts takes about two bytes a posting; plain arrays took six', () => {

@@ -22,6 +22,17 @@ export type ListParts = {
   covered: number;
 };
 
+/** A list's arrays as a reader takes them (see `PostingList.later`). */
+type PostingSegments = {
+  firsts: Int32Array;
+  offsets: Int32Array;
+  bytes: Uint8Array;
+  later: Uint8Array;
+  base: number;
+  tailDocs: Int32Array;
+  tailCounts: Uint16Array;
+};
+
 const shift = 7;
 /** Postings per block. */
 export const blockLength = 1 << shift;
@@ -33,6 +44,14 @@ export class PostingList {
   private offsets: Int32Array | undefined;
   private bytes: Uint8Array | undefined;
   private used = 0;
+  /**
+   * Blocks sealed after the list was fitted (`trim`) or restored from a snapshot, in memory of their own: growing
+   * `bytes` would copy the whole list, and right after a load every list stands at the end of its room, so the first
+   * writes would copy most of the index (1.7 s at 4M chunks). An offset from `base` on is one into `later`.
+   */
+  private later: Uint8Array | undefined;
+  private laterUsed = 0;
+  private base = Infinity;
   private sealed = 0;
   /** The open block, plain. */
   private tailDocs: Int32Array;
@@ -79,6 +98,7 @@ export class PostingList {
   /** Gives back the room kept for growth: after a list is filled whole. */
   trim(): void {
     if (this.bytes && this.used < this.bytes.length) this.bytes = this.bytes.slice(0, this.used);
+    if (this.base === Infinity) this.base = this.used;
     if (this.firsts && this.sealed < this.firsts.length) {
       this.firsts = this.firsts.slice(0, this.sealed);
       this.offsets = this.offsets!.slice(0, this.sealed);
@@ -91,7 +111,7 @@ export class PostingList {
 
   /** Bytes the list holds in memory (its arrays). */
   byteSize(): number {
-    return (this.bytes?.byteLength ?? 0) + (this.firsts?.byteLength ?? 0) * 2 + this.tailDocs.byteLength + this.tailCounts.byteLength;
+    return (this.bytes?.byteLength ?? 0) + (this.later?.byteLength ?? 0) + (this.firsts?.byteLength ?? 0) * 2 + this.tailDocs.byteLength + this.tailCounts.byteLength;
   }
 
   /** How many blocks, the open one included. */
@@ -111,8 +131,9 @@ export class PostingList {
       counts.set(this.tailCounts.subarray(0, this.tailLength));
       return this.tailLength;
     }
-    const bytes = this.bytes!;
     let at = this.offsets![block]!;
+    const bytes = at < this.base ? this.bytes! : this.later!;
+    if (at >= this.base) at -= this.base;
     const head = bytes[at++]!;
     const gapWidth = head & 0x0f;
     const countWidth = head >> 4;
@@ -174,18 +195,41 @@ export class PostingList {
     return this.listBound * Math.max(1, averageLength / this.boundAverage);
   }
 
-  /** The list's arrays, as long as what they hold, and its bound: what a snapshot keeps of it. */
+  /**
+   * The list's arrays, as long as what they hold, and its bound: what a snapshot keeps of it. Blocks sealed since a
+   * load follow the others in `bytes` (a copy then; offsets already count from the start of the first part).
+   */
   parts(): ListParts {
+    const own = this.bytes?.subarray(0, this.used) ?? new Uint8Array(0);
+    let bytes = own;
+    if (this.later && this.laterUsed > 0) {
+      bytes = new Uint8Array(own.length + this.laterUsed);
+      bytes.set(own);
+      bytes.set(this.later.subarray(0, this.laterUsed), own.length);
+    }
     return {
       length: this.length,
       firsts: this.firsts?.subarray(0, this.sealed) ?? new Int32Array(0),
       offsets: this.offsets?.subarray(0, this.sealed) ?? new Int32Array(0),
-      bytes: this.bytes?.subarray(0, this.used) ?? new Uint8Array(0),
+      bytes,
       tailDocs: this.tailDocs.subarray(0, this.tailLength),
       tailCounts: this.tailCounts.subarray(0, this.tailLength),
       bound: this.listBound,
       boundAverage: this.boundAverage,
       covered: this.covered,
+    };
+  }
+
+  /** The arrays as they are, for a `Probe`: blocks at offsets from `base` on lie in `later`. */
+  segments(): PostingSegments {
+    return {
+      firsts: this.firsts?.subarray(0, this.sealed) ?? new Int32Array(0),
+      offsets: this.offsets?.subarray(0, this.sealed) ?? new Int32Array(0),
+      bytes: this.bytes ?? new Uint8Array(0),
+      later: this.later ?? new Uint8Array(0),
+      base: this.base,
+      tailDocs: this.tailDocs.subarray(0, this.tailLength),
+      tailCounts: this.tailCounts.subarray(0, this.tailLength),
     };
   }
 
@@ -207,6 +251,7 @@ export class PostingList {
       list.offsets = parts.offsets;
       list.bytes = parts.bytes;
       list.used = parts.bytes.length;
+      list.base = parts.bytes.length;
     }
     list.tailDocs = parts.tailDocs;
     list.tailCounts = parts.tailCounts;
@@ -235,19 +280,33 @@ export class PostingList {
     }
     const docs = this.tailDocs;
     const counts = this.tailCounts;
-    // Sized only near the end of the room: a block takes at most 4 bytes a gap and 2 a count, and its head.
-    const roomy = this.bytes !== undefined && this.bytes.length - this.used >= blockLength * 6 + 1;
-    const need = roomy ? 0 : this.used + blockBytes(docs, counts, blockLength);
-    if (!roomy && (!this.bytes || this.bytes.length < need)) {
-      const bytes = new Uint8Array(Math.max(need, Math.ceil((this.bytes?.length ?? 0) * 1.25)));
-      if (this.bytes) bytes.set(this.bytes.subarray(0, this.used));
-      this.bytes = bytes;
+    const size = blockBytes(docs, counts, blockLength);
+    let bytes: Uint8Array;
+    let at: number;
+    if (this.base !== Infinity) {
+      // Fitted or restored: the block goes after the others, in `later`.
+      if (!this.later || this.later.length - this.laterUsed < size) {
+        const later = new Uint8Array(Math.max(this.laterUsed + size, Math.ceil((this.later?.length ?? 0) * 1.5), 4 * size));
+        if (this.later) later.set(this.later.subarray(0, this.laterUsed));
+        this.later = later;
+      }
+      bytes = this.later;
+      at = this.laterUsed;
+      this.offsets![this.sealed] = this.base + at;
+    } else {
+      // Sized only near the end of the room: a block takes at most 4 bytes a gap and 2 a count, and its head.
+      const roomy = this.bytes !== undefined && this.bytes.length - this.used >= blockLength * 6 + 1;
+      if (!roomy && (!this.bytes || this.bytes.length < this.used + size)) {
+        const grown = new Uint8Array(Math.max(this.used + size, Math.ceil((this.bytes?.length ?? 0) * 1.25)));
+        if (this.bytes) grown.set(this.bytes.subarray(0, this.used));
+        this.bytes = grown;
+      }
+      bytes = this.bytes!;
+      at = this.used;
+      this.offsets![this.sealed] = at;
     }
-    const bytes = this.bytes!;
     this.firsts[this.sealed] = docs[0]!;
-    this.offsets![this.sealed] = this.used;
     const { gapWidth, countWidth } = widths(docs, counts, blockLength);
-    let at = this.used;
     bytes[at++] = gapWidth | (countWidth << 4);
     for (let i = 1; i < blockLength; i++) {
       const gap = docs[i]! - docs[i - 1]!;
@@ -258,7 +317,8 @@ export class PostingList {
       bytes[at++] = count & 0xff;
       if (countWidth === 2) bytes[at++] = count >>> 8;
     }
-    this.used = at;
+    if (this.base !== Infinity) this.laterUsed = at;
+    else this.used = at;
     this.sealed += 1;
     this.tailLength = 0;
   }
@@ -414,7 +474,9 @@ export class Cursor {
 export class Probe {
   private readonly firsts: Int32Array;
   private readonly offsets: Int32Array;
-  private readonly bytes: Uint8Array;
+  private readonly segments: PostingSegments;
+  /** The bytes of the block being walked. */
+  private bytes: Uint8Array = new Uint8Array(0);
   private readonly tailDocs: Int32Array;
   private readonly tailCounts: Uint16Array;
   private readonly sealed: number;
@@ -430,10 +492,10 @@ export class Probe {
   private countsAt = 0;
 
   constructor(private readonly list: PostingList) {
-    const parts = list.parts();
+    const parts = list.segments();
+    this.segments = parts;
     this.firsts = parts.firsts;
     this.offsets = parts.offsets;
-    this.bytes = parts.bytes;
     this.tailDocs = parts.tailDocs;
     this.tailCounts = parts.tailCounts;
     this.sealed = parts.firsts.length;
@@ -493,7 +555,10 @@ export class Probe {
     this.block = block;
     this.index = 0;
     if (block >= this.sealed) return;
-    const at = this.offsets[block]!;
+    const { bytes, later, base } = this.segments;
+    let at = this.offsets[block]!;
+    this.bytes = at < base ? bytes : later;
+    if (at >= base) at -= base;
     const head = this.bytes[at]!;
     this.gapWidth = head & 0x0f;
     this.countWidth = head >> 4;
