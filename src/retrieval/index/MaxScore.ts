@@ -134,6 +134,11 @@ export function topK(options: {
     while (essential > 1 && rest[essential - 1]! < threshold) essential -= 1;
   };
   settle();
+  /**
+   * Contenders are thinned once they have doubled since the last time: chunks tied at the k-th best (the same footer
+   * on every page) are never dropped, and thinning at each of them made the search quadratic in their number.
+   */
+  let thinAt = 4 * k;
   const scores = new Float64Array(windowSize);
   const met = new Int32Array(windowSize >> 5);
   let postings = 0;
@@ -141,9 +146,9 @@ export function topK(options: {
     // Windows no essential list has a document in are skipped.
     let next = end;
     for (let i = 0; i < essential; i++) if (positions[i]! < cursors[i]!.length) next = Math.min(next, cursors[i]!.doc(positions[i]!));
-    if (next === end) break;
+    if (next >= options.documents) break;
     if (next >= low + windowSize) low = next - (next % windowSize);
-    const high = low + windowSize;
+    const high = Math.min(low + windowSize, options.documents);
     // The essential lists' postings in the window, summed per document in list order.
     for (let i = 0; i < essential; i++) {
       const cursor = cursors[i]!;
@@ -190,11 +195,12 @@ export function topK(options: {
         contenderScores.push(score);
         offer(score);
         // Those below the k-th best are dropped (by the exhaustive search too: it scores every match, but keeps the best).
-        if (contenders.length > 4 * k && held === k) {
+        if (contenders.length > thinAt && held === k) {
           const bar = heap[0]! - 2 * margin(heap[0]!);
           const kept = contenderScores.flatMap((s, c) => (s >= bar ? [c] : []));
           contenders = kept.map((c) => contenders[c]!);
           contenderScores = kept.map((c) => contenderScores[c]!);
+          thinAt = Math.max(4 * k, 2 * contenders.length);
         }
       }
     }

@@ -131,7 +131,7 @@ function wrap(pool: pg.Pool, url: string, turns: Turns.Turns, begin: string): En
           connection = pooled ? await connect(client) : client;
           const stream = connection.query(copyTo(statement));
           // COPY takes no statement timeout of its own: a server that stops answering is given up on as any other.
-          const timer = setTimeout(() => stream.destroy(new Error(`no answer in ${timeoutMs ?? statementTimeoutMs} ms`)), timeoutMs ?? statementTimeoutMs);
+          const timer = setTimeout(() => stream.destroy(new Unavailable(`a COPY had no answer in ${timeoutMs ?? statementTimeoutMs} ms`)), timeoutMs ?? statementTimeoutMs);
           const chunks: Buffer[] = [];
           try {
             for await (const chunk of stream) chunks.push(chunk as Buffer);
@@ -272,14 +272,16 @@ function textual(value: Param): unknown {
 
 /**
  * A statement with its `?` placeholders replaced by its parameters as literals (strings quoted by node-postgres's
- * escaping, whole numbers as they are): for COPY, which takes no parameters.
+ * escaping, whole numbers in parentheses, so a minus sign never meets another): for COPY, which takes no parameters.
+ * Its text holds no quoted text of its own, where a `?` would not be a placeholder.
  */
 function withLiterals(text: string, params: readonly (string | number)[]): string {
+  if (/['"]/.test(text)) throw new Error('a COPY statement with quoted text of its own: put the values in as parameters');
   let next = 0;
   const written = text.replace(/\?/g, () => {
     const value = params[next++];
     if (typeof value === 'string') return pg.escapeLiteral(textual(value) as string);
-    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return `(${value})`;
     throw new Error(`a COPY parameter is a string or a whole number, not ${String(value)}`);
   });
   if (next !== params.length) throw new Error(`the statement has ${next} placeholders for ${params.length} parameters`);

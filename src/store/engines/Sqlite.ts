@@ -108,7 +108,8 @@ function over(db: Database, file: string): SqliteEngine {
       blob: (text, params) =>
         now(() => {
           const row = prepared(text).get(...args(params)) as Record<string, Uint8Array> | undefined;
-          return row && Object.values(row)[0];
+          // A NULL value is none, as on PostgreSQL.
+          return (row && Object.values(row)[0]) ?? undefined;
         }),
       run: (text, params) => now(() => prepared(text).run(...args(params)).changes),
       script: (text) => now(() => void db.exec(text)),
