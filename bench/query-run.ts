@@ -268,7 +268,7 @@ for (const [i, query] of queries.entries()) {
 if (restored.origin().source !== 'snapshot') throw new Error('the index did not start from the snapshot just written');
 restored = undefined;
 const readyFromSnapshotSeconds = await startToReady({});
-await services.store.searchSnapshots.drop();
+await services.store.snapshots.drop('search');
 // No snapshot written by this one: it would outlive the measurement.
 const readyFromRowsSeconds = await startToReady({ SEARCH_SNAPSHOT_MIN_CHUNKS: String(10 * n) });
 await index.writeSnapshot();

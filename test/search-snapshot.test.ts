@@ -67,15 +67,15 @@ describe('search index snapshots', () => {
     const { place, store, all } = await mixed('parts');
     await (await LexicalIndex.open(store)).writeSnapshot();
     // The same bytes cut again into parts of 4 kB, under a new id.
-    const row = (await store.searchSnapshots.current())!;
+    const row = (await store.snapshots.current('search'))!;
     const body = new Uint8Array(row.bytes);
     for (let part = 0, at = 0; part < row.parts; part++) {
-      const bytes = (await store.searchSnapshots.part(row.id, part))!;
+      const bytes = (await store.snapshots.part('search', row.id, part))!;
       body.set(bytes, at);
       at += bytes.length;
     }
-    await store.searchSnapshots.replace({ id: 'snap_recut', position: row.position, header: row.header, createdAt: row.createdAt }, body, 4096);
-    expect((await store.searchSnapshots.current())!.parts).toBeGreaterThan(10);
+    await store.snapshots.replace('search', { id: 'snap_recut', position: row.position, header: row.header, createdAt: row.createdAt }, body, 4096);
+    expect((await store.snapshots.current('search'))!.parts).toBeGreaterThan(10);
     const seen: number[] = [];
     const restarted = await LexicalIndex.open(await connect(place), { onLoading: (p) => seen.push(p.done) });
     expect(restarted.origin().source).toBe('snapshot');
@@ -196,7 +196,7 @@ describe('the snapshot keeper', () => {
     expect(await keptAfterRefusal.check()).toBe('written');
     expect((await LexicalIndex.open(store)).origin().source).toBe('snapshot');
     // While another process holds the lease, the snapshot is left to it.
-    await store.searchSnapshots.drop();
+    await store.snapshots.drop('search');
     let release!: () => void;
     const holding = Jobs.oneAtATime(store, 'search_snapshot', () => new Promise<void>((resolve) => (release = resolve)));
     await new Promise((resolve) => setTimeout(resolve, 50));

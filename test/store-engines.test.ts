@@ -288,14 +288,14 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
   test('behavior: a large value is read back whole, byte for byte, under any id (quotes and backslashes included); none for one not written', async () => {
     const body = Uint8Array.from({ length: 3 * (1 << 20) + 12_345 }, (_, i) => (i * 2654435761) >>> 27);
     const id = "o'brien \\ snapshot ?";
-    await store.searchSnapshots.replace({ id, position: 1, header: '{}', createdAt: 1 }, body, 1 << 20);
-    const parts = await Promise.all([0, 1, 2, 3].map((part) => store.searchSnapshots.part(id, part)));
+    await store.snapshots.replace('search', { id, position: 1, header: '{}', createdAt: 1 }, body, 1 << 20);
+    const parts = await Promise.all([0, 1, 2, 3].map((part) => store.snapshots.part('search', id, part)));
     expect(Buffer.concat(parts.map((part) => part!))).toEqual(Buffer.from(body));
-    expect(await store.searchSnapshots.part(id, 4)).toBeUndefined();
-    expect(await store.searchSnapshots.part('another', 0)).toBeUndefined();
+    expect(await store.snapshots.part('search', id, 4)).toBeUndefined();
+    expect(await store.snapshots.part('search', 'another', 0)).toBeUndefined();
     // The connections it read on answer the next statements.
     expect(await Promise.all([1, 2, 3].map(() => store.meta.get('search_index_version')))).toEqual(['1', '1', '1']);
-    await store.searchSnapshots.drop();
+    await store.snapshots.drop('search');
   });
 
   test.runIf(engine === 'postgres')('error: a database that stops accepting connections (SQLSTATE 55000) is Unavailable, as a lost database is, and is back once it accepts them', async () => {

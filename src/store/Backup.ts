@@ -42,8 +42,8 @@ export class Discrepant extends Error {
 
 /** The table of the secrets the service made for itself: its rows stay out of every backup. */
 const secretsTable = 'secrets';
-/** The search index's snapshot: derived from rows, hundreds of megabytes at a million chunks, made again by the restored store's instances. */
-const derivedTables = ['search_snapshot', 'search_snapshot_parts'];
+/** The search index's and vector codes' snapshots: derived from rows, hundreds of megabytes at a million chunks, made again by the restored store's instances. */
+const derivedTables = ['search_snapshot', 'search_snapshot_parts', 'vector_snapshot', 'vector_snapshot_parts'];
 const leftOutData = [secretsTable, ...derivedTables].map((table) => `--exclude-table-data=${table}`);
 
 /** What a backup holds, counted in it: what an operator checks before relying on it. */

@@ -60,7 +60,7 @@ export const leftOut: readonly { table: RegExp; why: string }[] = [
   { table: /^credential_claims$/, why: 'credentials being redeemed at this moment by a running process: none is, in a store being copied' },
   { table: /^rate_buckets$/, why: 'requests counted in the last minute: a copied store starts every caller afresh' },
   { table: /^(search_log|vector_log)$/, why: 'write logs for processes that hold an index in memory; a new store has none behind it' },
-  { table: /^search_snapshot(_parts)?$/, why: "the search index as an instance held it: the target's instances build their own from the rows" },
+  { table: /^(search|vector)_snapshot(_parts)?$/, why: "the search index and vector codes as an instance held them: the target's instances build their own from the rows" },
   { table: /^(chunk_fts(_\w+)?|chunk_vocab)$/, why: "SQLite's full-text tables, written by trigger as chunks are" },
 ];
 

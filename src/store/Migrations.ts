@@ -18,6 +18,7 @@ import { queryDays } from './migrations/015_query_days.js';
 import { secrets } from './migrations/016_secrets.js';
 import { paymentStates } from './migrations/017_payment_states.js';
 import { searchSnapshots } from './migrations/018_search_snapshots.js';
+import { vectorSnapshots } from './migrations/019_vector_snapshots.js';
 import * as Postgres from './migrations/postgres/Schema.js';
 
 export type Migration = { version: number; name: string } & Record<Dialect, string>;
@@ -42,6 +43,7 @@ export const migrations: readonly Migration[] = [
   { version: 16, name: 'secrets', sqlite: secrets, postgres: Postgres.secrets },
   { version: 17, name: 'payment_states', sqlite: paymentStates, postgres: Postgres.paymentStates },
   { version: 18, name: 'search_snapshots', sqlite: searchSnapshots, postgres: Postgres.searchSnapshots },
+  { version: 19, name: 'vector_snapshots', sqlite: vectorSnapshots, postgres: Postgres.vectorSnapshots },
 ];
 
 const ledgerTable: Record<Dialect, string> = {

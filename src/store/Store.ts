@@ -21,7 +21,7 @@ import * as Payments from './Payments.js';
 import * as Profiles from './Profiles.js';
 import * as RateLimits from './RateLimits.js';
 import * as SearchDocs from './SearchDocs.js';
-import * as SearchSnapshots from './SearchSnapshots.js';
+import * as Snapshots from './Snapshots.js';
 import * as Secrets from './Secrets.js';
 import * as TermModelRows from './TermModelRows.js';
 import * as VectorIndex from './VectorIndex.js';
@@ -62,7 +62,7 @@ export type Store = {
   rateLimits: Bound<typeof RateLimits>;
   search: Bound<typeof SearchDocs>;
   /** The search index's snapshot, for instances to start from. */
-  searchSnapshots: Bound<typeof SearchSnapshots>;
+  snapshots: Bound<typeof Snapshots>;
   /** Secrets the service made for itself (link signing, a development payment secret): never in a backup. */
   secrets: Bound<typeof Secrets>;
   termModel: Bound<typeof TermModelRows>;
@@ -128,7 +128,7 @@ function over(sql: Sql, urgent: Sql = sql): Store {
     profiles: bind(Profiles, sql),
     rateLimits: bind(RateLimits, sql),
     search: bind(SearchDocs, sql),
-    searchSnapshots: bind(SearchSnapshots, sql),
+    snapshots: bind(Snapshots, sql),
     secrets: bind(Secrets, sql),
     termModel: bind(TermModelRows, sql),
     vectors: bind(VectorIndex, sql),

@@ -1,4 +1,5 @@
-import { crc32 } from 'node:zlib';
+import * as Sections from '../Sections.js';
+import { Refused } from '../Sections.js';
 import type { Audience } from './Audiences.js';
 import { type Counts, type IndexState, InvertedIndex } from './InvertedIndex.js';
 import { type ListParts, PostingList } from './Postings.js';
@@ -6,9 +7,11 @@ import { type ListParts, PostingList } from './Postings.js';
 /**
  * The lexical index as bytes, for an instance to start from: the arrays it holds, laid out one after another (each
  * on an 8-byte boundary) so that reading them back is one allocation and views into it, with no parsing and no copy.
- * A header says where each array lies, what the bytes cover (the write-log position, the store, the analysis) and
- * their CRC-32. Anything that does not fit is refused with the reason, never searched.
+ * A header says where each array lies (`Sections`), what the bytes cover (the write-log position, the store, the
+ * analysis) and their CRC-32. Anything that does not fit is refused with the reason, never searched.
  */
+
+export { Refused };
 
 /** Bumped whenever the layout changes: a snapshot of another format is refused (and made again). */
 export const format = 1;
@@ -27,7 +30,7 @@ export type Header = {
   bytes: number;
   crc32: number;
   /** Each array's offset and length in bytes. */
-  sections: Record<string, [number, number]>;
+  sections: Sections.Layout;
 };
 
 /** What the header's JSON section holds: the parts of the index that are not arrays. */
@@ -37,15 +40,7 @@ type Described = {
   counts: { audience: Audience; chunks: number; tokens: number; df: 'dense' | [number, number][] }[];
 };
 
-/** An array as encoding reads it, and as decoding makes it (a view into the snapshot's own buffer). */
-type Written = Int32Array | Uint16Array | Uint8Array | Float64Array;
-type Typed = Int32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
-type TypedClass = { new (buffer: ArrayBuffer, offset: number, length: number): Typed; BYTES_PER_ELEMENT: number };
-
-/** Why a snapshot was not used, and which one (once known). */
-export class Refused extends Error {
-  snapshotId: string | undefined;
-}
+type Written = Sections.Written;
 
 /** The bytes of an index, and the header that reads them, covering the log up to `position`. */
 export function encode(index: InvertedIndex, stamp: { store: string; analysis: string; position: number; holes: number[] }): { header: Header; body: Uint8Array } {
@@ -89,18 +84,10 @@ export function encode(index: InvertedIndex, stamp: { store: string; analysis: s
     tailDocs: arena(Int32Array, (p) => p.tailDocs),
     tailCounts: arena(Uint16Array, (p) => p.tailCounts),
     publicDf: publicCounts ? (publicCounts.df as Int32Array) : new Int32Array(0),
-    described: new TextEncoder().encode(JSON.stringify(described)),
+    described: Sections.jsonBytes(described),
   };
-  const sections: Record<string, [number, number]> = {};
-  let size = 0;
-  for (const [name, array] of Object.entries(arrays)) {
-    size = Math.ceil(size / 8) * 8;
-    sections[name] = [size, array.byteLength];
-    size += array.byteLength;
-  }
-  const body = new Uint8Array(size);
-  for (const [name, array] of Object.entries(arrays)) body.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), sections[name]![0]);
-  return { header: { format, ...stamp, bytes: size, crc32: crc32(body), sections }, body };
+  const { sections, body, crc32 } = Sections.lay(arrays);
+  return { header: { format, ...stamp, bytes: body.length, crc32, sections }, body };
 }
 
 /**
@@ -112,19 +99,9 @@ export function decode(header: Header, body: Uint8Array, expected: { store: stri
   if (header.format !== format) throw new Refused(`format ${header.format}, not ${format}`);
   if (header.store !== expected.store) throw new Refused(`made from another store (${header.store}, this one is ${expected.store})`);
   if (header.analysis !== expected.analysis) throw new Refused(`terms analysed with version ${header.analysis}, the rows with ${expected.analysis}`);
-  if (body.length !== header.bytes) throw new Refused(`${body.length} bytes where its header says ${header.bytes}`);
-  if (body.byteOffset % 8 !== 0) throw new Error('a snapshot is read into memory that starts on an 8-byte boundary');
-  const crc = crc32(body);
-  if (crc !== header.crc32) throw new Refused(`its bytes do not check (CRC-32 ${crc}, header says ${header.crc32})`);
-  const view = <T extends Typed>(name: string, Type: TypedClass): T => {
-    const place = header.sections[name];
-    if (!place) throw new Refused(`no ${name} in it`);
-    const [offset, length] = place;
-    if (offset % 8 !== 0 || length % Type.BYTES_PER_ELEMENT !== 0 || offset + length > body.length) throw new Refused(`${name} lies outside it`);
-    return new Type(body.buffer as ArrayBuffer, body.byteOffset + offset, length / Type.BYTES_PER_ELEMENT) as T;
-  };
+  const view = Sections.reader(body, header);
   try {
-    const described = JSON.parse(new TextDecoder().decode(view<Uint8Array<ArrayBuffer>>('described', Uint8Array))) as Described;
+    const described = Sections.json<Described>(view('described', Uint8Array));
     const listLength = view<Int32Array<ArrayBuffer>>('listLength', Int32Array);
     const listSealedBytes = view<Int32Array<ArrayBuffer>>('listSealedBytes', Int32Array);
     const listBound = view<Float64Array<ArrayBuffer>>('listBound', Float64Array);

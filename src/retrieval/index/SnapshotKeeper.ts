@@ -33,7 +33,7 @@ export function start(deps: {
   const { store, logger } = deps;
   let running: ReturnType<Keeper['check']> | undefined;
   const due = async (index: LexicalIndex): Promise<boolean> => {
-    const [row, { last }] = await Promise.all([store.searchSnapshots.current(), store.search.logBounds()]);
+    const [row, { last }] = await Promise.all([store.snapshots.current('search'), store.search.logBounds()]);
     if (!row || row.id === index.origin().refused) return true;
     return (last ?? 0) - row.position >= lagLimit(index.size().chunks);
   };

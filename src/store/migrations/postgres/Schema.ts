@@ -425,3 +425,21 @@ CREATE TABLE search_snapshot_parts (
 );
 INSERT INTO meta (key, value) SELECT 'search_docs_filled', '1' WHERE NOT EXISTS (SELECT 1 FROM chunks) ON CONFLICT (key) DO NOTHING;
 `;
+
+export const vectorSnapshots = `
+CREATE TABLE vector_snapshot (
+  slot INTEGER PRIMARY KEY CHECK (slot = 1),
+  id TEXT NOT NULL,
+  position BIGINT NOT NULL,
+  bytes BIGINT NOT NULL,
+  parts BIGINT NOT NULL,
+  header TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE TABLE vector_snapshot_parts (
+  snapshot_id TEXT NOT NULL,
+  part BIGINT NOT NULL,
+  bytes BYTEA NOT NULL,
+  PRIMARY KEY (snapshot_id, part)
+);
+`;
