@@ -45,6 +45,7 @@ const endToEnd = [
   'test/store.test.ts',
   'test/search-index.test.ts',
   'test/search-snapshot.test.ts',
+  'test/vector-snapshot.test.ts',
   'test/term-model.test.ts',
   'test/several-instances.test.ts',
   'test/several-instances-payments.test.ts',

@@ -59,6 +59,34 @@ function source(kind: 'random' | 'clustered'): () => Float32Array {
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * What an instance starting on the store waits for its codes: read from the stored vectors (no snapshot yet), the
+ * snapshot written from the codes `store` holds, then read from it; each read on a connection of its own, as a new
+ * process's.
+ */
+async function startUp(file: string, store: ReturnType<typeof SqliteFile.open>['store']): Promise<void> {
+  const read = async () => {
+    const other = SqliteFile.open(file);
+    try {
+      const started = performance.now();
+      const warmed = (await VectorCodes.warm(other.store))!;
+      return { ms: performance.now() - started, ...warmed };
+    } finally {
+      await other.store.close();
+    }
+  };
+  const rows = await read();
+  await VectorCodes.warm(store);
+  let started = performance.now();
+  const written = await VectorCodes.subject(store).write();
+  const writeMs = performance.now() - started;
+  started = performance.now();
+  const snapshot = await read();
+  if (snapshot.origin.source !== 'snapshot' || snapshot.held !== rows.held) throw new Error(`the snapshot was not read whole: ${JSON.stringify(snapshot)}`);
+  const ms = (n: number) => `${Math.round(n)} ms`;
+  console.log(`  codes read from the stored vectors: ${ms(rows.ms)}; snapshot written in ${ms(writeMs)} (${(written.bytes / rows.held).toFixed(0)} bytes a chunk); codes read from it: ${ms(snapshot.ms)}`);
+}
 const perQuery = (ms: number) => `${(ms / queryCount).toFixed(1)} ms/query`;
 
 /** The exact top `limit` by cosine (dot product of unit vectors) among the documents whose index `admit` accepts. */
@@ -105,6 +133,7 @@ for (const size of sizes) {
         }));
       }
       console.log(`\n${kind} unit vectors, ${size} × ${dimensions}: index built in ${seconds(performance.now() - started)}`);
+      await startUp(path.join(directory, 'bench.db'), store);
       const rowids = db.prepare('SELECT rowid FROM chunks ORDER BY rowid').pluck().all() as number[];
       const indexOf = new Map(rowids.map((r, i) => [r, i]));
       const channelOf = (i: number) => Math.floor(i / 1000) % channelCount;

@@ -4,7 +4,8 @@ import * as Jobs from '../src/health/Jobs.js';
 import * as Log from '../src/log/Logger.js';
 import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
 import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
-import * as SnapshotKeeper from '../src/retrieval/index/SnapshotKeeper.js';
+import * as SnapshotStore from '../src/retrieval/index/SnapshotStore.js';
+import * as SnapshotKeeper from '../src/retrieval/SnapshotKeeper.js';
 import * as Text from '../src/retrieval/Text.js';
 import * as Items from '../src/store/Items.js';
 import type * as Stores from '../src/store/Store.js';
@@ -181,7 +182,7 @@ describe('the snapshot keeper', () => {
     const { store, peek, channels, r } = await mixed('keeper');
     const index = await LexicalIndex.open(store);
     const logger = Log.create({ level: 'silent' });
-    const keeper = (minChunks: number) => SnapshotKeeper.start({ store, index: () => index, logger, minChunks, everyMs: 3_600_000 });
+    const keeper = (minChunks: number) => SnapshotKeeper.start({ store, subject: SnapshotStore.subject(store, () => index), logger, minChunks, everyMs: 3_600_000 });
     const small = keeper(1_000_000);
     expect(await small.check()).toBe('small store');
     small.stop();
@@ -192,7 +193,7 @@ describe('the snapshot keeper', () => {
     // A snapshot the index refused at its load is made again however recent it is.
     await flipByte(peek);
     const refusing = await LexicalIndex.open(store, refusals());
-    const keptAfterRefusal = SnapshotKeeper.start({ store, index: () => refusing, logger, minChunks: 0, everyMs: 3_600_000 });
+    const keptAfterRefusal = SnapshotKeeper.start({ store, subject: SnapshotStore.subject(store, () => refusing), logger, minChunks: 0, everyMs: 3_600_000 });
     expect(await keptAfterRefusal.check()).toBe('written');
     expect((await LexicalIndex.open(store)).origin().source).toBe('snapshot');
     // While another process holds the lease, the snapshot is left to it.
@@ -208,8 +209,10 @@ describe('the snapshot keeper', () => {
     keptAfterRefusal.stop();
   });
 
-  test('behavior: the lag limit is 5% of the chunks, within 10,000 and 100,000 log entries (the log keeps 200,000)', () => {
-    expect([0, 100_000, 1_000_000, 4_000_000].map(SnapshotKeeper.lagLimit)).toEqual([10_000, 10_000, 50_000, 100_000]);
+  test('behavior: the lag limit is 5% of the chunks, from 10,000 log entries to half what the log keeps (200,000 for the search index, 100,000 for vectors)', () => {
+    const sizes = [0, 100_000, 1_000_000, 4_000_000];
+    expect(sizes.map((chunks) => SnapshotKeeper.lagLimit(chunks))).toEqual([10_000, 10_000, 50_000, 100_000]);
+    expect(sizes.map((chunks) => SnapshotKeeper.lagLimit(chunks, 100_000))).toEqual([10_000, 10_000, 50_000, 50_000]);
   });
 });
 

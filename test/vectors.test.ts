@@ -566,7 +566,7 @@ describe('VectorSearch', () => {
       const logger = silent();
       const search = VectorSearch.create({ store, embedder: fixed(unit(1, 0)), logger });
       await search.warm();
-      expect(logger.lines.at(-1)).toEqual(['debug', 'vector index loaded', { vectors: 1, ms: expect.any(Number) }]);
+      expect(logger.lines.at(-1)).toEqual(['info', 'vector index loaded', { vectors: 1, source: 'rows', ms: expect.any(Number) }]);
       expect(await search.question('q')).toBeDefined();
       await store.vectors.markBuilt(VectorIndex.building('other'));
       expect(await search.question('q')).toBeUndefined();

@@ -5,7 +5,7 @@ import * as Ids from '../store/Ids.js';
 import { leaseExpired, processHost } from './Leases.js';
 
 /** The jobs one process at a time runs on a store: each reads the whole corpus and replaces what queries read. */
-export type JobName = 'term_model' | 'vector_index' | 'search_snapshot';
+export type JobName = 'term_model' | 'vector_index' | 'search_snapshot' | 'vector_snapshot';
 
 /**
  * How long a holder on another machine may be silent before its job is taken over. A rebuild's heaviest steps are

@@ -33,19 +33,25 @@ export function followable(position: number, { first, last }: LogBounds): boolea
   return (last ?? 0) === position || (last !== null && first !== null && last > position && first <= position + 1);
 }
 
+/** What a kind of snapshot is read with. */
+export type Reading<H extends Stamped, T> = {
+  /** The log the snapshot follows. */
+  logBounds(): Promise<LogBounds>;
+  /** Throws `Refused` for a header of other state (another store, format, index): checked before any byte is read. */
+  check(header: H): void;
+  /** What the bytes hold (throws `Refused` when they do not read as it). */
+  decode(header: H, body: Uint8Array, row: SnapshotRow): T;
+  onProgress?: ((done: number, total: number) => void) | undefined;
+};
+
 /**
  * What `decode` makes of the current snapshot of a kind; undefined when there is none. Throws `Refused` (with the
- * snapshot's id) when there is one that must not be used: its header does not read or disagrees with its row, it is
- * older than what the log (`logBounds`) still holds, its bytes are damaged, or `decode` refuses it. A snapshot replaced
- * while it is read loses its parts: it is read again from the new one's row, three times at most.
+ * snapshot's id) when there is one that must not be used: its header does not read, disagrees with its row or is of
+ * other state, it is older than what the log still holds, its bytes are damaged, or they do not decode. A snapshot
+ * replaced while it is read loses its parts: it is read again from the new one's row, three times at most.
  */
-export async function read<H extends Stamped, T>(
-  store: Store,
-  kind: Kind,
-  logBounds: () => Promise<LogBounds>,
-  decode: (header: H, body: Uint8Array, row: SnapshotRow) => T,
-  onProgress?: (done: number, total: number) => void,
-): Promise<T | undefined> {
+export async function read<H extends Stamped, T>(store: Store, kind: Kind, reading: Reading<H, T>): Promise<T | undefined> {
+  const { logBounds, check, decode, onProgress } = reading;
   let lastId: string | undefined;
   for (let attempt = 0; attempt < 3; attempt++) {
     const row = await store.snapshots.current(kind);
@@ -53,6 +59,7 @@ export async function read<H extends Stamped, T>(
     lastId = row.id;
     try {
       const header = headerOf<H>(row);
+      check(header);
       const bounds = await logBounds();
       if (!followable(row.position, bounds)) throw new Refused(`it covers the write log to ${row.position}, and the log now holds ${bounds.first ?? '-'} to ${bounds.last ?? '-'}`);
       const got = await store.snapshots.read(kind, row, (done) => onProgress?.(done, row.bytes));

@@ -244,7 +244,10 @@ export async function unindexed(sql: Sql, afterRowid: number, limit: number): Pr
   );
 }
 
-/** Keeps the last `keep` log entries: an index further behind than that reloads in full. */
-export async function trimLog(sql: Sql, keep = 200_000): Promise<void> {
+/** Log entries kept: an index further behind than that reloads in full. */
+export const logKept = 200_000;
+
+/** Keeps the last `keep` log entries. */
+export async function trimLog(sql: Sql, keep = logKept): Promise<void> {
   await sql.run('DELETE FROM search_log WHERE seq <= (SELECT max(seq) FROM search_log) - ?', [keep]);
 }

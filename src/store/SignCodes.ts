@@ -22,7 +22,17 @@ export type SignCodes = {
    * distance), in the order their rows were first held: all of them when the channels hold fewer.
    */
   nearest(vector: Float32Array, channelIds: Iterable<string>, wanted: number): number[];
+  /**
+   * The codes as arrays, for a snapshot: views into the codes' own memory, to be copied before anything changes them.
+   */
+  image(): Image;
 };
+
+/**
+ * Codes as arrays: the channels by number (channel n is `channels[n - 1]`; 0 marks a removed code), each row's chunk,
+ * and the rows as the scan reads them (the channel's number, 4 bytes of padding, the signs in 64-bit words).
+ */
+export type Image = { channels: string[]; rowids: Float64Array; rows: Uint8Array };
 
 type Scan = {
   memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
@@ -49,11 +59,17 @@ const rowsAt = pageBytes;
 export const maxDimensions = 8192;
 const align8 = (n: number) => Math.ceil(n / 8) * 8;
 
-/** An empty set of codes for vectors of a dimension. */
-export function create(dimensions: number): SignCodes {
+/** The bytes of one row of codes for vectors of a dimension. */
+export const rowBytes = (dimensions: number) => 8 + Math.ceil(dimensions / 64) * 8;
+
+/**
+ * A set of codes for vectors of a dimension: empty, or holding an image another set gave (throws when the image is not
+ * one: rows of another length, a channel it does not name, a chunk twice).
+ */
+export function create(dimensions: number, from?: Image): SignCodes {
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > maxDimensions) throw new Error(`bad vector dimension ${dimensions}`);
   const words = Math.ceil(dimensions / 64);
-  const stride = 8 + words * 8;
+  const stride = rowBytes(dimensions);
   const scan = new wasm.Instance(scanModule()).exports as Scan;
   // Channel number 0 is no channel's: a removed code's row keeps it, and no scope allows it.
   const channelNumbers = new Map<string, number>();
@@ -93,6 +109,30 @@ export function create(dimensions: number): SignCodes {
   // WebAssembly reads memory little-endian, whatever the machine.
   const channelAt = (row: number) => view.getInt32(rowsAt + row * stride, true);
   const setChannel = (row: number, channel: number) => view.setInt32(rowsAt + row * stride, channel, true);
+  /** Files a row's chunk for lookup: rows held in ascending order are bisected, the rest mapped. */
+  const file = (row: number, rowid: number) => {
+    if (ascending === row && (row === 0 || rowid > rowids[row - 1]!)) ascending += 1;
+    else outOfOrder.set(rowid, row);
+  };
+  if (from) {
+    const count = from.rowids.length;
+    if (from.rows.length !== count * stride) throw new Error(`${from.rows.length} bytes of codes for ${count} rows of ${stride}`);
+    rowids = new Float64Array(Math.max(1024, count));
+    reserve(rowsAt + rowids.length * stride);
+    bytes.set(from.rows, rowsAt);
+    from.channels.forEach((id, i) => channelNumbers.set(id, i + 1));
+    if (channelNumbers.size !== from.channels.length) throw new Error('a channel is named twice');
+    for (let row = 0; row < count; row++) {
+      const rowid = from.rowids[row]!;
+      if (!Number.isSafeInteger(rowid) || rowOf(rowid) !== undefined) throw new Error(`chunk ${rowid} is not a chunk, or has two rows`);
+      const channel = channelAt(row);
+      if (channel < 0 || channel > from.channels.length) throw new Error(`row ${row} is of channel ${channel}, which is not named`);
+      if (channel === 0) dead += 1;
+      rowids[row] = rowid;
+      file(row, rowid);
+      rows += 1;
+    }
+  }
   return {
     dimensions,
     get size() {
@@ -115,8 +155,7 @@ export function create(dimensions: number): SignCodes {
         }
         row = rows++;
         rowids[row] = rowid;
-        if (ascending === row && (row === 0 || rowid > rowids[row - 1]!)) ascending += 1;
-        else outOfOrder.set(rowid, row);
+        file(row, rowid);
       } else if (channelAt(row) === 0) dead -= 1;
       setChannel(row, channel);
       pack(vector, rowsAt + row * stride + 8);
@@ -138,9 +177,7 @@ export function create(dimensions: number): SignCodes {
           bytes.copyWithin(rowsAt + kept * stride, rowsAt + row * stride, rowsAt + (row + 1) * stride);
           rowids[kept] = rowids[row]!;
         }
-        const rowid = rowids[kept]!;
-        if (ascending === kept && (kept === 0 || rowid > rowids[kept - 1]!)) ascending += 1;
-        else outOfOrder.set(rowid, kept);
+        file(kept, rowids[kept]!);
         kept += 1;
       }
       rows = kept;
@@ -176,6 +213,9 @@ export function create(dimensions: number): SignCodes {
       for (let d = 0; d < edge; d++) room -= tier(d);
       const kept = scan.collect(distancesAt, rows, edge, room, outAt);
       return Array.from({ length: kept }, (_, j) => rowids[view.getInt32(outAt + j * 4, true)]!);
+    },
+    image() {
+      return { channels: [...channelNumbers.keys()], rowids: rowids.subarray(0, rows), rows: bytes.subarray(rowsAt, rowsAt + rows * stride) };
     },
   };
 }

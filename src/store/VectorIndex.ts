@@ -27,7 +27,7 @@ const fusionKey = 'vector_fusion';
  * Writes kept in the log: a process further behind than this reads every code anew (about a second at 100k chunks),
  * so the log never grows past a few megabytes.
  */
-const logKept = 100_000;
+export const logKept = 100_000;
 
 async function meta(sql: Sql, key: string): Promise<string | undefined> {
   return (await sql.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [key]))?.value;
@@ -143,17 +143,33 @@ export async function logBounds(sql: Sql): Promise<{ first: number | null; last:
   return (await sql.get<{ first: number | null; last: number | null }>('SELECT (SELECT min(seq) FROM vector_log) AS first, (SELECT max(seq) FROM vector_log) AS last'))!;
 }
 
+/** Log entries, each with its chunk's vector and channel as they are now. */
+const logged = `SELECT l.seq AS seq, l.chunk AS rowid, e.embedding AS embedding, i.channel_id AS channel FROM vector_log l
+  LEFT JOIN chunk_embeddings e ON e.rowid = l.chunk LEFT JOIN chunks c ON c.rowid = e.rowid LEFT JOIN items i ON i.id = c.item_id`;
+
 /** Up to `limit` log entries after `afterSeq`, in order, each with its chunk's vector and channel as they are now. */
 export async function changes(sql: Sql, afterSeq: number, limit: number): Promise<(StoredVector & { seq: number })[]> {
   return sql.all<StoredVector & { seq: number }>(
-    `SELECT l.seq AS seq, l.chunk AS rowid, e.embedding AS embedding, i.channel_id AS channel FROM vector_log l
-     LEFT JOIN chunk_embeddings e ON e.rowid = l.chunk LEFT JOIN chunks c ON c.rowid = e.rowid LEFT JOIN items i ON i.id = c.item_id
-     WHERE l.seq > ? ORDER BY l.seq LIMIT ?`,
+    `${logged} WHERE l.seq > ? ORDER BY l.seq LIMIT ?`,
     [afterSeq, limit],
   );
 }
 
 const ids = { sqlite: 'SELECT value FROM json_each(?)', postgres: 'SELECT unnest(CAST(? AS BIGINT[]))' };
+
+/** The log entries at the given positions that exist now (ones that committed late), as `changes` gives them. */
+export async function changesAt(sql: Sql, seqs: number[]): Promise<(StoredVector & { seq: number })[]> {
+  if (seqs.length === 0) return [];
+  return sql.all<StoredVector & { seq: number }>(
+    `${logged} WHERE l.seq IN (${ids[sql.dialect]}) ORDER BY l.seq`,
+    [sql.dialect === 'sqlite' ? JSON.stringify(seqs) : seqs],
+  );
+}
+
+/** Which of the log positions from `after` (excluded) to `upTo` (included) hold an entry now. */
+export async function present(sql: Sql, after: number, upTo: number): Promise<number[]> {
+  return (await sql.all<{ seq: number }>('SELECT seq FROM vector_log WHERE seq > ? AND seq <= ? ORDER BY seq', [after, upTo])).map((r) => r.seq);
+}
 
 /** The stored vectors of the given chunks that have one, by rowid. */
 export async function embeddings(sql: Sql, rowids: number[]): Promise<Map<number, Buffer>> {

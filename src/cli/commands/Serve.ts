@@ -4,6 +4,7 @@ import { defaultDatabasePath } from '../../config/Config.js';
 import type { Services } from '../../Services.js';
 import type * as Caller from '../../auth/Caller.js';
 import type * as HttpServer from '../../transport/http/Server.js';
+import type { Keeper, Subject } from '../../retrieval/SnapshotKeeper.js';
 import { type Command, UsageError, number, text, untilSignal } from '../Command.js';
 
 const loadDemo = lazy('The demo dataset loader', () => import('../../demo/Demo.js'));
@@ -17,7 +18,8 @@ const loadHttpServer = lazy('The HTTP server', () => import('../../transport/htt
 const loadStdio = lazy('The stdio MCP server', () => import('../../transport/mcp/Stdio.js'));
 const loadMetricsRoute = lazy('The metrics server', () => import('../../transport/http/MetricsRoute.js'));
 const loadServices = lazy('The service layer', () => import('../../Services.js'));
-const loadSnapshotKeeper = lazy('The search index snapshot keeper', () => import('../../retrieval/index/SnapshotKeeper.js'));
+const loadSnapshotKeeper = lazy('The snapshot keeper', () => import('../../retrieval/SnapshotKeeper.js'));
+const loadSnapshotStore = lazy('The search index snapshot', () => import('../../retrieval/index/SnapshotStore.js'));
 
 /**
  * A database URL as a terminal may show it: a password, if it has one (`user:password@`, or `?password=` and
@@ -111,12 +113,18 @@ export const serve: Command = {
     // A small store gets its term model (re)built now; a large one folds in what is new and waits for a rebuild.
     const refreshTermModel = termModelRefresher(services);
     await refreshTermModel(TermModel.automaticLimit);
-    // The search indexes load before the first question rather than during it (seconds per million chunks); then the
-    // snapshot instances start from is made again if it is missing or behind.
-    const keeper = (await loadSnapshotKeeper()).start({ store: services.store, index: services.loadedIndex, logger: services.logger, minChunks: config.searchSnapshotMinChunks });
-    const keepSnapshot = () => void services.pending.track(keeper.check());
-    void services.lexicalIndex().then(keepSnapshot, (error: unknown) => services.logger.error('search index failed to load; the first question tries again', { error }));
-    void services.vectors?.warm();
+    // The search index and the vector codes (when vectors are on) load before the first question rather than during it
+    // (seconds per million chunks); then the snapshot of each that instances start from is made again if it is missing
+    // or behind.
+    const [SnapshotKeeper, SnapshotStore] = await Promise.all([loadSnapshotKeeper(), loadSnapshotStore()]);
+    const keep = (subject: Subject) => SnapshotKeeper.start({ store: services.store, subject, logger: services.logger, minChunks: config.searchSnapshotMinChunks });
+    const keepers = { search: keep(SnapshotStore.subject(services.store, services.loadedIndex)), vectors: services.vectors && keep(services.vectors.snapshot) };
+    const check = (keeper: Keeper | undefined) => void (keeper && services.pending.track(keeper.check()));
+    void services.lexicalIndex().then(
+      () => check(keepers.search),
+      (error: unknown) => services.logger.error('search index failed to load; the first question tries again', { error }),
+    );
+    void services.vectors?.warm().then(() => check(keepers.vectors));
     const { server, url } = await HttpServer.listen(services, { host, port }).catch((error: NodeJS.ErrnoException) => {
       if (['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '')) {
         throw new UsageError(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (set PORT or --port)' : error.message}`);
@@ -144,14 +152,15 @@ export const serve: Command = {
           intervalMinutes: config.sync.intervalMinutes,
           // Rebuilding blocks requests for its duration: only small stores get it here; others fold in what is new.
           // Tracked, so a shutdown waits for it rather than leave its lease behind.
-          onReport: (r) => void (r.created + r.updated + r.removed > 0 && services.pending.track(refreshTermModel(serveRebuildLimit).then(keepSnapshot))),
+          onReport: (r) => void (r.created + r.updated + r.removed > 0 && services.pending.track(refreshTermModel(serveRebuildLimit).then(() => (check(keepers.search), check(keepers.vectors))))),
         })
       : undefined;
     // A server restarted within minutes of a crash reconciles later, while it runs; so are its own lost settlements.
     const stopReconciling = Reconciliation.periodically(services, config.reconcileIntervalSeconds * 1000);
     const signal = await untilSignal();
     stopReconciling();
-    keeper.stop();
+    keepers.search.stop();
+    keepers.vectors?.stop();
     await drain(services, server, signal);
     if (metricsServer) await HttpServer.close(metricsServer.server);
     await scheduler?.stop();

@@ -1,4 +1,5 @@
 import type { Store } from '../../store/Store.js';
+import * as LogHoles from '../LogHoles.js';
 import * as Audiences from './Audiences.js';
 import { dfOf, InvertedIndex } from './InvertedIndex.js';
 import * as MaxScore from './MaxScore.js';
@@ -80,7 +81,7 @@ class CurrentIndex {
   /** The last log entry applied. */
   private applied = 0;
   /** Positions below `applied` still empty, whose writes may yet commit. */
-  readonly holes = new SearchLog.Holes();
+  readonly holes = new LogHoles.Holes();
   /** Moves whenever what the index holds changes: statistics are cached until it does. */
   private version = 0;
   private readonly statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
@@ -134,7 +135,7 @@ class CurrentIndex {
   private async loadRows(): Promise<void> {
     const start = (await this.store.search.logBounds()).last ?? 0;
     // Writes numbered below `start` and still in flight are not in the rows read next: their positions are holes.
-    const below = Math.max(0, start - SearchLog.loadWindow);
+    const below = Math.max(0, start - LogHoles.loadWindow);
     const present = await this.store.search.present(below, start);
     const audiences = await Audiences.read(this.store);
     const total = this.options.onLoading ? await this.store.search.count() : 0;

@@ -90,15 +90,20 @@ export function encode(index: InvertedIndex, stamp: { store: string; analysis: s
   return { header: { format, ...stamp, bytes: body.length, crc32, sections }, body };
 }
 
+/** Refuses the header of a snapshot of another store, analysis or format. */
+export function check(header: Header, expected: { store: string; analysis: string }): void {
+  if (header.format !== format) throw new Refused(`format ${header.format}, not ${format}`);
+  if (header.store !== expected.store) throw new Refused(`made from another store (${header.store}, this one is ${expected.store})`);
+  if (header.analysis !== expected.analysis) throw new Refused(`terms analysed with version ${header.analysis}, the rows with ${expected.analysis}`);
+}
+
 /**
  * The index a snapshot holds, its arrays views into `body` (which must start on an 8-byte boundary, as a fresh
  * allocation does). `expected` is what this store is now; a snapshot of another store, analysis or format, or whose
  * bytes do not check, is refused.
  */
 export function decode(header: Header, body: Uint8Array, expected: { store: string; analysis: string }): InvertedIndex {
-  if (header.format !== format) throw new Refused(`format ${header.format}, not ${format}`);
-  if (header.store !== expected.store) throw new Refused(`made from another store (${header.store}, this one is ${expected.store})`);
-  if (header.analysis !== expected.analysis) throw new Refused(`terms analysed with version ${header.analysis}, the rows with ${expected.analysis}`);
+  check(header, expected);
   const view = Sections.reader(body, header);
   try {
     const described = Sections.json<Described>(view('described', Uint8Array));

@@ -1,6 +1,9 @@
+import { logKept as searchLogKept } from '../../store/SearchDocs.js';
 import type { Store } from '../../store/Store.js';
+import type * as SnapshotKeeper from '../SnapshotKeeper.js';
 import * as StoredSnapshots from '../StoredSnapshots.js';
 import type { InvertedIndex } from './InvertedIndex.js';
+import type { LexicalIndex } from './LexicalIndex.js';
 import * as Snapshot from './Snapshot.js';
 import { analysisVersion } from './SearchTerms.js';
 
@@ -24,16 +27,15 @@ async function expected(store: Store, makeId = false): Promise<{ store: string; 
  */
 export async function read(store: Store, onProgress?: (progress: Progress) => void): Promise<{ index: InvertedIndex; position: number; holes: number[] } | undefined> {
   const now = await expected(store);
-  return StoredSnapshots.read<Snapshot.Header, { index: InvertedIndex; position: number; holes: number[] }>(
-    store,
-    'search',
-    () => store.search.logBounds(),
-    (header, body, row) => {
+  return StoredSnapshots.read<Snapshot.Header, { index: InvertedIndex; position: number; holes: number[] }>(store, 'search', {
+    logBounds: () => store.search.logBounds(),
+    check: (header) => Snapshot.check(header, now),
+    decode(header, body, row) {
       const holes = Array.isArray(header.holes) && header.holes.every((seq) => Number.isSafeInteger(seq) && seq <= row.position) ? header.holes : [];
       return { index: Snapshot.decode(header, body, now), position: row.position, holes };
     },
-    (done, total) => onProgress?.({ source: 'snapshot', done, total }),
-  );
+    onProgress: (done, total) => onProgress?.({ source: 'snapshot', done, total }),
+  });
 }
 
 /**
@@ -46,4 +48,22 @@ export async function write(store: Store, take: () => { index: InvertedIndex; po
   const { header, body } = Snapshot.encode(index, { ...now, position, holes });
   await StoredSnapshots.write(store, 'search', header, body);
   return { bytes: body.length, position };
+}
+
+/** The lexical index as the snapshot keeper sees it, once loaded (`index` gives undefined while it loads). */
+export function subject(store: Store, index: () => LexicalIndex | undefined): SnapshotKeeper.Subject {
+  return {
+    kind: 'search',
+    job: 'search_snapshot',
+    name: 'search index',
+    chunks: () => index()?.size().chunks,
+    fits: (row) => row.id !== index()?.origin().refused,
+    logBounds: () => store.search.logBounds(),
+    logKept: searchLogKept,
+    write: async () => {
+      const loaded = index();
+      if (!loaded) throw new Error('the search index is not loaded');
+      return loaded.writeSnapshot();
+    },
+  };
 }

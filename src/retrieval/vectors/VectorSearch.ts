@@ -6,6 +6,7 @@ import type { Embedder } from '../embedders/Embedder.js';
 import type { SearchHit } from '../index/SearchIndex.js';
 import * as Fusion from '../ranking/Fusion.js';
 import type * as Reranker from '../ranking/Reranker.js';
+import type * as SnapshotKeeper from '../SnapshotKeeper.js';
 import * as VectorCodes from './VectorCodes.js';
 
 /** One question's vector: the chunks nearest it, and its similarity to any chunk. */
@@ -44,8 +45,13 @@ export type VectorSearch = {
   fusion(): Promise<{ model: Reranker.Model; fitted: boolean }>;
   /** Embeds a question; undefined when the embedder fails, and retrieval then goes on lexically. */
   question(text: string): Promise<QuestionVectors | undefined>;
-  /** Reads the index into memory before the first question rather than during it (a second per 100k chunks). */
+  /**
+   * Reads the index into memory before the first question rather than during it: from the store's snapshot of the
+   * codes when one fits, else from the stored floats (a second per 100k chunks).
+   */
   warm(): Promise<void>;
+  /** The codes held, for the snapshot keeper to write for the instances that start next. */
+  readonly snapshot: SnapshotKeeper.Subject;
 };
 
 /**
@@ -110,13 +116,16 @@ export function create(options: {
   return {
     name: 'sign-codes',
     embedderId: embedder.id,
+    snapshot: VectorCodes.subject(store),
     fusion,
     async warm() {
       const started = performance.now();
       try {
         await upgraded;
-        const held = await VectorCodes.warm(store);
-        logger.debug('vector index loaded', { vectors: held, ms: Math.round(performance.now() - started) });
+        const warmed = await VectorCodes.warm(store);
+        const refused = warmed?.origin.refused;
+        if (refused) logger.warn('vector snapshot refused: codes read from the stored vectors, and a new snapshot is written', { snapshot: refused.id, reason: refused.reason });
+        if (warmed) logger.info('vector index loaded', { vectors: warmed.held, source: warmed.origin.source, ms: Math.round(performance.now() - started) });
       } catch (error) {
         logger.warn('vector index unreadable; answering from the lexical index', { error });
       }
