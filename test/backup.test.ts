@@ -182,7 +182,7 @@ describe(`backup and restore (${Engines.current})`, () => {
     const refused = await run({ ...environment.env, PATH: fs.mkdtempSync(path.join(directory, 'empty-path-')) }, 'backup', '--to', file);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('pg_dump is not installed here');
-    expect(refused.stderr).toContain(`(umask 077 && pg_dump -Fc --no-owner --exclude-table-data=secrets --exclude-table-data=search_snapshot --exclude-table-data=search_snapshot_parts -f ${file} "$DATABASE_URL")`);
+    expect(refused.stderr).toContain(`(umask 077 && pg_dump -Fc --no-owner --exclude-table-data=secrets --exclude-table-data=search_snapshot --exclude-table-data=search_snapshot_parts --exclude-table-data=vector_snapshot --exclude-table-data=vector_snapshot_parts -f ${file} "$DATABASE_URL")`);
     expect(fs.existsSync(file)).toBe(false);
   });
 

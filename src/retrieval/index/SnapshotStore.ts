@@ -3,7 +3,6 @@ import type { Store } from '../../store/Store.js';
 import type * as SnapshotKeeper from '../SnapshotKeeper.js';
 import * as StoredSnapshots from '../StoredSnapshots.js';
 import type { InvertedIndex } from './InvertedIndex.js';
-import type { LexicalIndex } from './LexicalIndex.js';
 import * as Snapshot from './Snapshot.js';
 import { analysisVersion } from './SearchTerms.js';
 
@@ -50,8 +49,11 @@ export async function write(store: Store, take: () => { index: InvertedIndex; po
   return { bytes: body.length, position };
 }
 
+/** What the keeper asks of a loaded lexical index. */
+type Kept = { size(): { chunks: number }; origin(): { refused?: string }; writeSnapshot(): Promise<{ bytes: number; position: number }> };
+
 /** The lexical index as the snapshot keeper sees it, once loaded (`index` gives undefined while it loads). */
-export function subject(store: Store, index: () => LexicalIndex | undefined): SnapshotKeeper.Subject {
+export function subject(store: Store, index: () => Kept | undefined): SnapshotKeeper.Subject {
   return {
     kind: 'search',
     job: 'search_snapshot',
