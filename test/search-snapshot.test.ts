@@ -111,6 +111,14 @@ describe('search index snapshots', () => {
     ['of an impossible size', (_, peek) => peek.run(`UPDATE search_snapshot SET bytes = -1, header = replace(header, '"bytes":', '"bytes":-1,"was":')`), /not whole numbers/],
     ['a part missing', (_, peek) => peek.run('DELETE FROM search_snapshot_parts'), /parts were missing/],
     ['older than the log reaches back', (_, peek) => peek.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)'), /covers the write log to/],
+    [
+      'waiting for a write the log was pruned past',
+      async (_, peek) => {
+        await peek.run(`UPDATE search_snapshot SET header = replace(header, '"holes":[]', '"holes":[1]')`);
+        await peek.run('DELETE FROM search_log WHERE seq = (SELECT min(seq) FROM search_log)');
+      },
+      /pruned past position 1/,
+    ],
   ];
 
   test.each(spoilers)('behavior: a snapshot %s is refused with the reason, and the index is built from the rows', async (_, spoil, reason) => {
@@ -175,6 +183,31 @@ describe('writes that commit out of order', () => {
       expect(await found(restarted, 'quickstep')).toBe(1);
     },
   );
+
+  test.runIf(Engines.current === 'postgres')('behavior: an index waiting on a hole the log was pruned past is built again from the rows', async () => {
+    const { place, store, peek, channels } = await corpus('pruned-hole', 30);
+    const index = await LexicalIndex.open(store);
+    const other = await connect(place);
+    const only = (word: string, id: string) => SearchTerms.indexed({ channelId: channels[0]!, externalId: id, title: id, contentHash: id, chunks: [{ text: `${word} ${word}` }] });
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    let written!: () => void;
+    const inLog = new Promise<void>((resolve) => (written = resolve));
+    const slow = store.transaction(async (tx) => {
+      await tx.items.put(only('slowpoke', 'slow'));
+      written();
+      await held;
+    });
+    await inLog;
+    await other.items.put(only('quickstep', 'quick'));
+    const found = async (word: string) => (await index.search(query([word], channels, 5))).length;
+    expect(await found('quickstep')).toBe(1);
+    commit();
+    await slow;
+    // The log is trimmed to its last entry: the slow write's entries are gone before the index looked at them again.
+    await peek.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)');
+    expect(await found('slowpoke')).toBe(1);
+  });
 });
 
 describe('the snapshot keeper', () => {

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import * as Jobs from '../src/health/Jobs.js';
 import * as Log from '../src/log/Logger.js';
 import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
+import * as LogHoles from '../src/retrieval/LogHoles.js';
 import * as SnapshotKeeper from '../src/retrieval/SnapshotKeeper.js';
 import * as VectorCodes from '../src/retrieval/vectors/VectorCodes.js';
 import * as Items from '../src/store/Items.js';
@@ -124,6 +125,20 @@ describe('sign codes as an image', () => {
     const unnamed = image();
     expect(() => SignCodes.create(64, { ...unnamed, channels: ['a'] })).toThrow(/channel 2, which is not named/);
     expect(() => SignCodes.create(64, { ...image(), channels: ['a', 'a'] })).toThrow(/named twice/);
+    // 70 dimensions fill two 64-bit words but for 58 bits, which no vector sets.
+    const wide = SignCodes.create(70);
+    wide.put(1, 'a', new Float32Array(70).fill(1));
+    const spare = structuredClone(wide.image());
+    expect(() => SignCodes.create(70, structuredClone(spare))).not.toThrow();
+    spare.rows[8 + 9]! |= 0x40;
+    expect(() => SignCodes.create(70, spare)).toThrow(/signs past dimension 70/);
+  });
+
+  test('behavior: holes a snapshot header carries are whole positions below it, each once, the nearest 10,000 at most', () => {
+    expect(LogHoles.carried([5, 5, 3, -1, 0, 2.5, '4', 9, 10, 12], 10)).toEqual([9, 5, 3]);
+    expect(LogHoles.carried('many', 10)).toEqual([]);
+    const flood = LogHoles.carried(Array.from({ length: 50_000 }, (_, i) => i + 1), 60_000);
+    expect([flood.length, flood[0], flood.at(-1)]).toEqual([10_000, 50_000, 40_001]);
   });
 });
 
@@ -147,6 +162,18 @@ describe('vector snapshots', () => {
     await sameNearest(third, store, channels);
   });
 
+  test('behavior: a snapshot is written as the codes are now, though no question has read the log since the writes', async () => {
+    const { place, store, channels, r } = await stocked('current');
+    await VectorCodes.warm(store);
+    const writer = await connect(place);
+    for (let i = 0; i < 5; i++) await put(writer, r, channels[i % 3]!, `later${i}`, 10);
+    const written = await VectorCodes.subject(store).write();
+    expect(written.position).toBe((await store.vectors.logBounds()).last);
+    const restarted = await connect(place);
+    expect(await VectorCodes.warm(restarted)).toEqual({ held: 650, origin: { source: 'snapshot' } });
+    await sameNearest(restarted, writer, channels);
+  });
+
   const spoilers: [string, (store: Stores.Store, peek: Peek.Peek) => Promise<unknown>, RegExp][] = [
     ['a byte of it changed', (_, peek) => flipByte(peek), /do not check/],
     ['made from another store', (store) => store.meta.set('store_id', 'store_elsewhere'), /another store/],
@@ -155,6 +182,14 @@ describe('vector snapshots', () => {
     ['with a header that is not one', (_, peek) => peek.run(`UPDATE vector_snapshot SET header = '[]'`), /not a snapshot header/],
     ['a part missing', (_, peek) => peek.run('DELETE FROM vector_snapshot_parts'), /parts were missing/],
     ['older than the log reaches back', (_, peek) => peek.run('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)'), /covers the write log to/],
+    [
+      'waiting for a write the log was pruned past',
+      async (_, peek) => {
+        await peek.run(`UPDATE vector_snapshot SET header = replace(header, '"holes":[]', '"holes":[1]')`);
+        await peek.run('DELETE FROM vector_log WHERE seq = (SELECT min(seq) FROM vector_log)');
+      },
+      /pruned past position 1/,
+    ],
   ];
 
   test.each(spoilers)('behavior: a snapshot %s is refused with the reason, and the codes are read from the stored vectors', async (_, spoil, reason) => {
@@ -190,18 +225,7 @@ describe('vector writes that commit out of order', () => {
       await VectorCodes.warm(store);
       const other = await connect(place);
       const [slowVector, quickVector] = [vectorOf(r), vectorOf(r)];
-      const only = (id: string, vector: Float32Array) => SearchTerms.indexed({ channelId: channels[0]!, externalId: id, title: id, contentHash: id, chunks: [{ text: id }], vectors: [vector] });
-      let commit!: () => void;
-      const held = new Promise<void>((resolve) => (commit = resolve));
-      let written!: () => void;
-      const inLog = new Promise<void>((resolve) => (written = resolve));
-      const slow = store.transaction(async (tx) => {
-        await tx.items.put(only('slow', slowVector));
-        written();
-        await held;
-      });
-      await inLog;
-      await other.items.put(only('quick', quickVector));
+      const commit = await outOfOrder(store, other, channels[0]!, slowVector, quickVector);
       // Whether the chunk with exactly this vector is found.
       const found = async (codes: Stores.Store, vector: Float32Array) => ((await VectorCodes.nearest(codes, { vector, limit: 1, channelIds: channels }))[0]?.similarity ?? 0) > 0.9999;
       expect(await found(store, quickVector)).toBe(true);
@@ -210,8 +234,7 @@ describe('vector writes that commit out of order', () => {
       const fromRows = await connect(place);
       expect((await VectorCodes.warm(fromRows))!.origin.source).toBe('rows');
       await VectorCodes.subject(store).write();
-      commit();
-      await slow;
+      await commit();
       expect(await found(store, slowVector)).toBe(true);
       expect(await found(fromRows, slowVector)).toBe(true);
       const restarted = await connect(place);
@@ -220,6 +243,21 @@ describe('vector writes that commit out of order', () => {
       expect(await found(restarted, quickVector)).toBe(true);
     },
   );
+
+  test.runIf(Engines.current === 'postgres')('behavior: codes waiting on a hole the log was pruned past read the stored vectors again', async () => {
+    const { place, store, channels, r } = await stocked('pruned-hole');
+    await VectorCodes.warm(store);
+    const [other, peek] = [await connect(place), await Peek.open(place.env)];
+    opened.push(peek);
+    const [slowVector, quickVector] = [vectorOf(r), vectorOf(r)];
+    const commit = await outOfOrder(store, other, channels[0]!, slowVector, quickVector);
+    const found = async (vector: Float32Array) => ((await VectorCodes.nearest(store, { vector, limit: 1, channelIds: channels }))[0]?.similarity ?? 0) > 0.9999;
+    expect(await found(quickVector)).toBe(true);
+    await commit();
+    // The log is trimmed to its last entry: the slow write's entry is gone before the codes looked at it again.
+    await peek.run('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
+    expect(await found(slowVector)).toBe(true);
+  });
 });
 
 describe('the vector snapshot keeper', () => {
@@ -242,10 +280,17 @@ describe('the vector snapshot keeper', () => {
     expect(await otherKeeper.check()).toBe('written');
     otherKeeper.stop();
     expect((await VectorCodes.warm(await connect(place)))!.origin.source).toBe('snapshot');
-    // A rebuilt index: once the codes held are of it, the old index's snapshot is made again.
+    // A rebuilt index: the old index's snapshot is made again, by an instance that has not read the new codes yet too.
     await store.vectors.create({ embedderId: 'fixed', dimensions });
-    await VectorCodes.warm(store);
     expect(await keeper.check()).toBe('written');
+    // Another instance, still holding the old index's codes, finds that snapshot fits the store's index: not due.
+    const idle = await connect(place);
+    await VectorCodes.warm(idle);
+    const idleKeeper = SnapshotKeeper.start({ store: idle, subject: VectorCodes.subject(idle), logger, minChunks: 0, everyMs: 3_600_000 });
+    await idle.vectors.create({ embedderId: 'fixed', dimensions });
+    expect(await keeper.check()).toBe('written');
+    expect(await idleKeeper.check()).toBe('not due');
+    idleKeeper.stop();
     // While another process holds the lease, the snapshot is left to it.
     await store.snapshots.drop('vectors');
     let release!: () => void;
@@ -308,6 +353,29 @@ describe('vector snapshots between serving instances', () => {
     expect(second.log()).not.toContain('vector index: snapshot written');
   });
 });
+
+/**
+ * Two writes that commit out of order, as PostgreSQL numbers them: a chunk with `slow` written on `store` and held in
+ * its transaction, then one with `quick` written and committed on `other`. Returns what commits the first.
+ */
+async function outOfOrder(store: Stores.Store, other: Stores.Store, channelId: string, slow: Float32Array, quick: Float32Array): Promise<() => Promise<void>> {
+  const only = (id: string, vector: Float32Array) => SearchTerms.indexed({ channelId, externalId: id, title: id, contentHash: id, chunks: [{ text: id }], vectors: [vector] });
+  let commit!: () => void;
+  const held = new Promise<void>((resolve) => (commit = resolve));
+  let written!: () => void;
+  const inLog = new Promise<void>((resolve) => (written = resolve));
+  const transaction = store.transaction(async (tx) => {
+    await tx.items.put(only('slow', slow));
+    written();
+    await held;
+  });
+  await inLog;
+  await other.items.put(only('quick', quick));
+  return async () => {
+    commit();
+    await transaction;
+  };
+}
 
 /** Flips one byte in the middle of the snapshot's first part, as a disk or a careless hand might. */
 async function flipByte(peek: Peek.Peek): Promise<void> {

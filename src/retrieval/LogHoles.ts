@@ -6,6 +6,8 @@
  */
 export class Holes {
   private readonly since = new Map<number, number>();
+  /** The log's first position when it was last looked at. */
+  private floor = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -40,9 +42,24 @@ export class Holes {
     return [...this.since.keys()];
   }
 
+  /**
+   * Whether the log was pruned past a hole since it was last looked at (`first` is its first position now): a write
+   * that committed late into it is gone with it, and what follows the log must read the rows again. A hole already
+   * below the log's start when noted (positions pruned before, or a write in flight that outlived the pruning) does not
+   * count: it stays open, for a late write that still comes. Notes `first` for the next look.
+   */
+  prunedPast(first: number | null): boolean {
+    if (first === null) return false;
+    let lost = false;
+    for (const seq of this.since.keys()) if (seq >= this.floor && seq < first) lost = true;
+    this.floor = Math.max(this.floor, first);
+    return lost;
+  }
+
   /** Forgets every hole: the index was built afresh. */
   clear(): void {
     this.since.clear();
+    this.floor = 0;
   }
 }
 
@@ -52,3 +69,16 @@ export const holeWaitMs = 5 * 60_000;
 const maxHoles = 100_000;
 /** Positions below a loaded index's own that are checked for writes in flight when it loads. */
 export const loadWindow = 1_000;
+
+/**
+ * Holes a snapshot's header may carry: writes in flight when it was written are a handful; a header (which its CRC
+ * does not cover) naming more is damaged, and only the nearest below its position are kept.
+ */
+export const maxCarried = 10_000;
+
+/** The holes a snapshot's header says it left open below `position`: whole, positive, below it, each once. */
+export function carried(holes: unknown, position: number): number[] {
+  if (!Array.isArray(holes)) return [];
+  const valid = holes.filter((seq): seq is number => Number.isSafeInteger(seq) && seq > 0 && seq < position);
+  return [...new Set(valid)].sort((a, b) => b - a).slice(0, maxCarried);
+}

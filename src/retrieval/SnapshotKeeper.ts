@@ -20,7 +20,7 @@ export type Subject = {
   /** Chunks held, once loaded; undefined before (or when there is nothing to keep). */
   chunks(): number | undefined;
   /** Whether the store's snapshot could be started from: not one this instance refused, not of other state. */
-  fits(row: SnapshotRow): boolean;
+  fits(row: SnapshotRow): boolean | Promise<boolean>;
   /** The log the snapshot follows. */
   logBounds(): Promise<{ first: number | null; last: number | null }>;
   /** Entries the log keeps: a snapshot is made again well before it falls that far behind. */
@@ -52,7 +52,7 @@ export function start(deps: {
   let running: ReturnType<Keeper['check']> | undefined;
   const due = async (chunks: number): Promise<boolean> => {
     const [row, { last }] = await Promise.all([store.snapshots.current(subject.kind), subject.logBounds()]);
-    if (!row || !subject.fits(row)) return true;
+    if (!row || !(await subject.fits(row))) return true;
     return (last ?? 0) - row.position >= lagLimit(chunks, subject.logKept);
   };
   const check = async (): ReturnType<Keeper['check']> => {

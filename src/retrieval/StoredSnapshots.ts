@@ -1,6 +1,7 @@
 import * as Ids from '../store/Ids.js';
 import type { Kind, SnapshotRow } from '../store/Snapshots.js';
 import type { Store } from '../store/Store.js';
+import * as LogHoles from './LogHoles.js';
 import { type Layout, Refused } from './Sections.js';
 
 /**
@@ -9,8 +10,8 @@ import { type Layout, Refused } from './Sections.js';
  * the bytes mean is the caller's (`decode`).
  */
 
-/** What every snapshot's header says, beside what its owner adds. */
-export type Stamped = { position: number; bytes: number; crc32: number; sections: Layout };
+/** What every snapshot's header says, beside what its owner adds (`holes`: positions below it still empty then). */
+export type Stamped = { position: number; bytes: number; crc32: number; sections: Layout; holes: number[] };
 
 /** A log's first and last positions (null when it is empty). */
 type LogBounds = { first: number | null; last: number | null };
@@ -62,6 +63,9 @@ export async function read<H extends Stamped, T>(store: Store, kind: Kind, readi
       check(header);
       const bounds = await logBounds();
       if (!followable(row.position, bounds)) throw new Refused(`it covers the write log to ${row.position}, and the log now holds ${bounds.first ?? '-'} to ${bounds.last ?? '-'}`);
+      // A write it was waiting for that committed late may have been pruned from the log since: it cannot be had.
+      const lost = LogHoles.carried(header.holes, row.position).find((seq) => bounds.first !== null && seq < bounds.first);
+      if (lost !== undefined) throw new Refused(`the log was pruned past position ${lost}, a write in flight when it was made`);
       const got = await store.snapshots.read(kind, row, (done) => onProgress?.(done, row.bytes));
       if ('missing' in got) continue;
       if ('damaged' in got) throw new Refused(got.damaged);

@@ -117,7 +117,8 @@ export function create(dimensions: number, from?: Image): SignCodes {
   if (from) {
     const count = from.rowids.length;
     if (from.rows.length !== count * stride) throw new Error(`${from.rows.length} bytes of codes for ${count} rows of ${stride}`);
-    rowids = new Float64Array(Math.max(1024, count));
+    // Room for an eighth more before the first growth (which doubles): writes after a start do not double at once.
+    rowids = new Float64Array(Math.max(1024, count + (count >> 3)));
     reserve(rowsAt + rowids.length * stride);
     bytes.set(from.rows, rowsAt);
     from.channels.forEach((id, i) => channelNumbers.set(id, i + 1));
@@ -128,6 +129,11 @@ export function create(dimensions: number, from?: Image): SignCodes {
       const channel = channelAt(row);
       if (channel < 0 || channel > from.channels.length) throw new Error(`row ${row} is of channel ${channel}, which is not named`);
       if (channel === 0) dead += 1;
+      // Bits past the last dimension would count in every distance.
+      for (let b = dimensions >>> 3, at = rowsAt + row * stride + 8; b < words * 8; b++) {
+        const spare = b === dimensions >>> 3 ? (0xff << (dimensions & 7)) & 0xff : 0xff;
+        if ((bytes[at + b]! & spare) !== 0) throw new Error(`row ${row} has signs past dimension ${dimensions}`);
+      }
       rowids[row] = rowid;
       file(row, rowid);
       rows += 1;

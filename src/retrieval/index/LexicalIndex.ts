@@ -133,7 +133,8 @@ class CurrentIndex {
    * does nothing).
    */
   private async loadRows(): Promise<void> {
-    const start = (await this.store.search.logBounds()).last ?? 0;
+    const { first, last } = await this.store.search.logBounds();
+    const start = last ?? 0;
     // Writes numbered below `start` and still in flight are not in the rows read next: their positions are holes.
     const below = Math.max(0, start - LogHoles.loadWindow);
     const present = await this.store.search.present(below, start);
@@ -151,6 +152,8 @@ class CurrentIndex {
     }
     this.took(building.finish(), start, 'rows');
     this.holes.missingFrom(below, start, present);
+    // Those below the log's first position were pruned before this load, not passed by it.
+    this.holes.prunedPast(first);
   }
 
   /** Puts a loaded index in use, covering the log to `position`. */
@@ -211,7 +214,7 @@ class CurrentIndex {
 
   /** Reads what other writes logged since the last look, then applies it at once. */
   private async caughtUp(): Promise<void> {
-    const read = await SearchLog.changes(this.store, this.applied, this.holes.open());
+    const read = await SearchLog.changes(this.store, this.applied, this.holes);
     if (read === 'reload') {
       await this.load();
       return;

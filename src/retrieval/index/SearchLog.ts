@@ -1,5 +1,6 @@
 import type { LogEntry } from '../../store/SearchDocs.js';
 import type { Store } from '../../store/Store.js';
+import * as LogHoles from '../LogHoles.js';
 import * as Audiences from './Audiences.js';
 
 /**
@@ -16,12 +17,15 @@ export type Changes = { entries: LogEntry[]; audiences?: Map<string, Audiences.A
 /**
  * Reads what was logged after `applied`, and what has since filled the `holes` below it, all of it before anything is
  * applied: one cheap query when nothing changed (undefined), and 'reload' when the log cannot say (emptied, pruned
- * past `applied`, or reset).
+ * past `applied` or past a hole, or reset). A hole the log was pruned past may have held a write that committed late
+ * and is gone; or a write that rolled back: a reload is the price of not knowing which.
  */
-export async function changes(store: Store, applied: number, holes: number[] = []): Promise<Changes | 'reload' | undefined> {
+export async function changes(store: Store, applied: number, holes: LogHoles.Holes = new LogHoles.Holes()): Promise<Changes | 'reload' | undefined> {
   const { first, last } = await store.search.logBounds();
-  const late = holes.length > 0 ? await store.search.changesAt(holes) : [];
+  const open = holes.open();
+  const late = open.length > 0 ? await store.search.changesAt(open) : [];
   if (late.some((e) => e.kind === 'reset')) return 'reload';
+  if (holes.prunedPast(first)) return 'reload';
   if ((last ?? 0) === applied && late.length === 0) return undefined;
   if (last === null || last < applied || first === null || first > applied + 1) return 'reload';
   const entries: LogEntry[] = [...late];

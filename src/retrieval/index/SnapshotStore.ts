@@ -1,6 +1,7 @@
 import { logKept as searchLogKept } from '../../store/SearchDocs.js';
 import type { Store } from '../../store/Store.js';
 import type * as SnapshotKeeper from '../SnapshotKeeper.js';
+import * as LogHoles from '../LogHoles.js';
 import * as StoredSnapshots from '../StoredSnapshots.js';
 import type { InvertedIndex } from './InvertedIndex.js';
 import * as Snapshot from './Snapshot.js';
@@ -30,8 +31,7 @@ export async function read(store: Store, onProgress?: (progress: Progress) => vo
     logBounds: () => store.search.logBounds(),
     check: (header) => Snapshot.check(header, now),
     decode(header, body, row) {
-      const holes = Array.isArray(header.holes) && header.holes.every((seq) => Number.isSafeInteger(seq) && seq <= row.position) ? header.holes : [];
-      return { index: Snapshot.decode(header, body, now), position: row.position, holes };
+      return { index: Snapshot.decode(header, body, now), position: row.position, holes: LogHoles.carried(header.holes, row.position) };
     },
     onProgress: (done, total) => onProgress?.({ source: 'snapshot', done, total }),
   });

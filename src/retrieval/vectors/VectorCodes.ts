@@ -46,13 +46,16 @@ type Held = {
 /** Where the codes held were read from, and the snapshot refused on the way, if one was. */
 export type Origin = { source: 'snapshot' | 'rows'; refused?: { id: string | undefined; reason: string } };
 
-type State = { current?: Held; origin?: Origin; reading?: Promise<SignCodes.SignCodes> };
+/** What a listener is told each time the codes are read anew: how many, where from, and how long it took. */
+export type Loaded = { held: number; origin: Origin; ms: number };
+
+type State = { current?: Held; origin?: Origin; reading?: Promise<SignCodes.SignCodes>; listeners: Set<(loaded: Loaded) => void> };
 
 const held = new WeakMap<Store, State>();
 
 function stateOf(store: Store): State {
   let state = held.get(store);
-  if (!state) held.set(store, (state = {}));
+  if (!state) held.set(store, (state = { listeners: new Set() }));
   return state;
 }
 
@@ -102,12 +105,15 @@ async function load(store: Store, index: IndexInfo, key: string, state: State): 
  * is in them or after that position, and applying it again replaces it.
  */
 async function loadRows(store: Store, index: IndexInfo, key: string): Promise<Held> {
-  const seq = (await store.vectors.logBounds()).last ?? 0;
-  // Writes numbered below `seq` and still in flight are not in the rows read next: their positions are holes.
+  const { first, last } = await store.vectors.logBounds();
+  const seq = last ?? 0;
+  // Writes numbered below `seq` and still in flight are not in the rows read next: their positions are holes; those
+  // below the log's first position were pruned before this load, not passed by it.
   const below = Math.max(0, seq - LogHoles.loadWindow);
   const present = await store.vectors.present(below, seq);
   const c: Held = { key, seq, holes: new LogHoles.Holes(), codes: SignCodes.create(index.dimensions) };
   c.holes.missingFrom(below, seq, present);
+  c.holes.prunedPast(first);
   for (let after = 0; ; ) {
     const rows = await store.vectors.page(after, pageSize);
     if (rows.length === 0) break;
@@ -145,21 +151,29 @@ async function codesOf(store: Store, index: IndexInfo): Promise<SignCodes.SignCo
   if (s.reading) return s.reading;
   s.reading = (async () => {
     const key = keyOf(index);
+    const anew = async () => {
+      const started = performance.now();
+      s.current = await load(store, index, key, s);
+      const loaded = { held: s.current.codes.size, origin: s.origin ?? { source: 'rows' as const }, ms: performance.now() - started };
+      for (const listener of s.listeners) listener(loaded);
+      return s.current.codes;
+    };
     const c = s.current;
-    if (!c || c.key !== key) {
-      s.current = await load(store, index, key, s);
-      return s.current.codes;
-    }
+    if (!c || c.key !== key) return anew();
     if (c.codes.dead > Math.max(1024, c.codes.size / 4)) c.codes.compact();
+    // A log pruned past these codes, or past a write they still wait for (a hole), cannot bring them up to date.
     const { first } = await store.vectors.logBounds();
-    if (first !== null && first > c.seq + 1) {
-      s.current = await load(store, index, key, s);
-      return s.current.codes;
-    }
+    if (first !== null && first > c.seq + 1) return anew();
+    if (c.holes.prunedPast(first)) return anew();
     await follow(store, c);
     return c.codes;
   })().finally(() => (s.reading = undefined));
   return s.reading;
+}
+
+/** Tells `listener` each time the store's codes are read anew (at the first question or `warm`, and after a rebuild). */
+export function onLoad(store: Store, listener: (loaded: Loaded) => void): void {
+  stateOf(store).listeners.add(listener);
 }
 
 /**
@@ -192,13 +206,22 @@ export function subject(store: Store): SnapshotKeeper.Subject {
     job: 'vector_snapshot',
     name: 'vector index',
     chunks: () => s.current?.codes.size,
-    fits: (row) => row.id !== s.origin?.refused?.id && indexOf(row.header) === s.current?.key,
+    // A snapshot fits when this process did not refuse it and it is of the store's index as it is now (this process
+    // may still hold the codes of the index before a rebuild: the snapshot another wrote since is not due again).
+    fits: async (row) => {
+      const index = await store.vectors.info();
+      return row.id !== s.origin?.refused?.id && index !== undefined && indexOf(row.header) === keyOf(index);
+    },
     logBounds: () => store.vectors.logBounds(),
     logKept,
     async write() {
+      // What is written is current: the codes follow the log only when a question reads them, and a quiet process
+      // (or one still holding the index before a rebuild) would write what it last read.
       const index = await store.vectors.info();
+      if (!index) throw new Error('the store has no vector index any more');
+      await codesOf(store, index);
       const c = s.current;
-      if (!c || !index || keyOf(index) !== c.key) throw new Error('the vector codes held are not of the store\'s index (rebuilt since): the next read makes them anew');
+      if (!c || keyOf(index) !== c.key) throw new Error('the vector index was rebuilt while its codes were read: the next check writes its snapshot');
       return VectorSnapshot.write(store, { index: c.key, dimensions: c.codes.dimensions }, () => {
         c.codes.compact();
         return { codes: c.codes, position: c.seq, holes: c.holes.open() };

@@ -109,6 +109,11 @@ export function create(options: {
       logger.info('vector search available again', { embedder: embedder.id });
     },
   };
+  // Each read of the codes anew (at start, after a rebuild, after a pruned log) says where they came from.
+  VectorCodes.onLoad(store, ({ held, origin, ms }) => {
+    if (origin.refused) logger.warn('vector snapshot refused: codes read from the stored vectors, and a new snapshot is written', { snapshot: origin.refused.id, reason: origin.refused.reason });
+    logger.info('vector index loaded', { vectors: held, source: origin.source, ms: Math.round(ms) });
+  });
   void fusion().then(
     (f) => f.fitted || logger.info('vector fusion not fitted for this embedder: vectors add candidates, similarity weighs nothing until `profile-edge fit`', { embedder: embedder.id }),
     () => undefined,
@@ -119,13 +124,9 @@ export function create(options: {
     snapshot: VectorCodes.subject(store),
     fusion,
     async warm() {
-      const started = performance.now();
       try {
         await upgraded;
-        const warmed = await VectorCodes.warm(store);
-        const refused = warmed?.origin.refused;
-        if (refused) logger.warn('vector snapshot refused: codes read from the stored vectors, and a new snapshot is written', { snapshot: refused.id, reason: refused.reason });
-        if (warmed) logger.info('vector index loaded', { vectors: warmed.held, source: warmed.origin.source, ms: Math.round(performance.now() - started) });
+        await VectorCodes.warm(store);
       } catch (error) {
         logger.warn('vector index unreadable; answering from the lexical index', { error });
       }

@@ -1,5 +1,6 @@
 import * as SignCodes from '../../store/SignCodes.js';
 import type { Store } from '../../store/Store.js';
+import * as LogHoles from '../LogHoles.js';
 import * as Sections from '../Sections.js';
 import { Refused } from '../Sections.js';
 import * as StoredSnapshots from '../StoredSnapshots.js';
@@ -40,7 +41,9 @@ export function encode(codes: SignCodes.SignCodes, stamp: Expected & { position:
 export function check(header: Header, expected: Expected): void {
   if (header.format !== format) throw new Refused(`format ${header.format}, not ${format}`);
   if (header.store !== expected.store) throw new Refused(`made from another store (${header.store}, this one is ${expected.store})`);
-  if (header.index !== expected.index || header.dimensions !== expected.dimensions) throw new Refused(`made from another vector index (${header.index}, this one is ${expected.index})`);
+  if (header.index !== expected.index || header.dimensions !== expected.dimensions) {
+    throw new Refused(`made from another vector index (${header.index}, ${header.dimensions} dimensions; this one is ${expected.index}, ${expected.dimensions})`);
+  }
 }
 
 /** The codes a snapshot holds (copied into the scan's own memory), or `Refused` with the reason. */
@@ -69,7 +72,7 @@ export async function read(store: Store, index: Omit<Expected, 'store'>): Promis
     decode: (header, body, row) => ({
       codes: decode(header, body, expected),
       position: row.position,
-      holes: Array.isArray(header.holes) && header.holes.every((seq) => Number.isSafeInteger(seq) && seq <= row.position) ? header.holes : [],
+      holes: LogHoles.carried(header.holes, row.position),
     }),
   });
 }
