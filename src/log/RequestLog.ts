@@ -28,7 +28,9 @@ export function write(logger: Logger, context: RequestContext, input: { status: 
     ...(!left && rail !== undefined && { rail }),
     ...(input.questions && question !== undefined && { question }),
   };
-  // A refusal (a 402 challenge, a 404) is the service working: only failures are errors.
-  if (input.status >= 500) logger.error('request', fields);
+  // A refusal (a 402 challenge, a 404) is the service working: only failures are errors. So is `/ready` answering 503
+  // while the instance loads its index or drains: it reports a state the load balancer acts on, and says which.
+  const reported = route === '/ready' && input.status === 503;
+  if (input.status >= 500 && !reported) logger.error('request', fields);
   else logger.info('request', fields);
 }
