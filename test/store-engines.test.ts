@@ -326,6 +326,28 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     }
   });
 
+  test.runIf(engine === 'postgres')('behavior: a migration\'s statements are neither prepared nor cut at the statement timeout, in its transactions too', async () => {
+    const url = (target.target as { url: string }).url;
+    const { open } = await import('../src/store/engines/Postgres.js');
+    const engine = await open(url, { max: 1 });
+    try {
+      // The connection's prepared statements (its opening check made one) before and after a migration's.
+      const [before, after] = await engine.migrating(async (sql) => {
+        const names = () => sql.all<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name');
+        const before = await names();
+        await sql.get('SELECT 1 AS one');
+        await sql.transaction(async (tx) => tx.transaction(async (inner) => inner.get('SELECT 2 AS two')));
+        return [before, await names()];
+      });
+      expect(after).toEqual(before);
+      // Outside a migration, statements are prepared once per connection (and bounded).
+      await engine.get('SELECT 3 AS three');
+      expect((await engine.all<{ name: string }>('SELECT name FROM pg_prepared_statements')).length).toBeGreaterThan(0);
+    } finally {
+      await engine.close();
+    }
+  });
+
   test.runIf(engine === 'postgres')('behavior: a transaction its process left standing (frozen mid-way) is ended by the server: its locks go, and nothing it wrote stands', async () => {
     const url = (target.target as { url: string }).url;
     const { open } = await import('../src/store/engines/Postgres.js');

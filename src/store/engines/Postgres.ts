@@ -96,7 +96,8 @@ function wrap(pool: pg.Pool, url: string, turns: Turns.Turns, begin: string): En
     lostAt = undefined;
     tell({ state: 'back', downMs });
   };
-  const on = (client: pg.Pool | pg.PoolClient, depth: number, timeoutMs: number | undefined = statementTimeoutMs, lane: Turns.Lane = 'normal'): Sql => {
+  // `timeoutMs` undefined: statements unbounded and unprepared (a migration's), so it is never left to a default.
+  const on = (client: pg.Pool | pg.PoolClient, depth: number, timeoutMs: number | undefined, lane: Turns.Lane = 'normal'): Sql => {
     const pooled = client instanceof pg.Pool;
     const query = async <T>(text: string, params: readonly Param[] | undefined, prepared = true): Promise<pg.QueryResult & { rows: T[] }> => {
       const translated = dialect(text);
@@ -158,7 +159,7 @@ function wrap(pool: pg.Pool, url: string, turns: Turns.Turns, begin: string): En
           const name = `s${depth}`;
           await client.query(`SAVEPOINT ${name}`);
           try {
-            const result = await work(on(client, depth + 1));
+            const result = await work(on(client, depth + 1, timeoutMs));
             await client.query(`RELEASE SAVEPOINT ${name}`);
             return result;
           } catch (error) {
@@ -195,7 +196,7 @@ function wrap(pool: pg.Pool, url: string, turns: Turns.Turns, begin: string): En
       },
     };
   };
-  const sql = on(pool, 0);
+  const sql = on(pool, 0, statementTimeoutMs);
   return {
     ...sql,
     urgent: on(pool, 0, statementTimeoutMs, 'urgent'),
