@@ -44,6 +44,7 @@ const endToEnd = [
   'test/pdf.test.ts',
   'test/store.test.ts',
   'test/search-index.test.ts',
+  'test/search-threads.test.ts',
   'test/search-snapshot.test.ts',
   'test/vector-snapshot.test.ts',
   'test/term-model.test.ts',

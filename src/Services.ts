@@ -175,6 +175,9 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
           onProgress: (stage) => logger.info(`search index: ${stage}`),
           onLoading: (progress) => (indexLoading = progress),
           onSnapshotRefused: (reason) => logger.warn(`search index: snapshot refused, loading from rows: ${reason}`),
+          threads: config.searchThreads.threads,
+          threadMinChunks: config.searchThreads.minChunks,
+          onThreadFailure: (error) => logger.error('a search thread failed: questions are searched without it from here on', { error }),
         }).then(
           (index) => {
             const ms = performance.now() - started;
@@ -204,6 +207,7 @@ export async function create(config: Config, options: { logger?: Logger } = {}):
     createdStore: created,
     close: async () => {
       database.close();
+      await loadedIndex?.close();
       await tally.stop().catch(() => undefined);
       await instance.stop();
       return store.close();

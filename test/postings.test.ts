@@ -43,6 +43,19 @@ describe('PostingList', () => {
         expect(cursor.length).toBe(n);
         for (let p = 0; p < n; p += 1 + Math.floor(p / 7)) expect(cursor.doc(p)).toBe(docs[p]);
         expect([...cursor.firstDocs(1000)]).toEqual(docs.slice(0, 1000));
+        // A seek finds the first document at or after any target, wherever it falls (one made anew each time, as a
+        // search thread's first claim does, and one seeking forward again and again, as its later claims do).
+        const onward = new Cursor(list);
+        const first = (target: number) => docs.findIndex((doc) => doc >= target);
+        for (const target of [0, ...docs.filter((_, i) => i % 37 === 0).flatMap((doc) => [doc - 1, doc, doc + 1]), (docs.at(-1) ?? 0) + 1]) {
+          const expected = first(target) < 0 ? n : first(target);
+          expect(new Cursor(list).seek(target)).toBe(expected);
+          expect(onward.seek(target)).toBe(expected);
+        }
+        // Over its view, as a search thread reads it: the same postings.
+        const over: [number, number][] = [];
+        PostingList.over(list.view()).forEach((doc, count) => over.push([doc, count]));
+        expect(over).toEqual(seen);
       }
     }
   });

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Rail } from '../contract/Quote.js';
@@ -108,6 +109,8 @@ const Environment = z.object({
   PROFILE_EDGE_CRASH_AT: z.enum(['before_broadcast', 'after_settle', 'after_hold']).optional(),
   INSTANCE_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(20),
   SEARCH_SNAPSHOT_MIN_CHUNKS: z.coerce.number().int().min(0).default(50_000),
+  SEARCH_THREADS: z.coerce.number().int().min(1).max(16).optional(),
+  SEARCH_THREAD_MIN_CHUNKS: z.coerce.number().int().min(0).default(200_000),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3_600).default(300),
   SETTLEMENT_LANDING_MARGIN_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
   SYNTHESIZER: z.enum(['extractive', 'anthropic']).default('extractive'),
@@ -264,6 +267,11 @@ export type Config = {
    * rather than rebuilding from rows; smaller stores load from rows in under a second and keep none.
    */
   searchSnapshotMinChunks: number;
+  /**
+   * Threads one question's first stage may use, the serving thread included (default: 2, or 1 on a one-core machine),
+   * on a store of at least `minChunks` chunks: the chunks are split into ranges searched side by side.
+   */
+  searchThreads: { threads: number; minChunks: number };
   /**
    * How often a serving process settles what was left part-way: charges and payments of processes that stopped, once
    * old enough, and its own settlements whose outcome was lost, once past their deadline.
@@ -460,6 +468,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     payments: { secret: requirePaymentSecret(e), challengeTtlSeconds: e.PAYMENT_CHALLENGE_TTL_SECONDS, crashAt: e.ENVIRONMENT === 'test' ? e.PROFILE_EDGE_CRASH_AT : undefined },
     instanceLeaseSeconds: e.INSTANCE_LEASE_SECONDS,
     searchSnapshotMinChunks: e.SEARCH_SNAPSHOT_MIN_CHUNKS,
+    searchThreads: { threads: e.SEARCH_THREADS ?? Math.min(2, os.availableParallelism()), minChunks: e.SEARCH_THREAD_MIN_CHUNKS },
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
     landingMarginSeconds: e.SETTLEMENT_LANDING_MARGIN_SECONDS,
     citationLinks: { secret: e.CITATION_LINK_SECRET, ttlSeconds: e.CITATION_LINK_TTL_SECONDS },

@@ -51,7 +51,8 @@ export async function read(sql: Sql, kind: Kind, row: SnapshotRow, onProgress?: 
   if (size === 0 || size > row.bytes || row.parts !== Math.ceil(row.bytes / size)) return { damaged: `its ${row.parts} parts do not hold its ${row.bytes} bytes` };
   let body: Uint8Array;
   try {
-    body = new Uint8Array(row.bytes);
+    // Shared memory: the search index's threads read the views a snapshot is decoded into where they lie.
+    body = new Uint8Array(new SharedArrayBuffer(row.bytes));
   } catch (error) {
     // A size the process cannot hold (or a damaged row claiming one): the state is rebuilt from rows instead.
     return { damaged: `its ${row.bytes} bytes cannot be held here (${error instanceof Error ? error.message : String(error)})` };

@@ -32,9 +32,14 @@ function addDf(c: Counts, termId: number, delta: number): void {
   c.df[termId]! += delta;
 }
 
+/**
+ * The array, or a copy twice as long (at least `need`) in shared memory: a search thread reads the document arrays
+ * where they lie (SearchShards), never a copy.
+ */
 function grow<T extends Int32Array | Uint8Array>(array: T, need: number): T {
   if (need <= array.length) return array;
-  const next = new (array.constructor as new (n: number) => T)(Math.max(need, array.length * 2));
+  const Type = array.constructor as { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number };
+  const next = new Type(new SharedArrayBuffer(Math.max(need, array.length * 2) * Type.BYTES_PER_ELEMENT));
   next.set(array);
   return next;
 }

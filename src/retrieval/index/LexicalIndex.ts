@@ -5,6 +5,7 @@ import { dfOf, InvertedIndex } from './InvertedIndex.js';
 import * as MaxScore from './MaxScore.js';
 import type { SearchHit, SearchIndex, SearchQuery } from './SearchIndex.js';
 import * as SearchLog from './SearchLog.js';
+import * as SearchShards from './SearchShards.js';
 import * as SearchTerms from './SearchTerms.js';
 import * as Snapshot from './Snapshot.js';
 import * as SnapshotStore from './SnapshotStore.js';
@@ -38,6 +39,10 @@ export type LexicalIndex = SearchIndex & {
    * Run by one instance at a time (SnapshotKeeper).
    */
   writeSnapshot(): Promise<{ bytes: number; position: number }>;
+  /** Threads a question's first stage uses, this one included, once those the index is large enough for have started. */
+  threads(): Promise<number>;
+  /** Ends the search threads. */
+  close(): Promise<void>;
 };
 
 const k1 = 1.2;
@@ -52,6 +57,11 @@ export type Options = {
   /** Start from the store's snapshot when one fits (default true); told why when one does not. */
   snapshot?: boolean;
   onSnapshotRefused?: (reason: string) => void;
+  /** Threads a question's first stage may use, this one included (default 1), and from how many chunks (SearchShards). */
+  threads?: number;
+  threadMinChunks?: number;
+  /** A search thread failed: questions are split over the others from then on (searched here alone when none is left). */
+  onThreadFailure?: (error: Error) => void;
 };
 
 /** Opens the index over a store: fills rows missing from `search_docs`, then loads them. */
@@ -71,6 +81,8 @@ export async function open(store: Store, options: Options = {}): Promise<Lexical
       await index.catchUpNow();
       return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position, holes: index.holes.open() }));
     },
+    threads: () => index.shards.start(index.inverted.docCount),
+    close: () => index.shards.close(),
   };
 }
 
@@ -86,6 +98,7 @@ class CurrentIndex {
   private version = 0;
   private readonly statsCache = new Map<string, { version: number; stats: Stats.Stats }>();
   private readonly catchUp = new SearchLog.CatchUp(() => this.caughtUp());
+  readonly shards: SearchShards.Shards;
   source: 'snapshot' | 'rows' = 'rows';
   /** The snapshot the last load refused, if it refused one. */
   refused: string | undefined;
@@ -93,7 +106,9 @@ class CurrentIndex {
   constructor(
     private readonly store: Store,
     private readonly options: Options,
-  ) {}
+  ) {
+    this.shards = SearchShards.create({ threads: options.threads ?? 1, minDocuments: options.threadMinChunks ?? 0, onFailure: options.onThreadFailure });
+  }
 
   /** The last log entry applied. */
   get position(): number {
@@ -150,7 +165,7 @@ class CurrentIndex {
       done += page.length;
       this.options.onLoading?.({ source: 'rows', done, total: Math.max(total, done) });
     }
-    this.took(building.finish(), start, 'rows');
+    this.took(Snapshot.compact(building.finish()), start, 'rows');
     this.holes.missingFrom(below, start, present);
     // Those below the log's first position were pruned before this load, not passed by it.
     this.holes.prunedPast(first);
@@ -170,6 +185,8 @@ class CurrentIndex {
       for (const list of this.inverted.postings) list?.bound(scoring);
     }
     this.version += 1;
+    // The search threads start with the index that needs them, so they are ready by its first question.
+    void this.shards.start(inverted.docCount);
   }
 
   /** Statistics current to the last write, knowing the document frequencies of `stems`. */
@@ -200,16 +217,19 @@ class CurrentIndex {
       const list = id === undefined ? undefined : postings[id];
       if (list && list.length > 0) terms.push({ list, idf: stats.idf(stem) });
     }
-    const { rowids, lengths, deleted, channelOfDoc } = this.inverted;
-    const ranked = MaxScore.topK({
+    // Taken now: a reload while search threads read replaces the index, never changes this one (writes wait for them).
+    const { rowids, lengths, deleted, channelOfDoc, docCount } = this.inverted;
+    const plan = MaxScore.plan({
       terms,
-      documents: this.inverted.docCount,
       k: query.limit,
       scoring: { k1, b, averageLength: stats.averageTokens, docLength: lengths },
       accept: (doc) => deleted[doc] === 0 && allowed[channelOfDoc[doc]!] === 1,
       exhaustive,
     });
-    return ranked.map((r) => ({ rowid: rowids[r.doc]!, score: r.score }));
+    if (!plan) return [];
+    const parts = await this.shards.search(plan, docCount, { deleted, channelOfDoc, allowed });
+    for (const part of parts) MaxScore.counters.postings += part.postings;
+    return MaxScore.best(parts, query.limit).map((r) => ({ rowid: rowids[r.doc]!, score: r.score }));
   }
 
   /** Reads what other writes logged since the last look, then applies it at once. */
@@ -219,6 +239,8 @@ class CurrentIndex {
       await this.load();
       return;
     }
+    // A search thread may be reading the index: it is changed once none is, in the same turn.
+    if (read) while (this.shards.reading()) await this.shards.idle();
     const inverted = this.inverted;
     if (read) {
       let audiencesMoved = false;

@@ -23,7 +23,7 @@ export type ListParts = {
 };
 
 /** A list's arrays as a reader takes them (see `PostingList.later`). */
-type PostingSegments = {
+export type PostingSegments = {
   firsts: Int32Array;
   offsets: Int32Array;
   bytes: Uint8Array;
@@ -32,6 +32,9 @@ type PostingSegments = {
   tailDocs: Int32Array;
   tailCounts: Uint16Array;
 };
+
+/** A list's arrays and length, as a search in another thread takes them. */
+export type ListView = PostingSegments & { length: number };
 
 const shift = 7;
 /** Postings per block. */
@@ -231,6 +234,19 @@ export class PostingList {
       tailDocs: this.tailDocs.subarray(0, this.tailLength),
       tailCounts: this.tailCounts.subarray(0, this.tailLength),
     };
+  }
+
+  /** The list as a search in another thread reads it: its arrays as they are, and its length. */
+  view(): ListView {
+    return { ...this.segments(), length: this.length };
+  }
+
+  /** A list to read over another list's `view` (in another thread): never written to. */
+  static over(view: ListView): PostingList {
+    const list = PostingList.restore({ ...view, bound: 0, boundAverage: 0, covered: 0 });
+    list.later = view.later;
+    list.base = view.base;
+    return list;
   }
 
   /**
@@ -455,6 +471,16 @@ export class Cursor {
   doc(p: number): number {
     this.load(p);
     return this.docs[p - this.start]!;
+  }
+
+  /** The position of the list's first document at or after `target` (`length` when there is none). */
+  seek(target: number): number {
+    const blocks = Math.ceil(this.length / blockLength);
+    if (blocks === 0 || this.list.first(0) >= target) return 0;
+    this.load(lastBlockFrom(this.list, 0, blocks, target) << shift);
+    let q = 0;
+    while (q < this.count && this.docs[q]! < target) q++;
+    return this.start + q;
   }
 
   /** The first `n` documents. */
