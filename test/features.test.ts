@@ -19,6 +19,21 @@ function features(question: string, title: string, text: string, idf: Record<str
 }
 
 describe('Features', () => {
+  test('behavior: ASCII text splits into the tokens the Unicode classes give, and the analysis keeps every sentence\'s stems in order', () => {
+    let seed = 5;
+    const r = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const unicode = (text: string) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
+    for (let i = 0; i < 2000; i++) {
+      const text = Array.from({ length: Math.floor(r() * 60) }, () => String.fromCharCode(Math.floor(r() * 128))).join('');
+      expect(Text.tokens(text)).toEqual(unicode(text));
+    }
+    // Past ASCII, diacritics go and other scripts' letters stay.
+    expect(Text.tokens('Café Ñandú — 東京 2020')).toEqual(['cafe', 'nandu', '東京', '2020']);
+    const analyzed = Features.analyze('Bone Health', 'Vitamin D matters. Older adults fracture less!\nData from 2010.', 0);
+    expect(analyzed.text).toEqual(analyzed.sentences.flat());
+    expect(analyzed.sentences).toEqual([Text.stemsOf('Vitamin D matters.'), Text.stemsOf('Older adults fracture less!'), Text.stemsOf('Data from 2010.')]);
+  });
+
   test('behavior: every feature of a chunk that answers most of a question, by hand', () => {
     // Key stems vitamin, d, defici, rais, fractur (IDF 2), risk, 2010: a weight of 8.
     const f = features('Vitamin D deficiency raises fracture risk in 2010', 'Fracture risk', 'Low vitamin levels were common. Deficiency raises fractures in older adults. Data from 2010 and 2010 again.', { fractur: 2 });

@@ -39,15 +39,22 @@ export type Evidence = Omit<Row, 'text' | 'tokenCount' | 'cues'> & {
  * Chunks as the features see them, per store, by chunk id: an id names its item, position and content fingerprint, so
  * its text never changes under it, and a chunk asked about again is not analyzed again.
  */
-const analyses = new WeakMap<Store, { young: Map<string, Features.Candidate>; old: Map<string, Features.Candidate> }>();
+const analyses = new WeakMap<Store, { young: Map<string, Analyzed>; old: Map<string, Analyzed> }>();
 const analysisCacheSize = 10_000;
 
+/** A chunk as the features see it, with its stems in order (title first) and as a set: never changed once made. */
+type Analyzed = Features.Candidate & { stems: string[]; stemSet: Set<string> };
+
 /** A chunk as the features see it, analyzed once per store. */
-export function analyzed(store: Store, row: Row): Features.Candidate {
+export function analyzed(store: Store, row: Row): Analyzed {
   let cache = analyses.get(store);
   if (!cache) analyses.set(store, (cache = { young: new Map(), old: new Map() }));
   let candidate = cache.young.get(row.chunkId) ?? cache.old.get(row.chunkId);
-  if (!candidate) candidate = Features.analyze(row.title, row.text, row.tokenCount);
+  if (!candidate) {
+    const made = Features.analyze(row.title, row.text, row.tokenCount);
+    const stems = [...made.title, ...made.text];
+    candidate = { ...made, stems, stemSet: new Set(stems) };
+  }
   if (cache.young.size >= analysisCacheSize) {
     cache.old = cache.young;
     cache.young = new Map();
@@ -95,9 +102,8 @@ export async function rerank(
     const x = Features.extract(question, analyzed, options.stats, soft?.(analyzed));
     if (similarity) x.push(similarity(hit.rowid));
     const score = Reranker.score(options.model, x);
-    const stems = [...analyzed.title, ...analyzed.text];
     const { text, tokenCount: _tokens, cues, ...stored } = row;
-    evidence.push({ ...stored, cues: cues === null ? null : (JSON.parse(cues) as [number, number][]), chunkText: text, text, score, scoped, stems, stemSet: new Set(stems), profileStems: view.profileStems });
+    evidence.push({ ...stored, cues: cues === null ? null : (JSON.parse(cues) as [number, number][]), chunkText: text, text, score, scoped, stems: analyzed.stems, stemSet: analyzed.stemSet, profileStems: view.profileStems });
   }
   return evidence.sort((a, b) => b.score - a.score || a.rowid - b.rowid);
 }
