@@ -239,28 +239,30 @@ class CurrentIndex {
       await this.load();
       return;
     }
-    // A search thread may be reading the index: it is changed once none is, in the same turn.
-    if (read) while (this.shards.reading()) await this.shards.idle();
-    const inverted = this.inverted;
-    if (read) {
-      let audiencesMoved = false;
-      for (const row of read.entries) {
-        // An entry below the last applied is one that committed late, into a hole; entries for one chunk never
-        // commit out of order (the chunk's row is locked), so applying it now is what applying it in order was.
-        if (row.seq <= this.applied && !this.holes.has(row.seq)) continue;
-        this.holes.fill(row.seq);
-        if (row.seq > this.applied) {
-          this.holes.between(this.applied, row.seq);
-          this.applied = row.seq;
-        }
-        if (row.kind === 'add' && row.terms) inverted.add(row.chunk!, row.channelId!, row.length!, row.terms);
-        else if (row.kind === 'remove') inverted.remove(row.chunk!, row.oldTerms ?? undefined);
-        else if (row.kind === 'audiences' && read.audiences) audiencesMoved = inverted.channels.take(read.audiences) || audiencesMoved;
+    // A search thread may be reading the index: it is changed once no question is split over threads.
+    if (read) await this.shards.exclusive(() => this.apply(this.inverted, read));
+    const { deletedCount, docCount } = this.inverted;
+    if (deletedCount > 10_000 && deletedCount > compactShare * docCount) await this.load();
+  }
+
+  /** Applies what was read from the log. */
+  private apply(inverted: InvertedIndex, read: SearchLog.Changes): void {
+    let audiencesMoved = false;
+    for (const row of read.entries) {
+      // An entry below the last applied is one that committed late, into a hole; entries for one chunk never
+      // commit out of order (the chunk's row is locked), so applying it now is what applying it in order was.
+      if (row.seq <= this.applied && !this.holes.has(row.seq)) continue;
+      this.holes.fill(row.seq);
+      if (row.seq > this.applied) {
+        this.holes.between(this.applied, row.seq);
+        this.applied = row.seq;
       }
-      inverted.settle(audiencesMoved);
-      this.version += 1;
+      if (row.kind === 'add' && row.terms) inverted.add(row.chunk!, row.channelId!, row.length!, row.terms);
+      else if (row.kind === 'remove') inverted.remove(row.chunk!, row.oldTerms ?? undefined);
+      else if (row.kind === 'audiences' && read.audiences) audiencesMoved = inverted.channels.take(read.audiences) || audiencesMoved;
     }
-    if (inverted.deletedCount > 10_000 && inverted.deletedCount > compactShare * inverted.docCount) await this.load();
+    inverted.settle(audiencesMoved);
+    this.version += 1;
   }
 
   /** Learns the ids of stems not asked before: one query for a question's. */

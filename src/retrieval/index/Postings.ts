@@ -302,7 +302,7 @@ export class PostingList {
     if (this.base !== Infinity) {
       // Fitted or restored: the block goes after the others, in `later`.
       if (!this.later || this.later.length - this.laterUsed < size) {
-        const later = new Uint8Array(Math.max(this.laterUsed + size, Math.ceil((this.later?.length ?? 0) * 1.5), 4 * size));
+        const later = sharedBytes(Math.max(this.laterUsed + size, Math.ceil((this.later?.length ?? 0) * 1.5), 4 * size));
         if (this.later) later.set(this.later.subarray(0, this.laterUsed));
         this.later = later;
       }
@@ -313,7 +313,7 @@ export class PostingList {
       // Sized only near the end of the room: a block takes at most 4 bytes a gap and 2 a count, and its head.
       const roomy = this.bytes !== undefined && this.bytes.length - this.used >= blockLength * 6 + 1;
       if (!roomy && (!this.bytes || this.bytes.length < this.used + size)) {
-        const grown = new Uint8Array(Math.max(this.used + size, Math.ceil((this.bytes?.length ?? 0) * 1.25)));
+        const grown = sharedBytes(Math.max(this.used + size, Math.ceil((this.bytes?.length ?? 0) * 1.25)));
         if (this.bytes) grown.set(this.bytes.subarray(0, this.used));
         this.bytes = grown;
       }
@@ -415,9 +415,15 @@ export class Sizer {
   }
 }
 
+/**
+ * Memory a list's sealed blocks grow into, shared: a search thread reads it where it lies (SearchShards), where an
+ * array of the thread's own would be copied into every question's message.
+ */
+const sharedBytes = (n: number) => new Uint8Array(new SharedArrayBuffer(n));
+
 function grow(array: Int32Array | undefined, need: number): Int32Array {
   if (array && array.length >= need) return array;
-  const next = new Int32Array(need);
+  const next = new Int32Array(new SharedArrayBuffer(4 * need));
   if (array) next.set(array);
   return next;
 }

@@ -12,8 +12,8 @@ import type { ListView } from './Postings.js';
  * the exact top k, as one search would find them.
  *
  * A thread is used only when it is free: a question that finds them all busy (another question holds them) is searched
- * here whole, so one slow question never queues another. Writes wait for `idle()`: the index is not changed while a
- * thread reads it.
+ * here whole, so one slow question never queues another. A change to the index goes through `exclusive`: it waits
+ * until no split question is in flight, and none is split while it waits, so it is never starved.
  */
 
 /** What a search thread is sent for one range of one question. */
@@ -49,13 +49,11 @@ export type Filter = { deleted: Uint8Array; channelOfDoc: Int32Array; allowed: U
 export type Shards = {
   /** The finalists of each range of documents 0 to below `documents`: `MaxScore.best` merges them. */
   search(plan: MaxScore.Plan, documents: number, filter: Filter): Promise<MaxScore.Finalists[]>;
-  /** Whether a search thread is reading the index now. */
-  reading(): boolean;
   /**
-   * Resolves once no search thread is reading the index. What changes the index checks `reading()` again in the turn
-   * it changes it: another question may have set a thread reading before that turn.
+   * Runs `change` (which changes the index) once no question split over threads is in flight, in the same turn as it
+   * finds none; questions asked meanwhile are searched here whole.
    */
-  idle(): Promise<void>;
+  exclusive<T>(change: () => T): Promise<T>;
   /**
    * Starts the search threads, when the index has `documents` enough to use them (a load calls it, so they are ready
    * by the first question); resolves with how many threads a question may use now, this one included.
@@ -75,6 +73,9 @@ export type Options = {
 
 /** Questions split over threads since the process started: what tests and the benchmark read. */
 export const counters = { split: 0 };
+
+/** A thread that has not answered in this long is taken to have failed: it is ended, and the question searched here. */
+const answerMs = 10_000;
 
 /** Documents a range holds are a multiple of this, the search's window. */
 const window = 4096;
@@ -124,10 +125,12 @@ export function create(options: Options): Shards {
   let started = false;
   let closing = false;
   let nextId = 1;
+  /** Questions split over threads and not yet answered, fallbacks included; changes waiting for them. */
+  let inFlight = 0;
+  let changesWaiting = 0;
   let idleWaiters: (() => void)[] = [];
-  const busy = () => helpers.some((h) => h.waiting !== undefined);
   const released = () => {
-    if (busy()) return;
+    if (inFlight > 0) return;
     const waiters = idleWaiters;
     idleWaiters = [];
     for (const wake of waiters) wake();
@@ -137,8 +140,8 @@ export function create(options: Options): Shards {
     helper.failed = true;
     helper.waiting?.reject(error);
     helper.waiting = undefined;
+    void helper.worker.terminate();
     if (!closing) options.onFailure?.(error);
-    released();
   };
   const begin = () => {
     started = true;
@@ -151,32 +154,83 @@ export function create(options: Options): Shards {
         options.onFailure?.(error instanceof Error ? error : new Error(String(error)));
         return;
       }
-      // A thread never holds the process open: a command that exits does not wait for it.
-      worker.unref();
       let began = () => {};
       const helper: Helper = { worker, ready: false, started: new Promise((resolve) => (began = resolve)), failed: false, waiting: undefined };
       worker.once('exit', began);
       worker.on('message', (message: Reply | 'ready') => {
         if (message === 'ready') {
           helper.ready = true;
+          worker.unref();
           return began();
         }
         const waiting = helper.waiting;
         helper.waiting = undefined;
+        worker.unref();
         if ('error' in message) waiting?.reject(new Error(message.error));
         else waiting?.resolve(message);
-        released();
       });
+      worker.on('messageerror', (error) => fail(helper, error));
       worker.on('error', (error) => fail(helper, error));
       worker.on('exit', (code) => fail(helper, new Error(`the search thread ended (exit code ${code})`)));
+      // A thread holds the process open only while it starts or answers (`unref` once it is ready, and after each
+      // answer): a command whose work is done does not wait for it, and one awaiting it is not ended under it.
       helpers.push(helper);
     }
   };
   const ask = (helper: Helper, request: Omit<Request, 'id'>) =>
     new Promise<MaxScore.Finalists>((resolve, reject) => {
-      helper.waiting = { resolve, reject };
-      helper.worker.postMessage({ ...request, id: nextId++ });
+      const timer = setTimeout(() => fail(helper, new Error(`the search thread did not answer in ${answerMs / 1000} s`)), answerMs);
+      timer.unref();
+      const done = () => clearTimeout(timer);
+      helper.waiting = { resolve: (found) => (done(), resolve(found)), reject: (error) => (done(), reject(error)) };
+      helper.worker.ref();
+      try {
+        helper.worker.postMessage({ ...request, id: nextId++ });
+      } catch (error) {
+        fail(helper, error instanceof Error ? error : new Error(String(error)));
+      }
     });
+
+  /** A question searched by this thread and the free ones, claiming ranges as they go; here whole when one fails. */
+  const split = async (plan: MaxScore.Plan, documents: number, step: number, filter: Filter, accept: (doc: number) => boolean, free: Helper[], whole: () => MaxScore.Finalists[]): Promise<MaxScore.Finalists[]> => {
+    const { deleted, channelOfDoc, allowed } = filter;
+    const claimed = new SharedArrayBuffer(4);
+    const threshold = new MaxScore.SharedThreshold();
+    threshold.raise(plan.threshold);
+    const common = {
+      lists: plan.lists.map((list) => viewOf(list.view())),
+      idfs: plan.idfs,
+      bounds: plan.bounds,
+      termOrder: plan.termOrder,
+      k: plan.k,
+      k1: plan.scoring.k1,
+      b: plan.scoring.b,
+      averageLength: plan.scoring.averageLength,
+      threshold: plan.threshold,
+      docLength: portable(plan.scoring.docLength),
+      deleted: portable(deleted),
+      channelOfDoc: portable(channelOfDoc),
+      allowed,
+      shared: threshold.buffer,
+      claims: claimed,
+      documents,
+      step,
+    };
+    const ranges = claims(claimed, documents, step);
+    const theirs = free.map((helper) => ask(helper, common));
+    let here: MaxScore.Finalists;
+    try {
+      here = MaxScore.search(plan, ranges, accept, threshold);
+    } catch (error) {
+      // Not answered before the threads are: no rejection of theirs is left unheard, and no change lands meanwhile.
+      await Promise.allSettled(theirs);
+      throw error;
+    }
+    // A thread that failed may have claimed ranges it did not search: the question is searched again here, whole.
+    const answered = await Promise.allSettled(theirs);
+    const found = answered.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+    return found.length < answered.length ? whole() : [here, ...found];
+  };
 
   return {
     async search(plan, documents, filter) {
@@ -184,53 +238,35 @@ export function create(options: Options): Shards {
       const accept = (doc: number) => deleted[doc] === 0 && allowed[channelOfDoc[doc]!] === 1;
       const whole = () => [MaxScore.search(plan, MaxScore.once({ from: 0, to: documents }), accept)];
       // The exhaustive search is the reference the pruned one is checked against: it stays on one thread.
-      if (options.threads <= 1 || documents < options.minDocuments || plan.exhaustive || closing) return whole();
+      if (options.threads <= 1 || documents < options.minDocuments || plan.exhaustive || closing || changesWaiting > 0) return whole();
       if (!started) begin();
       const free = helpers.filter((h) => h.ready && !h.failed && h.waiting === undefined);
       if (free.length === 0) return whole();
       const step = stepFor(documents, free.length + 1);
       if (step >= documents) return whole();
       counters.split += 1;
-      const claimed = new SharedArrayBuffer(4);
-      const threshold = new MaxScore.SharedThreshold();
-      threshold.raise(plan.threshold);
-      const common = {
-        lists: plan.lists.map((list) => viewOf(list.view())),
-        idfs: plan.idfs,
-        bounds: plan.bounds,
-        termOrder: plan.termOrder,
-        k: plan.k,
-        k1: plan.scoring.k1,
-        b: plan.scoring.b,
-        averageLength: plan.scoring.averageLength,
-        threshold: plan.threshold,
-        docLength: portable(plan.scoring.docLength),
-        deleted: portable(deleted),
-        channelOfDoc: portable(channelOfDoc),
-        allowed,
-        shared: threshold.buffer,
-        claims: claimed,
-        documents,
-        step,
-      };
-      const ranges = claims(claimed, documents, step);
-      const theirs = free.map((helper) => ask(helper, common));
-      const here = MaxScore.search(plan, ranges, accept, threshold);
-      // A thread that failed may have claimed ranges it did not search: the question is searched again here, whole.
-      const answered = await Promise.allSettled(theirs);
-      const found = answered.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
-      return found.length < answered.length ? whole() : [here, ...found];
+      inFlight += 1;
+      try {
+        return await split(plan, documents, step, filter, accept, free, whole);
+      } finally {
+        inFlight -= 1;
+        released();
+      }
     },
-    reading: busy,
+    async exclusive(change) {
+      changesWaiting += 1;
+      try {
+        while (inFlight > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+        return change();
+      } finally {
+        changesWaiting -= 1;
+      }
+    },
     async start(documents) {
       if (options.threads <= 1 || documents < options.minDocuments || closing) return 1;
       if (!started) begin();
       await Promise.all(helpers.map((h) => h.started));
       return 1 + helpers.filter((h) => h.ready && !h.failed).length;
-    },
-    idle() {
-      if (!busy()) return Promise.resolve();
-      return new Promise((resolve) => idleWaiters.push(resolve));
     },
     async close() {
       closing = true;
