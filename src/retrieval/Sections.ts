@@ -20,8 +20,8 @@ export class Refused extends Error {
   snapshotId: string | undefined;
 }
 
-/** The arrays in one body (made by `allocate`), where each lies, and the body's CRC-32. */
-export function lay(arrays: Record<string, Written>, allocate: (bytes: number) => Uint8Array = (bytes) => new Uint8Array(bytes)): { sections: Layout; body: Uint8Array; crc32: number } {
+/** The arrays in one body, where each lies, and the body's CRC-32. */
+export function lay(arrays: Record<string, Written>): { sections: Layout; body: Uint8Array; crc32: number } {
   const sections: Layout = {};
   let size = 0;
   for (const [name, array] of Object.entries(arrays)) {
@@ -29,7 +29,7 @@ export function lay(arrays: Record<string, Written>, allocate: (bytes: number) =
     sections[name] = [size, array.byteLength];
     size += array.byteLength;
   }
-  const body = allocate(size);
+  const body = new Uint8Array(size);
   for (const [name, array] of Object.entries(arrays)) body.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), sections[name]![0]);
   return { sections, body, crc32: crc32(body) };
 }

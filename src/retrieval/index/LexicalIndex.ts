@@ -165,7 +165,7 @@ class CurrentIndex {
       done += page.length;
       this.options.onLoading?.({ source: 'rows', done, total: Math.max(total, done) });
     }
-    this.took(Snapshot.compact(building.finish()), start, 'rows');
+    this.took(building.finish(), start, 'rows');
     this.holes.missingFrom(below, start, present);
     // Those below the log's first position were pruned before this load, not passed by it.
     this.holes.prunedPast(first);

@@ -71,9 +71,10 @@ export class PostingList {
     this.tailDocs = new Int32Array(Math.max(1, Math.min(expected, blockLength)));
     this.tailCounts = new Uint16Array(this.tailDocs.length);
     if (sealed > 0) {
-      this.firsts = new Int32Array(sealed);
-      this.offsets = new Int32Array(sealed);
-      this.bytes = new Uint8Array(sealedBytes ?? expected * 3);
+      // In shared memory, as everything a list grows into: a list built from rows is searched where it lies.
+      this.firsts = new Int32Array(new SharedArrayBuffer(4 * sealed));
+      this.offsets = new Int32Array(new SharedArrayBuffer(4 * sealed));
+      this.bytes = sharedBytes(sealedBytes ?? expected * 3);
     }
   }
 

@@ -42,15 +42,8 @@ type Described = {
 
 type Written = Sections.Written;
 
-/**
- * The bytes of an index, and the header that reads them, covering the log up to `position`; the body made by
- * `allocate` (see `Sections.lay`).
- */
-export function encode(
-  index: InvertedIndex,
-  stamp: { store: string; analysis: string; position: number; holes: number[] },
-  allocate?: (bytes: number) => Uint8Array,
-): { header: Header; body: Uint8Array } {
+/** The bytes of an index, and the header that reads them, covering the log up to `position`. */
+export function encode(index: InvertedIndex, stamp: { store: string; analysis: string; position: number; holes: number[] }): { header: Header; body: Uint8Array } {
   const state = index.state();
   const lists = state.postings.map((list) => list?.parts());
   const terms = lists.length;
@@ -93,7 +86,7 @@ export function encode(
     publicDf: publicCounts ? (publicCounts.df as Int32Array) : new Int32Array(0),
     described: Sections.jsonBytes(described),
   };
-  const { sections, body, crc32 } = Sections.lay(arrays, allocate);
+  const { sections, body, crc32 } = Sections.lay(arrays);
   return { header: { format, ...stamp, bytes: body.length, crc32, sections }, body };
 }
 
@@ -174,15 +167,4 @@ export function decode(header: Header, body: Uint8Array, expected: { store: stri
     if (error instanceof Refused) throw error;
     throw new Refused(`it does not read as an index: ${error instanceof Error ? error.message : String(error)}`);
   }
-}
-
-/**
- * The same index laid out as a snapshot holds it, in one body of shared memory: an index built from rows takes the
- * memory of one started from a snapshot (lists built one by one leave the allocator's room behind them), and its
- * search threads read it where it lies.
- */
-export function compact(index: InvertedIndex): InvertedIndex {
-  const stamp = { store: '', analysis: '' };
-  const { header, body } = encode(index, { ...stamp, position: 0, holes: [] }, (bytes) => new Uint8Array(new SharedArrayBuffer(bytes)));
-  return decode(header, body, stamp);
 }
