@@ -16,7 +16,7 @@ import type { ListView } from './Postings.js';
  * until no split question is in flight, and none is split while it waits, so it is never starved.
  */
 
-/** What a search thread is sent for one range of one question. */
+/** What a search thread is sent for one question: it claims ranges of its documents until none is left. */
 export type Request = {
   id: number;
   /** The plan's lists, strongest first, with their IDFs and bounds in the same order. */
@@ -35,7 +35,7 @@ export type Request = {
   /** By channel number: 1 when the question's scope holds the channel. */
   allowed: Uint8Array;
   shared: SharedArrayBuffer;
-  /** The next range to claim (`Claims`). */
+  /** The counter ranges are claimed from (`claims`). */
   claims: SharedArrayBuffer;
   documents: number;
   step: number;
@@ -47,7 +47,7 @@ export type Reply = { id: number; docs: Int32Array<ArrayBuffer>; scores: Float64
 export type Filter = { deleted: Uint8Array; channelOfDoc: Int32Array; allowed: Uint8Array };
 
 export type Shards = {
-  /** The finalists of each range of documents 0 to below `documents`: `MaxScore.best` merges them. */
+  /** The finalists of each thread that searched documents 0 to below `documents`: `MaxScore.best` merges them. */
   search(plan: MaxScore.Plan, documents: number, filter: Filter): Promise<MaxScore.Finalists[]>;
   /**
    * Runs `change` (which changes the index) once no question split over threads is in flight, in the same turn as it
