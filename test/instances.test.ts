@@ -1,6 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
 import * as Config from '../src/config/Config.js';
+import { projectRoot } from '../src/config/Config.js';
 import * as Instance from '../src/health/Instance.js';
 import * as Log from '../src/log/Logger.js';
 import * as AccountPayment from '../src/payments/AccountPayment.js';
@@ -204,5 +209,34 @@ describe.each(Engines.engines)('instances on %s', (engine) => {
     // One claim at a time: the ticks that came while the slow one ran were skipped, not queued.
     expect(claims).toBe(2);
     await instance.stop();
+  });
+
+  test('behavior: a process whose instance renews from its thread ends when its work is done, never stopped', () => {
+    const built = path.join(projectRoot, 'dist', 'src');
+    // The built modules, as `profile-edge` runs them: the instance starts its lease thread, the store is closed, and
+    // nothing stops the instance.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lease-thread-'));
+    const script = path.join(dir, 'exit.mjs');
+    fs.writeFileSync(
+      script,
+      `const Stores = await import(${JSON.stringify(path.join(built, 'store', 'Store.js'))});
+      const Instance = await import(${JSON.stringify(path.join(built, 'health', 'Instance.js'))});
+      const Log = await import(${JSON.stringify(path.join(built, 'log', 'Logger.js'))});
+      const target = ${JSON.stringify(processes.place.target)};
+      const { store } = await Stores.open(target);
+      const instance = Instance.create({ store, logger: Log.create({ level: 'silent' }), target, leaseMs: 1000 });
+      await instance.start();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await store.close();
+      console.log(instance.id() ? 'started' : 'not started');`,
+    );
+    try {
+      const run = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 20_000 });
+      expect(run.error).toBeUndefined();
+      expect(run.stdout.trim()).toBe('started');
+      expect(run.status).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

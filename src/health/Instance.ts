@@ -136,8 +136,6 @@ function onThread(input: {
   beating.unref();
   const data: LeaseThread.Data = { target: input.target, id: input.id, name: input.name, everyMs: input.everyMs, stallMs: input.stallMs, beat };
   const worker: Worker = Threads.start(Threads.sibling(import.meta.url, 'LeaseThread'), data);
-  // The process may end without stopping it (a command that exits): the thread never holds it open.
-  worker.unref();
   const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on('message', input.heard);
   let fallback: LeaseKeeper.Keeper | undefined;
@@ -147,6 +145,9 @@ function onThread(input: {
     input.logger.error('the instance lease thread failed: the lease is renewed by the serving thread from here on', { instance: input.id, error });
     fallback ??= input.here(input.id);
   });
+  // The process may end without stopping it (a command that exits): the thread never holds it open. After the
+  // listeners: adding a 'message' listener refs the thread again, for good.
+  worker.unref();
   return {
     async stop() {
       stopping = true;
