@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Stats } from '../src/retrieval/index/Stats.js';
+import { TextStems } from '../src/retrieval/TextStems.js';
 import * as Features from '../src/retrieval/ranking/Features.js';
 import * as Text from '../src/retrieval/Text.js';
 
@@ -32,6 +33,33 @@ describe('Features', () => {
     const analyzed = Features.analyze('Bone Health', 'Vitamin D matters. Older adults fracture less!\nData from 2010.', 0);
     expect(analyzed.text).toEqual(analyzed.sentences.flat());
     expect(analyzed.sentences).toEqual([Text.stemsOf('Vitamin D matters.'), Text.stemsOf('Older adults fracture less!'), Text.stemsOf('Data from 2010.')]);
+  });
+
+  test('behavior: text is stemmed as the whole-text Unicode analysis stems it, however many tokens the table has held', () => {
+    let seed = 11;
+    const r = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const pick = <T,>(list: readonly T[]) => list[Math.floor(r() * list.length)]!;
+    const letters = [...'aAbBcdeEfghiIjklmnNoOpqrsStuvwxyz0123456789'];
+    // Past ASCII: accented letters and combining marks (dropped from Latin letters), Greek (Σ lowercases by its
+    // neighbours), typographic punctuation, İ (a mark once lowercased), CJK, a surrogate pair, a mark after a space.
+    const others = [...'éÉñüβαΣσςΔµ’“”–—±×東京İ', '\u0301', '\u0308', '😀', 'ﬁ'];
+    const word = (mixed: boolean) => Array.from({ length: 1 + Math.floor(r() * 12) }, () => (mixed && r() < 0.3 ? pick(others) : pick(letters))).join('');
+    // Words seen again and again, and new ones: past 32,768 tokens the table grows, past its limit it starts again.
+    const common = Array.from({ length: 300 }, () => word(false));
+    const separators = [' ', ', ', '. ', '.', '-', '\n', '(', ') ', "'", '  ', ':'];
+    const whole = (text: string) => Text.tokens(text).map(Text.stem);
+    for (const table of [new TextStems(Text.stem, whole), new TextStems(Text.stem, whole, 500)]) {
+      for (let i = 0; i < 4000; i++) {
+        const mixed = r() < 0.3;
+        const text = Array.from({ length: Math.floor(r() * 40) }, () => (r() < 0.7 ? pick(common) : word(mixed)) + pick(separators)).join('');
+        expect(table.of(text)).toEqual(whole(text));
+      }
+      // A long token is left unstemmed, as FTS5's porter tokenizer leaves it.
+      expect(table.of(`Running ${'X'.repeat(70)} runs`)).toEqual(['run', 'x'.repeat(70), 'run']);
+      // Σ before a separator and a letter is not a word's last letter: lowercased by the whole text, as it is there.
+      expect(table.of('ΑΣ.Β ΑΣ Β')).toEqual(whole('ΑΣ.Β ΑΣ Β'));
+    }
+    expect(Text.stemsOf('Café au lait, RUNNING')).toEqual(['cafe', 'au', 'lait', 'run']);
   });
 
   test('behavior: every feature of a chunk that answers most of a question, by hand', () => {

@@ -1,4 +1,5 @@
 import { stemmer } from 'stemmer';
+import { TextStems } from './TextStems.js';
 
 /**
  * The text analysis retrieval shares with the full-text index: the same tokens as FTS5's unicode61 tokenizer
@@ -37,9 +38,13 @@ export function stem(token: string): string {
   return s;
 }
 
+/** The stems of a text by its tokens, as `stemsOf` gives them. */
+const unicodeStems = (text: string): string[] => tokens(text).map(stem);
+const textStems = new TextStems(stem, unicodeStems);
+
 /** The stems of a text, in order, stopwords included (positions and lengths match the index). */
 export function stemsOf(text: string): string[] {
-  return tokens(text).map(stem);
+  return textStems.of(text);
 }
 
 /** Titles before a name ("Ms. Lindqvist"): content rarely writes them, so a question's title asks for nothing. */
