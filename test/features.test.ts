@@ -91,6 +91,18 @@ describe('Features', () => {
     expect(f.partialMatch).toBe(1 / 2); // "micro" begins "microscal"
   });
 
+  test('behavior: sentence features read the sentences given, also when they are not the text\'s stems in order', () => {
+    const s = stats({});
+    const q = Features.question(Text.queryTerms('vitamin fractures'), 'vitamin fractures', s);
+    const names = (values: number[]) => Object.fromEntries(Features.names.map((name, i) => [name, values[i]!]));
+    // As an analysis makes it: the sentences are the text.
+    const analyzed = names(Features.extract(q, Features.analyze('', 'Vitamin intake. Fractures fell.', 0), s));
+    expect([analyzed.coverage, analyzed.sentenceCoverage, analyzed.windowCoverage]).toEqual([1, 0.5, 1]);
+    // Made by hand: the one sentence holds both terms, the text neither.
+    const made = names(Features.extract(q, { title: [], text: ['bone', 'marrow'], sentences: [['vitamin', 'fractur']], tokenCount: 0 }, s));
+    expect([made.coverage, made.sentenceCoverage, made.proximity]).toEqual([0, 1, 0]);
+  });
+
   test('behavior: a question whose stem is given twice weighs it twice, as the sums over its stems always did', () => {
     const s = stats({});
     const q = Features.question([{ stem: 'bone' }, { stem: 'bone' }, { stem: 'marrow' }], 'bone marrow', s);

@@ -116,43 +116,49 @@ function bigramShare(q: Question, p: Prepared, stems: string[]): number {
 }
 
 /** Distinct query terms matched, divided by the shortest span (in tokens) that holds them all. */
-function proximity(p: Prepared, stems: string[]): number {
-  const positions: [number, string][] = [];
-  stems.forEach((s, i) => p.index.has(s) && positions.push([i, s]));
-  const distinct = new Set(positions.map((x) => x[1])).size;
+function proximity(distinctStems: number, ids: Int32Array): number {
+  const positions: number[] = [];
+  for (let i = 0; i < ids.length; i++) if (ids[i]! >= 0) positions.push(i);
+  const counts = new Int32Array(distinctStems);
+  let distinct = 0;
+  for (const at of positions) if (counts[ids[at]!]!++ === 0) distinct += 1;
   if (distinct < 2) return 0;
-  const counts = new Map<string, number>();
+  counts.fill(0);
   let have = 0;
   let best = Infinity;
   let left = 0;
-  for (const [pos, s] of positions) {
-    counts.set(s, (counts.get(s) ?? 0) + 1);
-    if (counts.get(s) === 1) have += 1;
+  for (const pos of positions) {
+    if (counts[ids[pos]!]!++ === 0) have += 1;
     while (have === distinct) {
-      best = Math.min(best, pos - positions[left]![0] + 1);
-      const drop = positions[left]![1];
-      counts.set(drop, counts.get(drop)! - 1);
-      if (counts.get(drop) === 0) have -= 1;
+      const first = positions[left]!;
+      best = Math.min(best, pos - first + 1);
+      if (--counts[ids[first]!]! === 0) have -= 1;
       left += 1;
     }
   }
   return distinct / best;
 }
 
+/** The number of each stem among the question's key stems (`Prepared.index`), -1 for the others, counted into `counts`. */
+function idsOf(p: Prepared, stems: string[], counts: Int32Array): Int32Array {
+  const ids = new Int32Array(stems.length);
+  for (let k = 0; k < stems.length; k++) {
+    const i = p.index.get(stems[k]!);
+    ids[k] = i ?? -1;
+    if (i !== undefined) counts[i]! += 1;
+  }
+  return ids;
+}
+
 /** Key terms the chunk lacks but has a longer or shorter form of (e.g. "biomaterials" for "biomaterial-based"). */
 function partialMatch(q: Question, p: Prepared, present: Uint8Array, title: string[], text: string[]): number {
   let sum = 0;
-  let vocabulary: Set<string> | undefined;
+  const partOf = (s: string, stems: string[]) => stems.some((x) => x.length >= 5 && (x.startsWith(s) || s.startsWith(x)));
   for (let j = 0; j < q.stems.length; j++) {
     const s = q.stems[j]!;
     if (present[p.stemIndex[j]!] || s.length < 5) continue;
-    vocabulary ??= new Set([...title, ...text].filter((x) => x.length >= 5));
-    for (const x of vocabulary) {
-      if (x.startsWith(s) || s.startsWith(x)) {
-        sum += p.stemIdf[j]!;
-        break;
-      }
-    }
+    // Read in place: a set of the chunk's long stems, made for each candidate, cost more than the few scans it spared.
+    if (partOf(s, title) || partOf(s, text)) sum += p.stemIdf[j]!;
   }
   return sum / q.totalIdf;
 }
@@ -181,17 +187,11 @@ function numberMatch(q: Question, p: Prepared, inTitle: Int32Array, inText: Int3
 export function extract(q: Question, c: Candidate, stats: Stats, soft?: TermModel.TermFeatures): number[] {
   const p = prepared(q);
   const { title, text } = c;
-  // How often each key stem occurs in the title and in the text.
+  // How often each key stem occurs in the title and in the text; each stem is looked up once, here.
   const inTitle = new Int32Array(p.distinct);
   const inText = new Int32Array(p.distinct);
-  for (const s of title) {
-    const i = p.index.get(s);
-    if (i !== undefined) inTitle[i]! += 1;
-  }
-  for (const s of text) {
-    const i = p.index.get(s);
-    if (i !== undefined) inText[i]! += 1;
-  }
+  const titleIds = idsOf(p, title, inTitle);
+  const textIds = idsOf(p, text, inText);
   const titleMarks = new Uint8Array(p.distinct);
   const textMarks = new Uint8Array(p.distinct);
   for (let i = 0; i < p.distinct; i++) {
@@ -205,11 +205,14 @@ export function extract(q: Question, c: Candidate, stats: Stats, soft?: TermMode
     const f = titleWeight * inTitle[i]! + inText[i]!;
     if (f > 0) bm25 += (p.stemIdf[j]! * f * (k1 + 1)) / (f + k1 * lengthNorm);
   }
+  // An analysis's sentences are its text's stems in order: their numbers were found above (any other stem is looked up).
+  let offset = 0;
   const sentenceMarks = c.sentences.map((sentence) => {
     const marks = new Uint8Array(p.distinct);
-    for (const s of sentence) {
-      const i = p.index.get(s);
-      if (i !== undefined) marks[i] = 1;
+    for (let k = 0; k < sentence.length; k++, offset++) {
+      const s = sentence[k]!;
+      const i = text[offset] === s ? textIds[offset]! : (p.index.get(s) ?? -1);
+      if (i >= 0) marks[i] = 1;
     }
     return marks;
   });
@@ -228,7 +231,7 @@ export function extract(q: Question, c: Candidate, stats: Stats, soft?: TermMode
     bigramShare(q, p, title),
     sentenceCoverage,
     Math.max(windowCoverage, sentenceCoverage),
-    Math.max(proximity(p, title), proximity(p, text)),
+    Math.max(proximity(p.distinct, titleIds), proximity(p.distinct, textIds)),
     partialMatch(q, p, present, title, text),
     numberMatch(q, p, inTitle, inText, (c.tokenCount || title.length + text.length) / stats.averageTokens),
     // Soft matches come from the term model built on the corpus; without one they fall back to exact matching.
