@@ -102,6 +102,21 @@ describe('search index snapshots', () => {
     await sameAnswers(restarted, await LexicalIndex.open(store, { snapshot: false }), all);
   });
 
+  test('behavior: on a log pruned to its last entry, as a store copy leaves it, an index built from the rows writes a snapshot the next instance starts from', async () => {
+    const { place, store, peek, channels, all, r } = await mixed('copied');
+    await peek.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)');
+    const told = refusals();
+    const loaded = await LexicalIndex.open(store, told);
+    expect(loaded.origin().source).toBe('rows');
+    await loaded.writeSnapshot();
+    const restarted = await LexicalIndex.open(await connect(place), told);
+    expect(told.said).toEqual([]);
+    expect(restarted.origin().source).toBe('snapshot');
+    await sameAnswers(restarted, await LexicalIndex.open(store, { snapshot: false }), all);
+    await store.items.put(item(r, channels[0]!, 'after-the-copy'));
+    await sameAnswers(restarted, await LexicalIndex.open(store, { snapshot: false }), all);
+  });
+
   const spoilers: [string, (store: Stores.Store, peek: Awaited<ReturnType<typeof corpus>>['peek']) => Promise<unknown>, RegExp][] = [
     ['a byte of it changed', (_, peek) => flipByte(peek), /do not check/],
     ['made from another store', (store) => store.meta.set('store_id', 'store_elsewhere'), /another store/],

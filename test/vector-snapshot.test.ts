@@ -174,6 +174,18 @@ describe('vector snapshots', () => {
     await sameNearest(restarted, writer, channels);
   });
 
+  test('behavior: on a log pruned to its last entry, as a store copy leaves it, codes read from the stored vectors write a snapshot the next instance starts from', async () => {
+    const { place, store, peek, channels, r } = await stocked('copied');
+    await peek.run('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
+    expect((await VectorCodes.warm(store))!.origin.source).toBe('rows');
+    await VectorCodes.subject(store).write();
+    const restarted = await connect(place);
+    expect(await VectorCodes.warm(restarted)).toEqual({ held: 600, origin: { source: 'snapshot' } });
+    await sameNearest(restarted, store, channels);
+    await put(store, r, channels[0]!, 'after-the-copy', 5);
+    await sameNearest(restarted, store, channels);
+  });
+
   const spoilers: [string, (store: Stores.Store, peek: Peek.Peek) => Promise<unknown>, RegExp][] = [
     ['a byte of it changed', (_, peek) => flipByte(peek), /do not check/],
     ['made from another store', (store) => store.meta.set('store_id', 'store_elsewhere'), /another store/],

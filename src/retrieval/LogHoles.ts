@@ -71,6 +71,17 @@ const maxHoles = 100_000;
 export const loadWindow = 1_000;
 
 /**
+ * Where a load from rows starts looking for writes in flight (excluded): `loadWindow` positions below the log's last,
+ * and never below its first. Positions the log was pruned past before the load are no writes in flight: it keeps
+ * hundreds of thousands of entries, and a store copy keeps only its last. Noted as holes, they went into
+ * the snapshot written next, and every instance refused it (a hole below the log's first may have lost a late write),
+ * built from rows and wrote its own with the same holes.
+ */
+export function loadFrom(bounds: { first: number | null; last: number | null }): number {
+  return Math.max(0, (bounds.last ?? 0) - loadWindow, (bounds.first ?? 1) - 1);
+}
+
+/**
  * Holes a snapshot's header may carry: writes in flight when it was written are a handful; a header (which its CRC
  * does not cover) naming more is damaged, and only the nearest below its position are kept.
  */

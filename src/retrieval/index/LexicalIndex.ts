@@ -148,10 +148,11 @@ class CurrentIndex {
    * does nothing).
    */
   private async loadRows(): Promise<void> {
-    const { first, last } = await this.store.search.logBounds();
+    const bounds = await this.store.search.logBounds();
+    const { first, last } = bounds;
     const start = last ?? 0;
     // Writes numbered below `start` and still in flight are not in the rows read next: their positions are holes.
-    const below = Math.max(0, start - LogHoles.loadWindow);
+    const below = LogHoles.loadFrom(bounds);
     const present = await this.store.search.present(below, start);
     const audiences = await Audiences.read(this.store);
     const total = this.options.onLoading ? await this.store.search.count() : 0;

@@ -105,11 +105,12 @@ async function load(store: Store, index: IndexInfo, key: string, state: State): 
  * is in them or after that position, and applying it again replaces it.
  */
 async function loadRows(store: Store, index: IndexInfo, key: string): Promise<Held> {
-  const { first, last } = await store.vectors.logBounds();
+  const bounds = await store.vectors.logBounds();
+  const { first, last } = bounds;
   const seq = last ?? 0;
   // Writes numbered below `seq` and still in flight are not in the rows read next: their positions are holes; those
   // below the log's first position were pruned before this load, not passed by it.
-  const below = Math.max(0, seq - LogHoles.loadWindow);
+  const below = LogHoles.loadFrom(bounds);
   const present = await store.vectors.present(below, seq);
   const c: Held = { key, seq, holes: new LogHoles.Holes(), codes: SignCodes.create(index.dimensions) };
   c.holes.missingFrom(below, seq, present);
