@@ -162,6 +162,31 @@ describe('search index snapshots', () => {
   });
 });
 
+/**
+ * A write of "slowpoke" left in flight (its log entry numbered, not committed) while another connection commits
+ * "quickstep" after it; `commit` lets the first commit, and returns once it has.
+ */
+async function overtaken(store: Stores.Store, other: Stores.Store, channelId: string): Promise<{ commit: () => Promise<void> }> {
+  const only = (word: string, id: string) => SearchTerms.indexed({ channelId, externalId: id, title: id, contentHash: id, chunks: [{ text: `${word} ${word}` }] });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let written!: () => void;
+  const inLog = new Promise<void>((resolve) => (written = resolve));
+  const slow = store.transaction(async (tx) => {
+    await tx.items.put(only('slowpoke', 'slow'));
+    written();
+    await held;
+  });
+  await inLog;
+  await other.items.put(only('quickstep', 'quick'));
+  return {
+    commit: async () => {
+      release();
+      await slow;
+    },
+  };
+}
+
 describe('writes that commit out of order', () => {
   // PostgreSQL numbers log entries as they are written, not as they commit; SQLite has one writer at a time.
   test.runIf(Engines.current === 'postgres')(
@@ -170,29 +195,39 @@ describe('writes that commit out of order', () => {
       const { place, store, channels } = await corpus('late', 30);
       const index = await LexicalIndex.open(store);
       const other = await connect(place);
-      const only = (word: string, title: string, id: string) => SearchTerms.indexed({ channelId: channels[0]!, externalId: id, title, contentHash: id, chunks: [{ text: `${word} ${word}` }] });
-      let commit!: () => void;
-      const held = new Promise<void>((resolve) => (commit = resolve));
-      let written!: () => void;
-      const inLog = new Promise<void>((resolve) => (written = resolve));
-      const slow = store.transaction(async (tx) => {
-        await tx.items.put(only('slowpoke', 'Slow', 'slow'));
-        written();
-        await held;
-      });
-      await inLog;
-      await other.items.put(only('quickstep', 'Quick', 'quick'));
+      const { commit } = await overtaken(store, other, channels[0]!);
       const found = async (i: LexicalIndex.LexicalIndex, word: string) => (await i.search(query([word], channels, 5))).length;
       expect(await found(index, 'quickstep')).toBe(1);
       expect(await found(index, 'slowpoke')).toBe(0);
       // A snapshot written now covers the later entry, not the one still in flight; so does an index built from rows.
       await index.writeSnapshot();
       const fromRows = await LexicalIndex.open(other, { snapshot: false });
-      commit();
-      await slow;
+      await commit();
       expect(await found(index, 'slowpoke')).toBe(1);
       expect(await found(fromRows, 'slowpoke')).toBe(1);
       const restarted = await LexicalIndex.open(await connect(place));
+      expect(restarted.origin().source).toBe('snapshot');
+      expect(await found(restarted, 'slowpoke')).toBe(1);
+      expect(await found(restarted, 'quickstep')).toBe(1);
+    },
+  );
+
+  test.runIf(Engines.current === 'postgres')(
+    'behavior: a write in flight when the log was emptied to its last entry commits below it, and is applied by an index built from rows then and by one started from its snapshot',
+    async () => {
+      const { place, store, peek, channels } = await corpus('emptied', 30);
+      const other = await connect(place);
+      const { commit } = await overtaken(store, other, channels[0]!);
+      // What a store copy leaves, and what a writer emptying the log meanwhile would: the entry in flight is not seen.
+      await peek.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)');
+      const fromRows = await LexicalIndex.open(other, { snapshot: false });
+      await fromRows.writeSnapshot();
+      await commit();
+      const found = async (i: LexicalIndex.LexicalIndex, word: string) => (await i.search(query([word], channels, 5))).length;
+      expect(await found(fromRows, 'slowpoke')).toBe(1);
+      const told = refusals();
+      const restarted = await LexicalIndex.open(await connect(place), told);
+      expect(told.said).toEqual([]);
       expect(restarted.origin().source).toBe('snapshot');
       expect(await found(restarted, 'slowpoke')).toBe(1);
       expect(await found(restarted, 'quickstep')).toBe(1);
@@ -203,22 +238,10 @@ describe('writes that commit out of order', () => {
     const { place, store, peek, channels } = await corpus('pruned-hole', 30);
     const index = await LexicalIndex.open(store);
     const other = await connect(place);
-    const only = (word: string, id: string) => SearchTerms.indexed({ channelId: channels[0]!, externalId: id, title: id, contentHash: id, chunks: [{ text: `${word} ${word}` }] });
-    let commit!: () => void;
-    const held = new Promise<void>((resolve) => (commit = resolve));
-    let written!: () => void;
-    const inLog = new Promise<void>((resolve) => (written = resolve));
-    const slow = store.transaction(async (tx) => {
-      await tx.items.put(only('slowpoke', 'slow'));
-      written();
-      await held;
-    });
-    await inLog;
-    await other.items.put(only('quickstep', 'quick'));
+    const { commit } = await overtaken(store, other, channels[0]!);
     const found = async (word: string) => (await index.search(query([word], channels, 5))).length;
     expect(await found('quickstep')).toBe(1);
-    commit();
-    await slow;
+    await commit();
     // The log is trimmed to its last entry: the slow write's entries are gone before the index looked at them again.
     await peek.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)');
     expect(await found('slowpoke')).toBe(1);

@@ -56,6 +56,14 @@ export class Holes {
     return lost;
   }
 
+  /**
+   * The log's first position when it was last looked at: a hole below it was below the log's start when noted. A
+   * snapshot carries it beside its holes (`holesFloor`), and its reader starts from it (`prunedPast`).
+   */
+  logStart(): number {
+    return this.floor;
+  }
+
   /** Forgets every hole: the index was built afresh. */
   clear(): void {
     this.since.clear();
@@ -71,21 +79,19 @@ const maxHoles = 100_000;
 export const loadWindow = 1_000;
 
 /**
- * Where a load from rows starts looking for writes in flight (excluded): `loadWindow` positions below the log's last,
- * and never below its first. Positions the log was pruned past before the load are no writes in flight: it keeps
- * hundreds of thousands of entries, and a store copy keeps only its last. Noted as holes, they went into
- * the snapshot written next, and every instance refused it (a hole below the log's first may have lost a late write),
- * built from rows and wrote its own with the same holes.
- */
-export function loadFrom(bounds: { first: number | null; last: number | null }): number {
-  return Math.max(0, (bounds.last ?? 0) - loadWindow, (bounds.first ?? 1) - 1);
-}
-
-/**
  * Holes a snapshot's header may carry: writes in flight when it was written are a handful; a header (which its CRC
  * does not cover) naming more is damaged, and only the nearest below its position are kept.
  */
 export const maxCarried = 10_000;
+
+/**
+ * The log's first position a snapshot's header says its holes were noted against (0 when it says none, as snapshots
+ * written before it was kept): a hole below it was below the log's start then, and a log pruned past it since lost
+ * nothing of it.
+ */
+export function carriedFloor(floor: unknown, position: number): number {
+  return Number.isSafeInteger(floor) && (floor as number) > 0 && (floor as number) <= position + 1 ? (floor as number) : 0;
+}
 
 /** The holes a snapshot's header says it left open below `position`: whole, positive, below it, each once. */
 export function carried(holes: unknown, position: number): number[] {

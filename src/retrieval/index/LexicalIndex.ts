@@ -79,7 +79,7 @@ export async function open(store: Store, options: Options = {}): Promise<Lexical
     origin: () => ({ source: index.source, position: index.position, ...(index.refused !== undefined && { refused: index.refused }) }),
     async writeSnapshot() {
       await index.catchUpNow();
-      return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position, holes: index.holes.open() }));
+      return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position, holes: index.holes.open(), holesFloor: index.holes.logStart() }));
     },
     threads: () => index.shards.start(index.inverted.docCount),
     close: () => index.shards.close(),
@@ -131,6 +131,8 @@ class CurrentIndex {
         if (restored) {
           this.took(restored.index, restored.position, 'snapshot');
           for (const seq of restored.holes) this.holes.between(seq - 1, seq + 1);
+          // Holes below the log's start when the snapshot was written do not count as pruned past later.
+          this.holes.prunedPast(restored.holesFloor);
           return;
         }
       } catch (error) {
@@ -148,11 +150,10 @@ class CurrentIndex {
    * does nothing).
    */
   private async loadRows(): Promise<void> {
-    const bounds = await this.store.search.logBounds();
-    const { first, last } = bounds;
+    const { first, last } = await this.store.search.logBounds();
     const start = last ?? 0;
     // Writes numbered below `start` and still in flight are not in the rows read next: their positions are holes.
-    const below = LogHoles.loadFrom(bounds);
+    const below = Math.max(0, start - LogHoles.loadWindow);
     const present = await this.store.search.present(below, start);
     const audiences = await Audiences.read(this.store);
     const total = this.options.onLoading ? await this.store.search.count() : 0;

@@ -20,18 +20,26 @@ async function expected(store: Store, makeId = false): Promise<{ store: string; 
   return { store: await StoredSnapshots.storeId(store, makeId), analysis: (await store.search.analysis()) ?? analysisVersion };
 }
 
+/** An index with the log position it covers, the positions below it still empty then, and the log's first position they were noted against. */
+export type Taken = { index: InvertedIndex; position: number; holes: number[]; holesFloor: number };
+
 /**
  * The index of the current snapshot and the log position it covers; undefined when there is none. Throws
  * `Snapshot.Refused` when there is one that must not be used: of another format, store or analysis, damaged, or older
  * than what the write log still holds (it could not be brought up to date).
  */
-export async function read(store: Store, onProgress?: (progress: Progress) => void): Promise<{ index: InvertedIndex; position: number; holes: number[] } | undefined> {
+export async function read(store: Store, onProgress?: (progress: Progress) => void): Promise<Taken | undefined> {
   const now = await expected(store);
-  return StoredSnapshots.read<Snapshot.Header, { index: InvertedIndex; position: number; holes: number[] }>(store, 'search', {
+  return StoredSnapshots.read<Snapshot.Header, Taken>(store, 'search', {
     logBounds: () => store.search.logBounds(),
     check: (header) => Snapshot.check(header, now),
     decode(header, body, row) {
-      return { index: Snapshot.decode(header, body, now), position: row.position, holes: LogHoles.carried(header.holes, row.position) };
+      return {
+        index: Snapshot.decode(header, body, now),
+        position: row.position,
+        holes: LogHoles.carried(header.holes, row.position),
+        holesFloor: LogHoles.carriedFloor(header.holesFloor, row.position),
+      };
     },
     onProgress: (done, total) => onProgress?.({ source: 'snapshot', done, total }),
   });
@@ -41,10 +49,10 @@ export async function read(store: Store, onProgress?: (progress: Progress) => vo
  * Makes an index the store's snapshot, and returns its size in bytes and the log position it covers. `take` gives the
  * index with the position it covers; it is encoded in the same turn, before anything can change it.
  */
-export async function write(store: Store, take: () => { index: InvertedIndex; position: number; holes: number[] }): Promise<{ bytes: number; position: number }> {
+export async function write(store: Store, take: () => Taken): Promise<{ bytes: number; position: number }> {
   const now = await expected(store, true);
-  const { index, position, holes } = take();
-  const { header, body } = Snapshot.encode(index, { ...now, position, holes });
+  const { index, position, holes, holesFloor } = take();
+  const { header, body } = Snapshot.encode(index, { ...now, position, holes, holesFloor });
   await StoredSnapshots.write(store, 'search', header, body);
   return { bytes: body.length, position };
 }

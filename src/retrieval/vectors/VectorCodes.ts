@@ -89,6 +89,8 @@ async function load(store: Store, index: IndexInfo, key: string, state: State): 
       state.origin = { source: 'snapshot' };
       const c: Held = { key, seq: restored.position, holes: new LogHoles.Holes(), codes: restored.codes };
       for (const seq of restored.holes) c.holes.between(seq - 1, seq + 1);
+      // Holes below the log's start when the snapshot was written do not count as pruned past later.
+      c.holes.prunedPast(restored.holesFloor);
       await follow(store, c);
       return c;
     }
@@ -105,12 +107,11 @@ async function load(store: Store, index: IndexInfo, key: string, state: State): 
  * is in them or after that position, and applying it again replaces it.
  */
 async function loadRows(store: Store, index: IndexInfo, key: string): Promise<Held> {
-  const bounds = await store.vectors.logBounds();
-  const { first, last } = bounds;
+  const { first, last } = await store.vectors.logBounds();
   const seq = last ?? 0;
   // Writes numbered below `seq` and still in flight are not in the rows read next: their positions are holes; those
   // below the log's first position were pruned before this load, not passed by it.
-  const below = LogHoles.loadFrom(bounds);
+  const below = Math.max(0, seq - LogHoles.loadWindow);
   const present = await store.vectors.present(below, seq);
   const c: Held = { key, seq, holes: new LogHoles.Holes(), codes: SignCodes.create(index.dimensions) };
   c.holes.missingFrom(below, seq, present);
@@ -225,7 +226,7 @@ export function subject(store: Store): SnapshotKeeper.Subject {
       if (!c || keyOf(index) !== c.key) throw new Error('the vector index was rebuilt while its codes were read: the next check writes its snapshot');
       return VectorSnapshot.write(store, { index: c.key, dimensions: c.codes.dimensions }, () => {
         c.codes.compact();
-        return { codes: c.codes, position: c.seq, holes: c.holes.open() };
+        return { codes: c.codes, position: c.seq, holes: c.holes.open(), holesFloor: c.holes.logStart() };
       });
     },
   };

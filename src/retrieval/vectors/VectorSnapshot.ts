@@ -25,13 +25,15 @@ export type Header = StoredSnapshots.Stamped & {
   dimensions: number;
   /** Positions below it that were empty when it was written (writes in flight): a reader looks at them again. */
   holes: number[];
+  /** The log's first position the holes were noted against: one below it was below the log's start then. */
+  holesFloor?: number;
 };
 
 /** What a snapshot must match to be used: this store, and the vector index it now holds. */
 export type Expected = { store: string; index: string; dimensions: number };
 
 /** The snapshot's bytes for a set of codes covering the vector log to `position`. */
-export function encode(codes: SignCodes.SignCodes, stamp: Expected & { position: number; holes: number[] }): { header: Header; body: Uint8Array } {
+export function encode(codes: SignCodes.SignCodes, stamp: Expected & { position: number; holes: number[]; holesFloor: number }): { header: Header; body: Uint8Array } {
   const image = codes.image();
   const { sections, body, crc32 } = Sections.lay({ rowids: image.rowids, rows: image.rows, channels: Sections.jsonBytes(image.channels) });
   return { header: { format, ...stamp, bytes: body.length, crc32, sections }, body };
@@ -60,8 +62,8 @@ export function decode(header: Header, body: Uint8Array, expected: Expected): Si
   }
 }
 
-/** Codes with the log position they cover, and the positions below it still empty then. */
-export type Taken = { codes: SignCodes.SignCodes; position: number; holes: number[] };
+/** Codes with the log position they cover, the positions below it still empty then, and the log's first position they were noted against. */
+export type Taken = { codes: SignCodes.SignCodes; position: number; holes: number[]; holesFloor: number };
 
 /** The codes of the store's current snapshot and the log position they cover; undefined when there is none. */
 export async function read(store: Store, index: Omit<Expected, 'store'>): Promise<Taken | undefined> {
@@ -73,6 +75,7 @@ export async function read(store: Store, index: Omit<Expected, 'store'>): Promis
       codes: decode(header, body, expected),
       position: row.position,
       holes: LogHoles.carried(header.holes, row.position),
+      holesFloor: LogHoles.carriedFloor(header.holesFloor, row.position),
     }),
   });
 }
@@ -83,8 +86,8 @@ export async function read(store: Store, index: Omit<Expected, 'store'>): Promis
  */
 export async function write(store: Store, index: Omit<Expected, 'store'>, take: () => Taken): Promise<{ bytes: number; position: number }> {
   const storeId = await StoredSnapshots.storeId(store, true);
-  const { codes, position, holes } = take();
-  const { header, body } = encode(codes, { ...index, store: storeId, position, holes });
+  const { codes, position, holes, holesFloor } = take();
+  const { header, body } = encode(codes, { ...index, store: storeId, position, holes, holesFloor });
   await StoredSnapshots.write(store, 'vectors', header, body);
   return { bytes: body.length, position };
 }
