@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test, vi } from 'vitest';
 import * as Jobs from '../src/health/Jobs.js';
 import * as Log from '../src/log/Logger.js';
 import * as LexicalIndex from '../src/retrieval/index/LexicalIndex.js';
@@ -115,6 +115,30 @@ describe('search index snapshots', () => {
     await sameAnswers(restarted, await LexicalIndex.open(store, { snapshot: false }), all);
     await store.items.put(item(r, channels[0]!, 'after-the-copy'));
     await sameAnswers(restarted, await LexicalIndex.open(store, { snapshot: false }), all);
+  });
+
+  test('behavior: an instance started from the snapshot looks at the holes it carries until 5 minutes after they were noted, as its writer would, not after it read them', async () => {
+    const { place, store, peek } = await mixed('aged');
+    await peek.run('DELETE FROM search_log WHERE seq < (SELECT max(seq) FROM search_log)');
+    // The positions below the log's last entry are noted as holes while the rows are read.
+    const loaded = await LexicalIndex.open(store);
+    const noted = Date.now();
+    await loaded.writeSnapshot();
+    const carried = async () => (JSON.parse((await peek.value<string>('SELECT header FROM search_snapshot'))!) as { holes: number[] }).holes.length;
+    expect(await carried()).toBeGreaterThan(0);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(noted + 4 * 60_000);
+      const restarted = await LexicalIndex.open(await connect(place));
+      expect(restarted.origin().source).toBe('snapshot');
+      await restarted.writeSnapshot();
+      expect(await carried()).toBeGreaterThan(0);
+      vi.setSystemTime(noted + 5 * 60_000 + 1);
+      await restarted.writeSnapshot();
+      expect(await carried()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   const spoilers: [string, (store: Stores.Store, peek: Awaited<ReturnType<typeof corpus>>['peek']) => Promise<unknown>, RegExp][] = [

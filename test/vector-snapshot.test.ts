@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test, vi } from 'vitest';
 import * as Jobs from '../src/health/Jobs.js';
 import * as Log from '../src/log/Logger.js';
 import * as SearchTerms from '../src/retrieval/index/SearchTerms.js';
@@ -134,11 +134,40 @@ describe('sign codes as an image', () => {
     expect(() => SignCodes.create(70, spare)).toThrow(/signs past dimension 70/);
   });
 
-  test('behavior: holes a snapshot header carries are whole positions below it, each once, the nearest 10,000 at most', () => {
-    expect(LogHoles.carried([5, 5, 3, -1, 0, 2.5, '4', 9, 10, 12], 10)).toEqual([9, 5, 3]);
-    expect(LogHoles.carried('many', 10)).toEqual([]);
-    const flood = LogHoles.carried(Array.from({ length: 50_000 }, (_, i) => i + 1), 60_000);
-    expect([flood.length, flood[0], flood.at(-1)]).toEqual([10_000, 50_000, 40_001]);
+  test('behavior: holes a snapshot header carries are whole positions below it, each once, the nearest 10,000 at most, each with when it was noted where the header says', () => {
+    expect(LogHoles.carried([5, 5, 3, -1, 0, 2.5, '4', 9, 10, 12], undefined, 10).map((h) => h.seq)).toEqual([9, 5, 3]);
+    expect(LogHoles.carried('many', [1], 10)).toEqual([]);
+    const flood = LogHoles.carried(Array.from({ length: 50_000 }, (_, i) => i + 1), undefined, 60_000);
+    expect([flood.length, flood[0]!.seq, flood.at(-1)!.seq]).toEqual([10_000, 50_000, 40_001]);
+    // Times stay with their positions; one that is not a positive whole number is unknown, and so are all of them
+    // when the two lists differ in length.
+    expect(LogHoles.carried([3, 9, 5, 7], [30, 90, 'x', -7], 10)).toEqual([
+      { seq: 9, since: 90 },
+      { seq: 7, since: undefined },
+      { seq: 5, since: undefined },
+      { seq: 3, since: 30 },
+    ]);
+    expect(LogHoles.carried([3, 9], [30], 10)).toEqual([
+      { seq: 9, since: undefined },
+      { seq: 3, since: undefined },
+    ]);
+  });
+
+  test('behavior: holes taken from a snapshot are looked at until 5 minutes after they were noted, not after they were read', () => {
+    let now = 1_000_000;
+    const writer = new LogHoles.Holes(() => now);
+    writer.between(10, 14);
+    now += 4 * 60_000;
+    const reader = new LogHoles.Holes(() => now);
+    const header = LogHoles.header(writer.carry());
+    reader.adopt(LogHoles.carried(header.holes, header.holesSince, 20));
+    // One without a time (a snapshot written before they were kept), or with one still to come, waits from now.
+    reader.adopt([{ seq: 17, since: undefined }, { seq: 18, since: now + 60_000 }]);
+    expect(reader.open().sort()).toEqual([11, 12, 13, 17, 18]);
+    now += 60_000 + 1;
+    expect(reader.open().sort()).toEqual([17, 18]);
+    now += 4 * 60_000;
+    expect(reader.open()).toEqual([]);
   });
 });
 
@@ -184,6 +213,30 @@ describe('vector snapshots', () => {
     await sameNearest(restarted, store, channels);
     await put(store, r, channels[0]!, 'after-the-copy', 5);
     await sameNearest(restarted, store, channels);
+  });
+
+  test('behavior: codes started from the snapshot look at the holes it carries until 5 minutes after they were noted, as its writer would, not after they read them', async () => {
+    const { place, store, peek } = await stocked('aged');
+    await peek.run('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
+    // The positions below the log's last entry are noted as holes while the vectors are read.
+    expect((await VectorCodes.warm(store))!.origin.source).toBe('rows');
+    const noted = Date.now();
+    await VectorCodes.subject(store).write();
+    const carried = async () => (JSON.parse((await peek.value<string>('SELECT header FROM vector_snapshot'))!) as { holes: number[] }).holes.length;
+    expect(await carried()).toBeGreaterThan(0);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(noted + 4 * 60_000);
+      const restarted = await connect(place);
+      expect((await VectorCodes.warm(restarted))!.origin.source).toBe('snapshot');
+      await VectorCodes.subject(restarted).write();
+      expect(await carried()).toBeGreaterThan(0);
+      vi.setSystemTime(noted + 5 * 60_000 + 1);
+      await VectorCodes.subject(restarted).write();
+      expect(await carried()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   const spoilers: [string, (store: Stores.Store, peek: Peek.Peek) => Promise<unknown>, RegExp][] = [

@@ -42,6 +42,22 @@ export class Holes {
     return [...this.since.keys()];
   }
 
+  /** The holes still worth a look, each with when it was noted: what a snapshot carries. */
+  carry(): Carried[] {
+    this.open();
+    return [...this.since].map(([seq, since]) => ({ seq, since }));
+  }
+
+  /**
+   * Takes the holes a snapshot carried, each looked at until its wait runs out from when it was noted, not from now:
+   * an instance started from the snapshot stops where its writer would have. From now where the snapshot does not
+   * say (written before it did), or says a time still to come (its writer's clock was ahead).
+   */
+  adopt(carried: Carried[]): void {
+    const now = this.now();
+    for (const { seq, since } of carried) if (!this.since.has(seq)) this.since.set(seq, since === undefined ? now : Math.min(since, now));
+  }
+
   /**
    * Whether the log was pruned past a hole since it was last looked at (`first` is its first position now): a write
    * that committed late into it is gone with it, and what follows the log must read the rows again. A hole already
@@ -93,9 +109,29 @@ export function carriedFloor(floor: unknown, position: number): number {
   return Number.isSafeInteger(floor) && (floor as number) > 0 && (floor as number) <= position + 1 ? (floor as number) : 0;
 }
 
-/** The holes a snapshot's header says it left open below `position`: whole, positive, below it, each once. */
-export function carried(holes: unknown, position: number): number[] {
+/** A hole as a snapshot carries it: its position, and when it was noted (ms since the epoch), where it says. */
+export type Carried = { seq: number; since: number | undefined };
+
+/**
+ * The holes a snapshot's header says it left open below `position`: whole, positive, below it, each once, nearest
+ * first; each with when it was noted, from `since` beside them (positive whole numbers, in the same order), where the
+ * header has it.
+ */
+export function carried(holes: unknown, since: unknown, position: number): Carried[] {
   if (!Array.isArray(holes)) return [];
-  const valid = holes.filter((seq): seq is number => Number.isSafeInteger(seq) && seq > 0 && seq < position);
-  return [...new Set(valid)].sort((a, b) => b - a).slice(0, maxCarried);
+  const times: unknown[] = Array.isArray(since) && since.length === holes.length ? since : [];
+  const seen = new Set<number>();
+  const out: Carried[] = [];
+  holes.forEach((seq: unknown, i) => {
+    if (!Number.isSafeInteger(seq) || (seq as number) <= 0 || (seq as number) >= position || seen.has(seq as number)) return;
+    seen.add(seq as number);
+    const at = times[i];
+    out.push({ seq: seq as number, since: Number.isSafeInteger(at) && (at as number) > 0 ? (at as number) : undefined });
+  });
+  return out.sort((a, b) => b.seq - a.seq).slice(0, maxCarried);
+}
+
+/** A header's hole fields for the holes it carries: their positions, and when each was noted, side by side. */
+export function header(holes: Carried[]): { holes: number[]; holesSince: number[] } {
+  return { holes: holes.map((h) => h.seq), holesSince: holes.map((h) => h.since ?? 0) };
 }

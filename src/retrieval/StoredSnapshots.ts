@@ -14,7 +14,7 @@ import { type Layout, Refused } from './Sections.js';
  * What every snapshot's header says, beside what its owner adds (`holes`: positions below it still empty then;
  * `holesFloor`: the log's first position they were noted against, absent in snapshots written before it was kept).
  */
-export type Stamped = { position: number; bytes: number; crc32: number; sections: Layout; holes: number[]; holesFloor?: number };
+export type Stamped = { position: number; bytes: number; crc32: number; sections: Layout; holes: number[]; holesSince?: number[]; holesFloor?: number };
 
 /** A log's first and last positions (null when it is empty). */
 type LogBounds = { first: number | null; last: number | null };
@@ -69,8 +69,8 @@ export async function read<H extends Stamped, T>(store: Store, kind: Kind, readi
       // A write it was waiting for that committed late may have been pruned from the log since: it cannot be had. A
       // hole already below the log's start when noted (a store copy's log keeps only its last entry) was not pruned since.
       const floor = LogHoles.carriedFloor(header.holesFloor, row.position);
-      const lost = LogHoles.carried(header.holes, row.position).find((seq) => seq >= floor && bounds.first !== null && seq < bounds.first);
-      if (lost !== undefined) throw new Refused(`the log was pruned past position ${lost}, a write in flight when it was made`);
+      const lost = LogHoles.carried(header.holes, header.holesSince, row.position).find(({ seq }) => seq >= floor && bounds.first !== null && seq < bounds.first);
+      if (lost !== undefined) throw new Refused(`the log was pruned past position ${lost.seq}, a write in flight when it was made`);
       const got = await store.snapshots.read(kind, row, (done) => onProgress?.(done, row.bytes));
       if ('missing' in got) continue;
       if ('damaged' in got) throw new Refused(got.damaged);

@@ -79,7 +79,7 @@ export async function open(store: Store, options: Options = {}): Promise<Lexical
     origin: () => ({ source: index.source, position: index.position, ...(index.refused !== undefined && { refused: index.refused }) }),
     async writeSnapshot() {
       await index.catchUpNow();
-      return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position, holes: index.holes.open(), holesFloor: index.holes.logStart() }));
+      return SnapshotStore.write(store, () => ({ index: index.inverted, position: index.position, holes: index.holes.carry(), holesFloor: index.holes.logStart() }));
     },
     threads: () => index.shards.start(index.inverted.docCount),
     close: () => index.shards.close(),
@@ -130,7 +130,7 @@ class CurrentIndex {
         const restored = await SnapshotStore.read(this.store, this.options.onLoading);
         if (restored) {
           this.took(restored.index, restored.position, 'snapshot');
-          for (const seq of restored.holes) this.holes.between(seq - 1, seq + 1);
+          this.holes.adopt(restored.holes);
           // Holes below the log's start when the snapshot was written do not count as pruned past later.
           this.holes.prunedPast(restored.holesFloor);
           return;

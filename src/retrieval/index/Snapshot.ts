@@ -27,6 +27,8 @@ export type Header = {
   position: number;
   /** Positions below it that were empty when it was written (writes in flight): a reader looks at them again. */
   holes: number[];
+  /** When each hole was noted (ms since the epoch), in the same order: a reader waits for it as long as the writer would have. */
+  holesSince?: number[];
   /** The log's first position the holes were noted against: one below it was below the log's start then. */
   holesFloor?: number;
   bytes: number;
@@ -45,7 +47,7 @@ type Described = {
 type Written = Sections.Written;
 
 /** The bytes of an index, and the header that reads them, covering the log up to `position`. */
-export function encode(index: InvertedIndex, stamp: { store: string; analysis: string; position: number; holes: number[]; holesFloor: number }): { header: Header; body: Uint8Array } {
+export function encode(index: InvertedIndex, stamp: { store: string; analysis: string; position: number; holes: number[]; holesSince: number[]; holesFloor: number }): { header: Header; body: Uint8Array } {
   const state = index.state();
   const lists = state.postings.map((list) => list?.parts());
   const terms = lists.length;

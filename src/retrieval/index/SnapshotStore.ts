@@ -21,7 +21,7 @@ async function expected(store: Store, makeId = false): Promise<{ store: string; 
 }
 
 /** An index with the log position it covers, the positions below it still empty then, and the log's first position they were noted against. */
-export type Taken = { index: InvertedIndex; position: number; holes: number[]; holesFloor: number };
+export type Taken = { index: InvertedIndex; position: number; holes: LogHoles.Carried[]; holesFloor: number };
 
 /**
  * The index of the current snapshot and the log position it covers; undefined when there is none. Throws
@@ -37,7 +37,7 @@ export async function read(store: Store, onProgress?: (progress: Progress) => vo
       return {
         index: Snapshot.decode(header, body, now),
         position: row.position,
-        holes: LogHoles.carried(header.holes, row.position),
+        holes: LogHoles.carried(header.holes, header.holesSince, row.position),
         holesFloor: LogHoles.carriedFloor(header.holesFloor, row.position),
       };
     },
@@ -52,7 +52,7 @@ export async function read(store: Store, onProgress?: (progress: Progress) => vo
 export async function write(store: Store, take: () => Taken): Promise<{ bytes: number; position: number }> {
   const now = await expected(store, true);
   const { index, position, holes, holesFloor } = take();
-  const { header, body } = Snapshot.encode(index, { ...now, position, holes, holesFloor });
+  const { header, body } = Snapshot.encode(index, { ...now, position, ...LogHoles.header(holes), holesFloor });
   await StoredSnapshots.write(store, 'search', header, body);
   return { bytes: body.length, position };
 }

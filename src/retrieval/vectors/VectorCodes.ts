@@ -88,7 +88,7 @@ async function load(store: Store, index: IndexInfo, key: string, state: State): 
     if (restored) {
       state.origin = { source: 'snapshot' };
       const c: Held = { key, seq: restored.position, holes: new LogHoles.Holes(), codes: restored.codes };
-      for (const seq of restored.holes) c.holes.between(seq - 1, seq + 1);
+      c.holes.adopt(restored.holes);
       // Holes below the log's start when the snapshot was written do not count as pruned past later.
       c.holes.prunedPast(restored.holesFloor);
       await follow(store, c);
@@ -226,7 +226,7 @@ export function subject(store: Store): SnapshotKeeper.Subject {
       if (!c || keyOf(index) !== c.key) throw new Error('the vector index was rebuilt while its codes were read: the next check writes its snapshot');
       return VectorSnapshot.write(store, { index: c.key, dimensions: c.codes.dimensions }, () => {
         c.codes.compact();
-        return { codes: c.codes, position: c.seq, holes: c.holes.open(), holesFloor: c.holes.logStart() };
+        return { codes: c.codes, position: c.seq, holes: c.holes.carry(), holesFloor: c.holes.logStart() };
       });
     },
   };

@@ -25,6 +25,8 @@ export type Header = StoredSnapshots.Stamped & {
   dimensions: number;
   /** Positions below it that were empty when it was written (writes in flight): a reader looks at them again. */
   holes: number[];
+  /** When each hole was noted (ms since the epoch), in the same order: a reader waits for it as long as the writer would have. */
+  holesSince?: number[];
   /** The log's first position the holes were noted against: one below it was below the log's start then. */
   holesFloor?: number;
 };
@@ -33,7 +35,7 @@ export type Header = StoredSnapshots.Stamped & {
 export type Expected = { store: string; index: string; dimensions: number };
 
 /** The snapshot's bytes for a set of codes covering the vector log to `position`. */
-export function encode(codes: SignCodes.SignCodes, stamp: Expected & { position: number; holes: number[]; holesFloor: number }): { header: Header; body: Uint8Array } {
+export function encode(codes: SignCodes.SignCodes, stamp: Expected & { position: number; holes: number[]; holesSince: number[]; holesFloor: number }): { header: Header; body: Uint8Array } {
   const image = codes.image();
   const { sections, body, crc32 } = Sections.lay({ rowids: image.rowids, rows: image.rows, channels: Sections.jsonBytes(image.channels) });
   return { header: { format, ...stamp, bytes: body.length, crc32, sections }, body };
@@ -63,7 +65,7 @@ export function decode(header: Header, body: Uint8Array, expected: Expected): Si
 }
 
 /** Codes with the log position they cover, the positions below it still empty then, and the log's first position they were noted against. */
-export type Taken = { codes: SignCodes.SignCodes; position: number; holes: number[]; holesFloor: number };
+export type Taken = { codes: SignCodes.SignCodes; position: number; holes: LogHoles.Carried[]; holesFloor: number };
 
 /** The codes of the store's current snapshot and the log position they cover; undefined when there is none. */
 export async function read(store: Store, index: Omit<Expected, 'store'>): Promise<Taken | undefined> {
@@ -74,7 +76,7 @@ export async function read(store: Store, index: Omit<Expected, 'store'>): Promis
     decode: (header, body, row) => ({
       codes: decode(header, body, expected),
       position: row.position,
-      holes: LogHoles.carried(header.holes, row.position),
+      holes: LogHoles.carried(header.holes, header.holesSince, row.position),
       holesFloor: LogHoles.carriedFloor(header.holesFloor, row.position),
     }),
   });
@@ -87,7 +89,7 @@ export async function read(store: Store, index: Omit<Expected, 'store'>): Promis
 export async function write(store: Store, index: Omit<Expected, 'store'>, take: () => Taken): Promise<{ bytes: number; position: number }> {
   const storeId = await StoredSnapshots.storeId(store, true);
   const { codes, position, holes, holesFloor } = take();
-  const { header, body } = encode(codes, { ...index, store: storeId, position, holes, holesFloor });
+  const { header, body } = encode(codes, { ...index, store: storeId, position, ...LogHoles.header(holes), holesFloor });
   await StoredSnapshots.write(store, 'vectors', header, body);
   return { bytes: body.length, position };
 }
