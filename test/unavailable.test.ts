@@ -38,9 +38,10 @@ async function whileBroken(transport: TransportName, call: Call, breakIt: () => 
 const callerAccount = () => environment.services.store.accounts.get('caller');
 
 describe.each(names)('what the tools stand on failing, over %s', (transport) => {
-  test('error: a search index that cannot be read answers a query 503 in its own words, and charges nothing', async () => {
+  test('error: a search index that cannot be read answers a query 503 in its own words, and charges nothing (the hold taken beside retrieval is given back)', async () => {
     const { services, keys } = environment;
     const before = await callerAccount();
+    const [last] = await services.store.ledger.entries({ accountId: before.id, limit: 1 });
     const outcome = await whileBroken(transport, { tool: 'profile_query', binding: { kind: 'global' }, args: { question: 'How warm should a sourdough starter be kept?', paymentMode: 'credits' }, credentials: { apiKey: keys.callerKey } }, () => {
       const original = services.lexicalIndex;
       services.lexicalIndex = () => Promise.reject(new Error('the index file is unreadable'));
@@ -49,6 +50,13 @@ describe.each(names)('what the tools stand on failing, over %s', (transport) => 
     expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: expect.stringMatching(/^Retrieval is unavailable.*nothing stays charged/) } });
     expect(JSON.stringify(outcome)).not.toContain('unreadable');
     expect(await callerAccount()).toEqual(before);
+    // The balance's debit does not wait for retrieval; the ledger shows it and its reversal, nothing else.
+    const since = (await services.store.ledger.entries({ accountId: before.id, limit: 10 })).filter((e) => e.id > (last?.id ?? 0)).reverse();
+    expect(since).toMatchObject([
+      { kind: 'query_charge', creditsDelta: -1 * environment.services.config.pricing.costCredits },
+      { kind: 'query_reversal', creditsDelta: environment.services.config.pricing.costCredits, memo: expect.stringContaining('query failed') },
+    ]);
+    expect(since[1]!.queryId).toBe(since[0]!.queryId);
   });
 
   test('error: a store that fails under a profile\'s channels answers 503, not 500', async () => {

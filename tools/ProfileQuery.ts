@@ -12,6 +12,7 @@ import type { Evidence } from '../src/retrieval/Evidence.js';
 import type { Retrieval } from '../src/retrieval/Retriever.js';
 import * as Retriever from '../src/retrieval/Retriever.js';
 import * as Scope from '../src/retrieval/Scope.js';
+import * as Text from '../src/retrieval/Text.js';
 import type * as Hold from '../src/payments/Hold.js';
 import * as Payer from '../src/payments/Payer.js';
 import * as PrivateLinks from '../src/pages/PrivateLinks.js';
@@ -108,10 +109,11 @@ function retrievalBlock(run: Retrieval, diagnostics: RetrievalDiagnostics, retur
 type Preflight = { run: Retrieval; diagnostics: RetrievalDiagnostics; returned: Evidence[]; sentences: Rationale.Scorer };
 
 /** Preflight retrieval: ranked evidence and its diagnostics, before anyone pays. */
-async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest, termModel: ReturnType<Services['termModel']>): Promise<Preflight> {
+async function retrieve(services: Services, scope: Scope.ResolvedScope, input: QueryRequest, termModel: ReturnType<Services['termModel']>, asOf: number): Promise<Preflight> {
   // A scope of several handles (or mentions) asks the question of each of those experts.
   const profiles = new Set([...scope.channels.values()].map((c) => c.profile.id));
   const run = await Retriever.retrieve(services.store, await services.lexicalIndex(), {
+    asOf,
     question: scope.retrievalText,
     channels: scope.channels,
     mode: input.queryMode,
@@ -276,6 +278,19 @@ export const profileQuery = define({
   },
 });
 
+/** Gives a hold back; a failed release is logged, never hides the cause. */
+async function releaseHold(services: Services, hold: Hold.Hold, { queryId, rail, reason }: { queryId: string; rail: string; reason: string }): Promise<void> {
+  try {
+    await hold.release(reason);
+    services.metrics.reversal({ kind: hold.charge, rail });
+  } catch (error) {
+    if (!(error instanceof Unavailable)) return services.logger.error('payment release failed', { queryId, error });
+    // The database went away between the charge and its release: the release waits for it, not for reconciliation.
+    services.logger.warn('payment release waits for the database', { queryId });
+    services.database.whenBack(`payment release of ${queryId}`, () => hold.release(reason));
+  }
+}
+
 /** What the metrics and the request's log line learn of a query as it runs. */
 type Seen = { outcome: QueryOutcome; confidence: string; /** The rail, or the balance paid from ('unlock', 'credits'). */ pay: string };
 
@@ -286,8 +301,12 @@ type Seen = { outcome: QueryOutcome; confidence: string; /** The rail, or the ba
  */
 async function ask(input: QueryRequest, { services, caller, binding, profile, payment: channel, connection }: ToolContext, seen: Seen): Promise<unknown> {
   const { store, config } = services;
-  // Who pays, what the scope holds and which term model answers are independent reads: side by side, one round
-  // trip's wait instead of three on PostgreSQL. A refusal of who pays still comes first.
+  // Who pays, what the scope holds, which term model answers and what the search log added are independent reads:
+  // side by side, one round trip's wait instead of four on PostgreSQL. A refusal of who pays still comes first.
+  const askedAt = performance.now();
+  const indexReady = services.lexicalIndex().then((index) => index.prepare(Text.stemsOf(input.question)));
+  // Retrieval reads the log again if this failed, and reports it; here it must not surface as an unhandled rejection.
+  indexReady.catch(() => undefined);
   const paying = Payer.payerFor({ store, config, logger: services.logger, metrics: services.metrics, breakers: services.breakers, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, resource: channel.resource, instance: services.instance.id(), settling: services.settling });
   const resolving = Scope.resolve(store, {
     question: input.question,
@@ -302,26 +321,25 @@ async function ask(input: QueryRequest, { services, caller, binding, profile, pa
   const [paid, scoped] = await Promise.allSettled([paying, resolving]);
   if (paid.status === 'rejected' || scoped.status === 'rejected') throw paid.status === 'rejected' ? paid.reason : (scoped as PromiseRejectedResult).reason;
   const [payment, scope] = [paid.value, scoped.value];
-  const preflight = await retrieve(services, scope, input, termModel);
   const queryId = Ids.random('q');
+  const memo = input.question.slice(0, 200);
+  // A hold that does not depend on what retrieval finds (a balance's debit) is taken while retrieval runs: on
+  // PostgreSQL its commit waits beside the first stage instead of after it. Given back if retrieval fails.
+  const early = payment.readsRelevance ? undefined : payment.authorize({ queryId, memo, relevant: true });
+  const [held, retrieved] = await Promise.allSettled([early, retrieve(services, scope, input, termModel, askedAt)]);
+  if (retrieved.status === 'rejected') {
+    if (held.status === 'fulfilled' && held.value) await releaseHold(services, held.value, { queryId, rail: 'none', reason: 'query failed' });
+    throw retrieved.reason;
+  }
+  if (held.status === 'rejected') throw held.reason;
+  const preflight = retrieved.value;
   const relevant = !preflight.diagnostics.noRelevantContent;
-  const hold = await payment.authorize({ queryId, memo: input.question.slice(0, 200), relevant });
+  const hold = held.value ?? (await payment.authorize({ queryId, memo, relevant }));
   crashPoint(config, 'after_hold');
   const rail = hold.charge === 'onchain' ? (input.rail ?? 'none') : 'none';
   seen.pay = hold.charge === 'onchain' ? rail : hold.charge;
   RequestContext.note({ charge: hold.charge, rail });
-  const release = async (reason: string): Promise<void> => {
-    // A failed release is logged, never hides the cause.
-    try {
-      await hold.release(reason);
-      services.metrics.reversal({ kind: hold.charge, rail });
-    } catch (error) {
-      if (!(error instanceof Unavailable)) return services.logger.error('payment release failed', { queryId, error });
-      // The database went away between the charge and its release: the release waits for it, not for reconciliation.
-      services.logger.warn('payment release waits for the database', { queryId });
-      services.database.whenBack(`payment release of ${queryId}`, () => hold.release(reason));
-    }
-  };
+  const release = (reason: string) => releaseHold(services, hold, { queryId, rail, reason });
   const departed = () => new ServiceError('service_unavailable', 'The caller went away before the answer was delivered; nothing was charged (money that already moved is kept as a credit for the paying wallet).');
   let response: Answer['response'];
   let used: Answer['used'];

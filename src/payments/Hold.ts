@@ -15,5 +15,12 @@ export type Hold = {
   release(reason: string): Promise<void>;
 };
 
-/** Who pays for a query, chosen before any work: it authorizes a hold once preflight retrieval has run. */
-export type Payment = { authorize(input: { queryId: string; memo: string; relevant: boolean }): Promise<Hold> };
+/**
+ * Who pays for a query, chosen before any work. A payment that reads `relevant` (on-chain: no challenge and no
+ * settlement when nothing relevant was found) authorizes its hold once preflight retrieval has run; one that does not
+ * (a balance's debit, given back when nothing relevant was found) is authorized while retrieval runs.
+ */
+export type Payment = {
+  readsRelevance: boolean;
+  authorize(input: { queryId: string; memo: string; relevant: boolean }): Promise<Hold>;
+};

@@ -60,6 +60,7 @@ export function payment(input: {
 }): Payment {
   const { store, config, logger, terms, credential, metrics } = input;
   return {
+    readsRelevance: true,
     async authorize({ queryId, relevant }): Promise<Hold> {
       const rail = await input.rails.get(input.rail);
       if (!rail) throw Pricing.unavailable(config, input.rail);

@@ -71,5 +71,5 @@ export async function payerFor(input: {
     throw new ServiceError('missing_payment_mode', caller.apiKey ? undefined : 'paymentMode (unlocks or credits) is required: the query is charged to your account.');
   }
   const mode: PaymentMode = request.paymentMode;
-  return { authorize: ({ queryId, memo }) => AccountPayment.hold({ store, config, accountId, mode, queryId, memo, instance: input.instance }) };
+  return { readsRelevance: false, authorize: ({ queryId, memo }) => AccountPayment.hold({ store, config, accountId, mode, queryId, memo, instance: input.instance }) };
 }

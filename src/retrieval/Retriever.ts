@@ -29,6 +29,11 @@ export type RetrievalOptions = {
   candidates?: number;
   /** The experts (profile ids) a scope of several handles asks the question of: each is heard, as when it names them. */
   experts?: ReadonlySet<string> | undefined;
+  /**
+   * When the question was asked (`performance.now()`): its statistics and searches answer as of a read of the search
+   * log made since then (one `LexicalIndex.prepare` began at the question's start, say). Default: when retrieval begins.
+   */
+  asOf?: number | undefined;
 };
 
 export type Retrieval = {
@@ -129,9 +134,9 @@ export async function retrieve(store: Store, index: LexicalIndex, options: Retri
   const experts = ProfileNames.namedExperts(options.channels, anchors, options.experts);
   const channels = experts.profiles.size > 0 ? new Map([...options.channels].filter(([, c]) => experts.profiles.has(c.profile.id))) : options.channels;
   const channelIds = new Set(channels.keys());
-  // Statistics over what this scope's readers may read: nothing else moves a score. They read the search log, and
-  // every search of this question answers as of that read.
-  const asOf = performance.now();
+  // Statistics over what this scope's readers may read: nothing else moves a score. They read the search log (or one
+  // read since the question was asked did), and every search of this question answers as of that read.
+  const asOf = options.asOf ?? performance.now();
   const timings = { firstStage: 0, rerank: 0 };
   const timed = async <T>(stage: keyof typeof timings, work: Promise<T>): Promise<T> => {
     const started = performance.now();
@@ -141,7 +146,7 @@ export async function retrieve(store: Store, index: LexicalIndex, options: Retri
       timings[stage] += (performance.now() - started) / 1000;
     }
   };
-  const stats = await timed('firstStage', index.statistics(channelIds, Text.stemsOf(options.question)));
+  const stats = await timed('firstStage', index.statistics(channelIds, Text.stemsOf(options.question), asOf));
   const planned = options.mode === undefined;
   const mode = options.mode ?? Planner.plan(options.question);
   const terms = Text.queryTerms(options.question);

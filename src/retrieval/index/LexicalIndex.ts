@@ -24,7 +24,13 @@ export type LexicalIndex = SearchIndex & {
    * Collection statistics over the content the given channels' readers may read, current to the last write; document
    * frequencies are known for `stems` (a question's), and any stem asked before.
    */
-  statistics(channelIds: ReadonlySet<string>, stems: Iterable<string>): Promise<Stats.Stats>;
+  statistics(channelIds: ReadonlySet<string>, stems: Iterable<string>, asOf?: number): Promise<Stats.Stats>;
+  /**
+   * Reads the log and learns the ids of `stems` now, ahead of a question's statistics and searches: those asked as
+   * of a moment before this call wait for nothing more (on PostgreSQL, a round trip taken beside the question's
+   * others instead of after them).
+   */
+  prepare(stems: Iterable<string>): Promise<void>;
   /** The same ranking, scoring every matching chunk: the reference the pruned search equals. */
   searchExhaustive(query: SearchQuery): Promise<SearchHit[]>;
   /** What the index holds, for benchmarks and diagnostics. */
@@ -74,7 +80,8 @@ export async function open(store: Store, options: Options = {}): Promise<Lexical
     name: 'maxscore',
     search: (query) => index.rank(query, false),
     searchExhaustive: (query) => index.rank(query, true),
-    statistics: (channelIds, stems) => index.statisticsNow(channelIds, stems),
+    statistics: (channelIds, stems, asOf) => index.statisticsNow(channelIds, stems, asOf),
+    prepare: (stems) => index.prepare(stems),
     size: () => index.inverted.size(),
     origin: () => ({ source: index.source, position: index.position, ...(index.refused !== undefined && { refused: index.refused }) }),
     async writeSnapshot() {
@@ -90,6 +97,10 @@ export async function open(store: Store, options: Options = {}): Promise<Lexical
 class CurrentIndex {
   inverted = new InvertedIndex();
   private readonly termIds = new Map<string, number>();
+  /** Stems no chunk had when asked, with the count of `applies` then: absent while it has not moved. */
+  private readonly absent = new Map<string, number>();
+  /** Moves whenever the index takes in what the store holds: each load, and each catch-up that read anything. */
+  private applies = 0;
   /** The last log entry applied. */
   private applied = 0;
   /** Positions below `applied` still empty, whose writes may yet commit. */
@@ -176,6 +187,7 @@ class CurrentIndex {
   /** Puts a loaded index in use, covering the log to `position`. */
   private took(inverted: InvertedIndex, position: number, source: 'snapshot' | 'rows'): void {
     this.inverted = inverted;
+    this.applies += 1;
     this.applied = position;
     this.holes.clear();
     this.source = source;
@@ -191,16 +203,32 @@ class CurrentIndex {
     void this.shards.start(inverted.docCount);
   }
 
-  /** Statistics current to the last write, knowing the document frequencies of `stems`. */
-  async statisticsNow(channelIds: ReadonlySet<string>, stems: Iterable<string>): Promise<Stats.Stats> {
-    await Promise.all([this.catchUp.asOf(performance.now()), this.learn(stems)]);
+  /** Statistics current to the last write (as of `asOf`), knowing the document frequencies of `stems`. */
+  async statisticsNow(channelIds: ReadonlySet<string>, stems: Iterable<string>, asOf = performance.now()): Promise<Stats.Stats> {
+    await this.prepareAsOf(stems, asOf);
     return this.statistics(channelIds);
+  }
+
+  /** Reads the log and learns the ids of `stems`, now. */
+  prepare(stems: Iterable<string>): Promise<void> {
+    return this.prepareAsOf(stems, performance.now());
+  }
+
+  /**
+   * Term ids never change once given: they are read beside the log, not after it. A stem no chunk had when last asked
+   * is taken as absent still only once the log is read, and only if nothing was applied since it was asked: a chunk
+   * that brings it comes through the log (or a load), and a lookup begun after that was applied finds it.
+   */
+  private async prepareAsOf(stems: Iterable<string>, asOf: number): Promise<void> {
+    const unknown = [...new Set(stems)].filter((stem) => !this.termIds.has(stem));
+    const remembered = unknown.filter((stem) => this.absent.has(stem));
+    await Promise.all([this.catchUp.asOf(asOf), this.learn(unknown.filter((stem) => !this.absent.has(stem)))]);
+    await this.learn(remembered.filter((stem) => this.absent.get(stem) !== this.applies));
   }
 
   /** The best `query.limit` chunks in scope by BM25: pruned by MaxScore, or scoring every match (`exhaustive`). */
   async rank(query: SearchQuery, exhaustive: boolean): Promise<SearchHit[]> {
-    // Term ids never change once given: they are read beside the log, not after it.
-    await Promise.all([this.catchUp.asOf(query.asOf ?? performance.now()), this.learn(query.terms.map((t) => t.stem))]);
+    await this.prepareAsOf(query.terms.map((t) => t.stem), query.asOf ?? performance.now());
     const { channels, postings } = this.inverted;
     const allowed = new Uint8Array(channels.size);
     let any = false;
@@ -249,6 +277,7 @@ class CurrentIndex {
 
   /** Applies what was read from the log. */
   private apply(inverted: InvertedIndex, read: SearchLog.Changes): void {
+    this.applies += 1;
     let audiencesMoved = false;
     for (const row of read.entries) {
       // An entry below the last applied is one that committed late, into a hole; entries for one chunk never
@@ -267,14 +296,21 @@ class CurrentIndex {
     this.version += 1;
   }
 
-  /** Learns the ids of stems not asked before: one query for a question's. */
-  private async learn(stems: Iterable<string>): Promise<void> {
-    const unknown = [...new Set(stems)].filter((stem) => !this.termIds.has(stem));
+  /** Learns the ids of stems not known: one query for a question's. One no chunk has is remembered as absent. */
+  private async learn(unknown: string[]): Promise<void> {
     if (unknown.length === 0) return;
     if (this.termIds.size + unknown.length > 100_000) this.termIds.clear();
-    // A stem no chunk has is not kept: asked again next time, it is found once a chunk brings it.
+    if (this.absent.size + unknown.length > 100_000) this.absent.clear();
+    const asked = this.applies;
     const found = await this.store.search.termIds(unknown);
-    for (const [stem, id] of found) this.termIds.set(stem, id);
+    for (const stem of unknown) {
+      const id = found.get(stem);
+      if (id === undefined) this.absent.set(stem, asked);
+      else {
+        this.termIds.set(stem, id);
+        this.absent.delete(stem);
+      }
+    }
     // Statistics made before kept a frequency of 0 for these stems: they are made again.
     if (found.size > 0) this.version += 1;
   }
