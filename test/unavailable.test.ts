@@ -38,23 +38,46 @@ async function whileBroken(transport: TransportName, call: Call, breakIt: () => 
 const callerAccount = () => environment.services.store.accounts.get('caller');
 
 describe.each(names)('what the tools stand on failing, over %s', (transport) => {
-  test('error: a search index that cannot be read answers a query 503 in its own words, and charges nothing (the hold taken beside retrieval is given back)', async () => {
+  const question = { tool: 'profile_query', binding: { kind: 'global' }, args: { question: 'How warm should a sourdough starter be kept?', paymentMode: 'credits' } } as const;
+
+  /** The caller's ledger rows since `afterId`, oldest first. */
+  const ledgerSince = async (accountId: string, afterId: number) => (await environment.services.store.ledger.entries({ accountId, limit: 10 })).filter((e) => e.id > afterId).reverse();
+
+  test('error: a search index that cannot be loaded answers a query 503 in its own words, and charges nothing (no hold is taken before the index is loaded)', async () => {
     const { services, keys } = environment;
     const before = await callerAccount();
     const [last] = await services.store.ledger.entries({ accountId: before.id, limit: 1 });
-    const outcome = await whileBroken(transport, { tool: 'profile_query', binding: { kind: 'global' }, args: { question: 'How warm should a sourdough starter be kept?', paymentMode: 'credits' }, credentials: { apiKey: keys.callerKey } }, () => {
-      const original = services.lexicalIndex;
+    const outcome = await whileBroken(transport, { ...question, credentials: { apiKey: keys.callerKey } }, () => {
+      const [lexicalIndex, indexLoaded] = [services.lexicalIndex, services.indexLoaded];
+      // An instance whose index is still to load (or failed to): an earlier test on this one may have loaded it.
+      services.indexLoaded = () => false;
       services.lexicalIndex = () => Promise.reject(new Error('the index file is unreadable'));
-      return () => (services.lexicalIndex = original);
+      return () => Object.assign(services, { lexicalIndex, indexLoaded });
+    });
+    expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: expect.stringMatching(/^Retrieval is unavailable.*nothing stays charged/) } });
+    expect(JSON.stringify(outcome)).not.toContain('unreadable');
+    expect(await callerAccount()).toEqual(before);
+    expect(await ledgerSince(before.id, last?.id ?? 0)).toEqual([]);
+  });
+
+  test('error: a loaded search index that fails answers a query 503 in its own words, and charges nothing (the hold taken beside retrieval is given back)', async () => {
+    const { services, keys } = environment;
+    const index = await services.lexicalIndex();
+    const before = await callerAccount();
+    const [last] = await services.store.ledger.entries({ accountId: before.id, limit: 1 });
+    const outcome = await whileBroken(transport, { ...question, credentials: { apiKey: keys.callerKey } }, () => {
+      const original = index.search;
+      index.search = () => Promise.reject(new Error('the index file is unreadable'));
+      return () => (index.search = original);
     });
     expect(outcome).toMatchObject({ ok: false, status: 503, body: { error: 'service_unavailable', message: expect.stringMatching(/^Retrieval is unavailable.*nothing stays charged/) } });
     expect(JSON.stringify(outcome)).not.toContain('unreadable');
     expect(await callerAccount()).toEqual(before);
     // The balance's debit does not wait for retrieval; the ledger shows it and its reversal, nothing else.
-    const since = (await services.store.ledger.entries({ accountId: before.id, limit: 10 })).filter((e) => e.id > (last?.id ?? 0)).reverse();
+    const since = await ledgerSince(before.id, last?.id ?? 0);
     expect(since).toMatchObject([
-      { kind: 'query_charge', creditsDelta: -1 * environment.services.config.pricing.costCredits },
-      { kind: 'query_reversal', creditsDelta: environment.services.config.pricing.costCredits, memo: expect.stringContaining('query failed') },
+      { kind: 'query_charge', creditsDelta: -services.config.pricing.costCredits },
+      { kind: 'query_reversal', creditsDelta: services.config.pricing.costCredits, memo: expect.stringContaining('query failed') },
     ]);
     expect(since[1]!.queryId).toBe(since[0]!.queryId);
   });

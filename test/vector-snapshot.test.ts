@@ -153,7 +153,7 @@ describe('sign codes as an image', () => {
     ]);
   });
 
-  test('behavior: holes taken from a snapshot are looked at until 5 minutes after they were noted, not after they were read', () => {
+  test('behavior: holes taken from a snapshot are looked at until 5 minutes after they were noted, not after they were read, and once more', () => {
     let now = 1_000_000;
     const writer = new LogHoles.Holes(() => now);
     writer.between(10, 14);
@@ -165,6 +165,12 @@ describe('sign codes as an image', () => {
     reader.adopt([{ seq: 17, since: undefined }, { seq: 18, since: now + 60_000 }]);
     expect(reader.open().sort()).toEqual([11, 12, 13, 17, 18]);
     now += 60_000 + 1;
+    // Past their wait, holes get one last look before they are forgotten (one it found filled is applied next).
+    const last = reader.look();
+    expect(last.seqs.sort()).toEqual([11, 12, 13, 17, 18]);
+    last.done([12]);
+    expect(reader.look().seqs.sort()).toEqual([12, 17, 18]);
+    reader.fill(12);
     expect(reader.open().sort()).toEqual([17, 18]);
     now += 4 * 60_000;
     expect(reader.open()).toEqual([]);
@@ -306,6 +312,16 @@ describe('vector writes that commit out of order', () => {
       expect((await VectorCodes.warm(restarted))!.origin.source).toBe('snapshot');
       expect(await found(restarted, slowVector)).toBe(true);
       expect(await found(restarted, quickVector)).toBe(true);
+      // Started from the snapshot after the hole's wait ran out: they still look once.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      try {
+        vi.setSystemTime(Date.now() + 6 * 60_000);
+        const later = await connect(place);
+        expect((await VectorCodes.warm(later))!.origin.source).toBe('snapshot');
+        expect(await found(later, slowVector)).toBe(true);
+      } finally {
+        vi.useRealTimers();
+      }
     },
   );
 

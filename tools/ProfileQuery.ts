@@ -305,7 +305,8 @@ async function ask(input: QueryRequest, { services, caller, binding, profile, pa
   // side by side, one round trip's wait instead of four on PostgreSQL. A refusal of who pays still comes first.
   const askedAt = performance.now();
   const indexReady = services.lexicalIndex().then((index) => index.prepare(Text.stemsOf(input.question)));
-  // Retrieval reads the log again if this failed, and reports it; here it must not surface as an unhandled rejection.
+  // A failure here is retrieval's too (it waits on the same read of the log, or reads it again), and it reports it;
+  // here it must not surface as an unhandled rejection.
   indexReady.catch(() => undefined);
   const paying = Payer.payerFor({ store, config, logger: services.logger, metrics: services.metrics, breakers: services.breakers, rails: services.rails, caller, profile, request: input, served: binding, credential: channel.credential, resource: channel.resource, instance: services.instance.id(), settling: services.settling });
   const resolving = Scope.resolve(store, {
@@ -324,11 +325,16 @@ async function ask(input: QueryRequest, { services, caller, binding, profile, pa
   const queryId = Ids.random('q');
   const memo = input.question.slice(0, 200);
   // A hold that does not depend on what retrieval finds (a balance's debit) is taken while retrieval runs: on
-  // PostgreSQL its commit waits beside the first stage instead of after it. Given back if retrieval fails.
-  const early = payment.readsRelevance ? undefined : payment.authorize({ queryId, memo, relevant: true });
+  // PostgreSQL its commit waits beside the first stage instead of after it. Given back if retrieval fails. Not while
+  // the index is still loading (minutes, at millions of chunks): a hold that old could be taken for a crash's orphan.
+  const early = payment.readsRelevance || !services.indexLoaded() ? undefined : payment.authorize({ queryId, memo, relevant: true });
   const [held, retrieved] = await Promise.allSettled([early, retrieve(services, scope, input, termModel, askedAt)]);
   if (retrieved.status === 'rejected') {
-    if (held.status === 'fulfilled' && held.value) await releaseHold(services, held.value, { queryId, rail: 'none', reason: 'query failed' });
+    if (held.status === 'fulfilled' && held.value) {
+      seen.pay = held.value.charge;
+      RequestContext.note({ charge: held.value.charge, rail: 'none' });
+      await releaseHold(services, held.value, { queryId, rail: 'none', reason: 'query failed' });
+    }
     throw retrieved.reason;
   }
   if (held.status === 'rejected') throw held.reason;

@@ -9,7 +9,7 @@ export class Holes {
   /** The log's first position when it was last looked at. */
   private floor = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = () => Date.now()) {}
 
   /** Notes the positions between `after` (excluded) and `before` (excluded) as holes; a jump too wide is not a write in flight. */
   between(after: number, before: number): void {
@@ -35,6 +35,24 @@ export class Holes {
     this.since.delete(seq);
   }
 
+  /**
+   * The holes to look at now: every one, those past their wait included, and what to tell once the look is read
+   * (`found`: the holes it found filled, applied next). A hole past its wait gets this one last look before it is
+   * forgotten: one taken from a snapshot written long ago, or on an index no question read for a while, was never
+   * looked at since its write could have committed.
+   */
+  look(): { seqs: number[]; done(found: Iterable<number>): void } {
+    const horizon = this.now() - holeWaitMs;
+    const expired = [...this.since].filter(([, at]) => at < horizon).map(([seq]) => seq);
+    return {
+      seqs: [...this.since.keys()],
+      done: (found) => {
+        const filled = new Set(found);
+        for (const seq of expired) if (!filled.has(seq)) this.since.delete(seq);
+      },
+    };
+  }
+
   /** The holes still worth a look (older ones are forgotten: their writes rolled back). */
   open(): number[] {
     const horizon = this.now() - holeWaitMs;
@@ -49,9 +67,10 @@ export class Holes {
   }
 
   /**
-   * Takes the holes a snapshot carried, each looked at until its wait runs out from when it was noted, not from now:
-   * an instance started from the snapshot stops where its writer would have. From now where the snapshot does not
-   * say (written before it did), or says a time still to come (its writer's clock was ahead).
+   * Takes the holes a snapshot carried, each looked at until its wait runs out from when it was noted, not from now
+   * (and once more, `look`): an instance started from the snapshot does not wait 5 minutes more for writes that
+   * rolled back long ago. From now where the snapshot does not say (written before it did), or says a time still to
+   * come (its writer's clock was ahead).
    */
   adopt(carried: Carried[]): void {
     const now = this.now();

@@ -216,14 +216,14 @@ class CurrentIndex {
 
   /**
    * Term ids never change once given: they are read beside the log, not after it. A stem no chunk had when last asked
-   * is taken as absent still only once the log is read, and only if nothing was applied since it was asked: a chunk
-   * that brings it comes through the log (or a load), and a lookup begun after that was applied finds it.
+   * is taken as absent still when the log was read as of `asOf` already and nothing was applied since the stem was
+   * asked (a chunk that brings it comes through the log or a load, and a lookup begun after that was applied finds
+   * it): a question's statistics and searches after its first read. Otherwise it is asked again, beside the log.
    */
   private async prepareAsOf(stems: Iterable<string>, asOf: number): Promise<void> {
-    const unknown = [...new Set(stems)].filter((stem) => !this.termIds.has(stem));
-    const remembered = unknown.filter((stem) => this.absent.has(stem));
-    await Promise.all([this.catchUp.asOf(asOf), this.learn(unknown.filter((stem) => !this.absent.has(stem)))]);
-    await this.learn(remembered.filter((stem) => this.absent.get(stem) !== this.applies));
+    const current = this.catchUp.covers(asOf);
+    const unknown = [...new Set(stems)].filter((stem) => !this.termIds.has(stem) && !(current && this.absent.get(stem) === this.applies));
+    await Promise.all([this.catchUp.asOf(asOf), this.learn(unknown)]);
   }
 
   /** The best `query.limit` chunks in scope by BM25: pruned by MaxScore, or scoring every match (`exhaustive`). */

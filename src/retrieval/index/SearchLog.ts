@@ -22,8 +22,9 @@ export type Changes = { entries: LogEntry[]; audiences?: Map<string, Audiences.A
  */
 export async function changes(store: Store, applied: number, holes: LogHoles.Holes = new LogHoles.Holes()): Promise<Changes | 'reload' | undefined> {
   const { first, last } = await store.search.logBounds();
-  const open = holes.open();
-  const late = open.length > 0 ? await store.search.changesAt(open) : [];
+  const look = holes.look();
+  const late = look.seqs.length > 0 ? await store.search.changesAt(look.seqs) : [];
+  look.done(late.map((e) => e.seq));
   if (late.some((e) => e.kind === 'reset')) return 'reload';
   if (holes.prunedPast(first)) return 'reload';
   if ((last ?? 0) === applied && late.length === 0) return undefined;
@@ -52,6 +53,11 @@ export class CatchUp {
 
   /** `work` reads the log and applies it. */
   constructor(private readonly work: () => Promise<void>) {}
+
+  /** Whether a catch-up that began at or after `asOf` has finished, and none is running: `asOf` would wait for nothing. */
+  covers(asOf: number): boolean {
+    return this.catching === undefined && this.readSince >= asOf;
+  }
 
   /** Returns once a catch-up that began at or after `asOf` (`performance.now()`) has finished. */
   async asOf(asOf: number): Promise<void> {

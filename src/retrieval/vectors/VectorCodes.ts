@@ -130,11 +130,13 @@ async function loadRows(store: Store, index: IndexInfo, key: string): Promise<He
  * reads its chunk's vector as it is now, so an entry applied late, or twice, leaves what applying it in order would.
  */
 async function follow(store: Store, c: Held): Promise<void> {
-  const holes = c.holes.open();
-  for (const row of await store.vectors.changesAt(holes)) {
+  const look = c.holes.look();
+  const late = look.seqs.length > 0 ? await store.vectors.changesAt(look.seqs) : [];
+  for (const row of late) {
     c.holes.fill(row.seq);
     apply(c.codes, row);
   }
+  look.done(late.map((row) => row.seq));
   for (;;) {
     const rows = await store.vectors.changes(c.seq, pageSize);
     if (rows.length === 0) break;
