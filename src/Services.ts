@@ -98,7 +98,7 @@ async function keptLinkSecret(store: Stores.Store): Promise<string> {
 /** Opens the store and builds the shared services from configuration. */
 export async function create(config: Config, options: { logger?: Logger } = {}): Promise<Services> {
   const target: Stores.Target = config.database.engine === 'postgres' ? { url: config.database.url } : { path: config.database.path };
-  const { store, created } = await Stores.open(target);
+  const { store, created } = await Stores.open(target, { connections: config.database.engine === 'postgres' ? config.database.connections : undefined });
   const logger = options.logger ?? Log.create({ level: config.logLevel, format: config.log.format });
   const breakers = Breaker.forAll({
     ...config.breaker,

@@ -29,6 +29,13 @@ describe('Config.load', () => {
     }
   });
 
+  test('behavior: on PostgreSQL a process keeps at most DATABASE_POOL_SIZE connections, 10 unless set; 1 to 100', () => {
+    const url = 'postgres://postgres@127.0.0.1:5432/profile_edge';
+    expect(Config.load({ DATABASE_URL: url }).database).toEqual({ engine: 'postgres', url, connections: 10 });
+    expect(Config.load({ DATABASE_URL: url, DATABASE_POOL_SIZE: '4' }).database).toEqual({ engine: 'postgres', url, connections: 4 });
+    for (const bad of ['0', '101', '2.5', 'many']) expect(() => Config.load({ DATABASE_URL: url, DATABASE_POOL_SIZE: bad })).toThrow(/DATABASE_POOL_SIZE/);
+  });
+
   test('error: a retired setting is refused, saying what replaced it; empty counts as unset', () => {
     for (const name of ['EMBEDDING_WEIGHT', 'EMBEDDING_MIN_SIMILARITY']) {
       expect(() => Config.load({ [name]: '0.25' })).toThrow(new RegExp(`${name}: no longer read; vector similarity is weighted per embedder by \`profile-edge fit\``));

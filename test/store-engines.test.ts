@@ -302,6 +302,30 @@ describe.each(Engines.engines)('Store on %s', (engine) => {
     await store.snapshots.drop('search');
   });
 
+  test.runIf(engine === 'postgres')('behavior: a store opened for DATABASE_POOL_SIZE connections keeps at most that many; statements beyond them wait their turn', async () => {
+    const name = new URL((target.target as { url: string }).url).pathname.slice(1);
+    const { open } = await import('../src/store/engines/Postgres.js');
+    const admin = await open(Engines.adminUrl, { max: 1 });
+    const connections = async () => Number((await admin.get<{ n: number }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = ?', [name]))!.n);
+    try {
+      for (const [size, most] of [[2, 2], [undefined, 10]] as const) {
+        const opened = (await Stores.open(target.target, { connections: size })).store;
+        const before = await connections();
+        try {
+          // Twelve at once: a pool opens a connection for each until it holds as many as it may.
+          const read = await Promise.all(Array.from({ length: 12 }, () => opened.meta.get('search_index_version')));
+          expect(read).toEqual(Array(12).fill('1'));
+          expect((await connections()) - before).toBeLessThanOrEqual(most);
+          expect((await connections()) - before).toBeGreaterThan(most - 2);
+        } finally {
+          await opened.close();
+        }
+      }
+    } finally {
+      await admin.close();
+    }
+  });
+
   test.runIf(engine === 'postgres')('error: a database that stops accepting connections (SQLSTATE 55000) is Unavailable, as a lost database is, and is back once it accepts them', async () => {
     const url = (target.target as { url: string }).url;
     const name = new URL(url).pathname.slice(1);

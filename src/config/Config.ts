@@ -66,6 +66,7 @@ const Environment = z.object({
     .trim()
     .refine((v) => /^postgres(ql)?:\/\/[^\s]+$/.test(v), 'must be a postgres:// (or postgresql://) URL')
     .optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   DEMO_DATA: flag.optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -222,7 +223,7 @@ export type Config = {
   host: string;
   port: number;
   /** Where the data lives: the SQLite file (DATABASE_PATH, the default), or a PostgreSQL database (DATABASE_URL). */
-  database: { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+  database: { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string; /** The most connections this process keeps open (DATABASE_POOL_SIZE). */ connections: number };
   /** The SQLite file, or undefined on PostgreSQL. */
   databasePath: string | undefined;
   demoData: boolean;
@@ -425,7 +426,7 @@ export function load(env: Record<string, string | undefined> = process.env): Con
     environment: e.ENVIRONMENT,
     host: e.HOST,
     port: e.PORT,
-    database: databasePath === undefined ? { engine: 'postgres', url: e.DATABASE_URL! } : { engine: 'sqlite', path: databasePath },
+    database: databasePath === undefined ? { engine: 'postgres', url: e.DATABASE_URL!, connections: e.DATABASE_POOL_SIZE } : { engine: 'sqlite', path: databasePath },
     databasePath,
     // Production never gets demo rows unless an operator asks for them.
     demoData: e.DEMO_DATA ?? e.ENVIRONMENT !== 'production',

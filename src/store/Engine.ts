@@ -17,8 +17,8 @@ export type Target = { path: string } | { url: string };
  * held none of this program's tables). `before` runs on the database before it is migrated (before anything is
  * written to it): a throw there closes it and is the caller's.
  */
-export async function open(target: Target, options: { before?: (engine: Engine) => Promise<void> } = {}): Promise<{ engine: Engine; created: boolean }> {
-  const { engine, created } = await connect(target);
+export async function open(target: Target, options: { before?: (engine: Engine) => Promise<void>; connections?: number | undefined } = {}): Promise<{ engine: Engine; created: boolean }> {
+  const { engine, created } = await connect(target, { connections: options.connections });
   try {
     await options.before?.(engine);
     const applied = await migrate(engine);

@@ -185,8 +185,8 @@ function owning(engine: Engine): OpenStore {
  * (a new SQLite file, or a PostgreSQL database that held none of this program's tables). A store a copy is still
  * writing into is refused (`Copy.Unfinished`) before anything is written to it.
  */
-export async function open(target: Target): Promise<{ store: OpenStore; created: boolean }> {
-  const { engine, created } = await Engines.open(target, { before: Copy.refuseUnfinished });
+export async function open(target: Target, options: { /** The most connections a PostgreSQL pool keeps (default 10). */ connections?: number | undefined } = {}): Promise<{ store: OpenStore; created: boolean }> {
+  const { engine, created } = await Engines.open(target, { before: Copy.refuseUnfinished, connections: options.connections });
   return { store: owning(engine), created };
 }
 

@@ -60,6 +60,9 @@ export async function create(overrides: Record<string, string> = {}, options: { 
     ENVIRONMENT: 'test',
     DATABASE_PATH: path.join(directory, 'test.db'),
     ...database?.env,
+    // Two test files run at once, each with several instances (this one, HTTP servers, stdio children) on a server
+    // that takes 100 connections: each keeps at most 2 here (and one for its lease), 10 in production.
+    ...(database && { DATABASE_POOL_SIZE: '2' }),
     LOG_LEVEL: 'silent',
     DEMO_DATA: 'false',
     TEMPO_PAY_TO: payTo.tempo,
